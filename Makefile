@@ -1,0 +1,49 @@
+# SSD profiling toolkit. `make` (= `make report`) runs §1 and every section, then the report.
+# Settings come from the environment or the command line: make report PROFILE=quick TARGET=...
+# (flags of the scripts override them; see `bash qd1_test.bash --help`).
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := report
+PYTHON := .venv/bin/python
+SECTIONS := qd1
+SHELL_FILES := env.bash qd1_test.bash lib/*.bash .ci/run bench/overhead
+
+.PHONY: report env qd1 analysis test lint clean help
+
+help:
+	@echo "make report    §1 env, every section, then out/report.md (default target)"
+	@echo "make env       install dependencies, capture out/env.txt and results/env.json"
+	@echo "make qd1       §2 QD=1 baselines"
+	@echo "make analysis  redraw all tables, figures and snippets from results/ (no device I/O)"
+	@echo "make test      shellcheck, ruff and the test suite (needs root for loop devices)"
+	@echo "make lint      shellcheck and ruff only"
+	@echo "make clean     remove tables/, figs/, out/ and tmp/ (results/ is kept)"
+
+# Every section runs even when an earlier one failed; the report is assembled from what exists,
+# and make fails at the end if any section did.
+report: env
+	@status=0; for s in $(SECTIONS); do $(MAKE) --no-print-directory $$s || status=1; done; \
+	$(PYTHON) -m analysis report || status=1; exit $$status
+
+env:
+	bash env.bash
+
+qd1:
+	bash qd1_test.bash
+
+analysis:
+	@for s in $(SECTIONS); do \
+		if [ -d results/$$s ]; then $(PYTHON) -m analysis $$s || exit 1; fi; done
+	$(PYTHON) -m analysis report
+
+test: lint
+	$(PYTHON) -m pytest -q tests
+
+lint:
+	bash env.bash --install-only
+	shellcheck -x $(SHELL_FILES)
+	$(PYTHON) -m ruff check analysis tests
+
+clean:
+	rm -rf tables/* figs/* out/* tmp/*
+	@echo "kept results/ (raw fio output); remove it by hand if you really mean to"

@@ -1,0 +1,43 @@
+"""`python -m analysis <command> ...`: the toolkit's Python entry point.
+
+Commands import their module only when called, so the small ones the scripts call often (safety,
+manifest, serve) start fast, without numpy, pandas or matplotlib.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+# command -> (module, one-line description)
+COMMANDS = {
+    "summarize": ("analysis.summarize", "CSV summary of any fio JSON files: summarize FILE..."),
+    "env": ("analysis.environment", "build results/env.json and out/env.txt from raw captures"),
+    "qd1": ("analysis.sections.qd1", "§2 tables, figures and snippet from results/qd1"),
+    "report": ("analysis.report", "assemble out/report.md from env.txt and section snippets"),
+    "safety": ("analysis.safety", "may this block device be written? exit 0 yes, 3 no"),
+    "manifest": ("analysis.manifest", "write or compare results/<section>/manifest.json"),
+    "serve": ("analysis.runner_service", "pipe helper for the run loop (check-result, safety)"),
+}
+
+
+def usage() -> str:
+    lines = ["usage: python -m analysis <command> [args...]", "", "commands:"]
+    lines += [f"  {name:<10} {desc}" for name, (_, desc) in COMMANDS.items()]
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] in ("-h", "--help"):
+        print(usage(), file=sys.stdout if argv else sys.stderr)
+        return 0 if argv else 2
+    name, args = argv[0], argv[1:]
+    if name not in COMMANDS:
+        print(f"analysis: unknown command {name!r}\n\n{usage()}", file=sys.stderr)
+        return 2
+    module = importlib.import_module(COMMANDS[name][0])
+    return module.main(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,121 @@
+"""A section's results as one summary row per case and direction, over the repetitions.
+
+results/<section>/<case>/rep<k>.json are fio json+ outputs of the same job. Each metric gets
+mean, sample std, n and CV over the repetitions; percentiles come from the repetitions' merged
+json+ histogram bins (exact to fio's bin resolution), never from averaging percentiles.
+Parameters (rw, bs, iodepth, numjobs) are read from the JSON's own job options.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from analysis.fio_json import Direction, FioOutputError, JobGroup, read_groups
+from analysis.stats import STANDARD_PCTS, merge_bins, percentiles_from_bins, rep_stats
+
+# A point whose CV over repetitions is above this is marked unstable in tables and text.
+UNSTABLE_CV = 0.05
+
+# DESIGN.md's column names, in order.
+CASE_COLUMNS = ["case", "rw", "bs", "iodepth", "numjobs", "direction", "n"]
+METRIC_COLUMNS = ["iops_mean", "iops_std", "iops_cv", "bw_MBps_mean", "bw_MBps_std",
+                  "lat_us_mean", "lat_us_std", "lat_p50_us", "lat_p95_us", "lat_p99_us",
+                  "lat_p99_9_us", "unstable", "pct_source"]
+PCT_COLUMNS = {50.0: "lat_p50_us", 95.0: "lat_p95_us", 99.0: "lat_p99_us", 99.9: "lat_p99_9_us"}
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    reps: list[JobGroup]  # one job group per repetition, in repetition order
+    skipped: list[str]  # "rep3.json: reason" for files that could not be read
+
+
+def rep_number(path: Path) -> int:
+    return int(path.stem.removeprefix("rep"))
+
+
+def load_case(case_dir: Path) -> Case:
+    reps, skipped = [], []
+    for path in sorted(case_dir.glob("rep*.json"), key=rep_number):
+        if not path.stem.removeprefix("rep").isdigit():
+            continue  # rep3.failed.json and the like: kept for post-mortems, never measured
+        try:
+            groups = read_groups(path)
+        except FioOutputError as e:
+            skipped.append(f"{path.name}: {e}")
+            continue
+        reps.append(groups[0])  # the section jobfiles hold one group_reporting job
+    return Case(case_dir.name, reps, skipped)
+
+
+def load_section(results_dir: Path, order: list[str] | None = None) -> list[Case]:
+    """Every case directory holding repetitions, in the manifest's case order when given."""
+    dirs = {p.name: p for p in Path(results_dir).iterdir()
+            if p.is_dir() and any(p.glob("rep*.json"))}
+    names = [n for n in (order or []) if n in dirs] + sorted(set(dirs) - set(order or []))
+    return [c for c in (load_case(dirs[n]) for n in names) if c.reps]
+
+
+def combined(directions: list[Direction]) -> dict:
+    """Read + write of one repetition as one stream: IOPS and bytes add, latency is N-weighted."""
+    samples = sum(d.lat_samples for d in directions)
+    return {
+        "iops": sum(d.iops for d in directions),
+        "bw_bytes": sum(d.bw_bytes for d in directions),
+        "lat_mean_ns": sum(d.lat_mean_ns * d.lat_samples for d in directions) / samples
+        if samples else math.nan,
+    }
+
+
+def percentile_columns(directions_per_rep: list[list[Direction]]) -> tuple[dict, str]:
+    """Percentiles of the pooled repetitions from merged bins; fio's own numbers for one run."""
+    flat = [d for ds in directions_per_rep for d in ds]
+    source = flat[0].pct_source if flat else ""
+    if flat and all(d.bins for d in flat):
+        pcts = percentiles_from_bins(merge_bins([d.bins for d in flat]), STANDARD_PCTS)
+    elif len(flat) == 1:
+        pcts = flat[0].percentiles_ns
+    else:
+        pcts = {}  # several runs without json+ bins cannot be pooled honestly
+    cols = {col: pcts[p] / 1000 if p in pcts else math.nan for p, col in PCT_COLUMNS.items()}
+    return cols, source
+
+
+def summarize_direction(case: Case, direction: str) -> dict:
+    """One summary row: `direction` is read, write, trim, or total (all directions pooled)."""
+    per_rep = [list(g.directions.values()) if direction == "total"
+               else [g.directions[direction]] for g in case.reps
+               if direction == "total" or direction in g.directions]
+    points = [combined(ds) for ds in per_rep]
+    iops = rep_stats([p["iops"] for p in points])
+    bw = rep_stats([p["bw_bytes"] / 1e6 for p in points])
+    lat = rep_stats([p["lat_mean_ns"] / 1000 for p in points])
+    pcts, source = percentile_columns(per_rep)
+    first = case.reps[0]
+    unstable = any(s["cv"] > UNSTABLE_CV for s in (iops, bw, lat) if not math.isnan(s["cv"]))
+    return {
+        "case": case.name, "rw": first.rw, "bs": first.bs, "iodepth": first.iodepth,
+        "numjobs": first.numjobs or 1, "direction": direction, "n": iops["n"],
+        "iops_mean": iops["mean"], "iops_std": iops["std"], "iops_cv": iops["cv"],
+        "bw_MBps_mean": bw["mean"], "bw_MBps_std": bw["std"],
+        "lat_us_mean": lat["mean"], "lat_us_std": lat["std"],
+        **pcts, "unstable": unstable, "pct_source": source,
+    }
+
+
+def summary_rows(case: Case) -> list[dict]:
+    """A row per direction that did I/O; a mixed case also gets a `total` row."""
+    directions = list(dict.fromkeys(d for g in case.reps for d in g.directions))
+    rows = [summarize_direction(case, d) for d in directions]
+    if len(directions) > 1:
+        rows.append(summarize_direction(case, "total"))
+    return rows
+
+
+def read_manifest(results_dir: Path) -> dict:
+    path = Path(results_dir) / "manifest.json"
+    return json.loads(path.read_text()) if path.exists() else {}

@@ -1,0 +1,76 @@
+"""results/<section>/manifest.json: what a section's results were measured with.
+
+A rerun resumes only when it would measure the same thing: the same target and settings. A rerun
+with different settings is refused rather than mixing two experiments in one table; --fresh moves
+the old results aside first (the scripts do that, never deleting anything).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+# Settings that change what a number means; a difference in any of them forbids mixing.
+IDENTITY_KEYS = ("section", "target", "target_kind", "profile", "runtime", "ramp", "repeat",
+                 "size", "region_bytes", "engine", "direct", "cases")
+
+
+def parse_settings(pairs: list[str]) -> dict:
+    settings = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise ValueError(f"expected key=value, got {pair!r}")
+        settings[key] = value
+    return settings
+
+
+def differences(old: dict, new: dict) -> list[str]:
+    return [f"{key}={old.get(key, '')!r} (now {new.get(key, '')!r})"
+            for key in IDENTITY_KEYS if str(old.get(key, "")) != str(new.get(key, ""))]
+
+
+def write_atomically(path: Path, doc: dict) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+
+
+def check_or_write(path: Path, settings: dict) -> list[str]:
+    """Write the manifest if there is none; else return how the stored one differs."""
+    if path.exists():
+        try:
+            old = json.loads(path.read_text())
+        except json.JSONDecodeError as e:
+            return [f"{path} is not valid JSON ({e})"]
+        return differences(old, settings)
+    doc = dict(settings, created=datetime.now(UTC).isoformat(timespec="seconds"))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomically(path, doc)
+    return []
+
+
+def read(path: Path) -> dict:
+    return json.loads(Path(path).read_text())
+
+
+def main(argv: list[str]) -> int:
+    """`python -m analysis manifest PATH key=value...`: 0 if written or matching, 2 if not."""
+    if len(argv) < 2:
+        print("usage: python -m analysis manifest PATH key=value...", file=sys.stderr)
+        return 2
+    path = Path(argv[0])
+    try:
+        diff = check_or_write(path, parse_settings(argv[1:]))
+    except ValueError as e:
+        print(f"manifest: {e}", file=sys.stderr)
+        return 2
+    if diff:
+        print(f"{path.parent} holds results measured with other settings: " + ", ".join(diff)
+              + ". Rerun with --fresh to move them aside (nothing is deleted), "
+              "or give the same settings to resume.", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,66 @@
+"""Markdown pieces every section snippet shares: number formatting, tables, the setup line."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from analysis.health import health_summary
+
+
+def num(value: float, digits: int | None = None) -> str:
+    """A number as a reader wants it: thousands separators, precision by magnitude."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if digits is None:
+        digits = 0 if abs(value) >= 100 else 1 if abs(value) >= 10 else 2
+    return f"{value:,.{digits}f}"
+
+
+def pm(mean: float, std: float) -> str:
+    """mean ± std with the std's precision matched to the mean's."""
+    if std is None or math.isnan(std):
+        return num(mean)
+    digits = 0 if abs(mean) >= 100 else 1 if abs(mean) >= 10 else 2
+    return f"{num(mean, digits)} ± {num(std, digits)}"
+
+
+def table(header: list[str], rows: list[list[str]], align: list[str] | None = None) -> str:
+    align = align or ["l"] + ["r"] * (len(header) - 1)
+    rule = ["---:" if a == "r" else "---" for a in align]
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(rule) + " |"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def bs_label(bs) -> str:
+    if isinstance(bs, int):
+        if bs % (1 << 20) == 0:
+            return f"{bs >> 20} MiB"
+        if bs % 1024 == 0:
+            return f"{bs >> 10} KiB"
+        return f"{bs} B"
+    return str(bs)
+
+
+def device_model(root: Path, results_dir: Path) -> str:
+    """The model of the device under the target: env.json if §1 ran, else the health snapshot."""
+    env_path = root / "results" / "env.json"
+    target = json.loads(env_path.read_text()).get("target") or {} if env_path.exists() else {}
+    snapshot = results_dir / "health" / "before"
+    health = health_summary(snapshot) if snapshot.is_dir() else {}
+    model = target.get("model") or health.get("model")
+    if model:
+        return str(model)
+    device = target.get("device") or health.get("device")
+    return f"{device} (model not reported)" if device else "model not reported"
+
+
+def setup_line(manifest: dict, model: str) -> str:
+    runs = (f"{manifest.get('runtime', '?')} s after {manifest.get('ramp', '?')} s ramp, "
+            f"{manifest.get('repeat', '?')} repetitions")
+    direct = "direct I/O" if str(manifest.get("direct", "1")) == "1" else "BUFFERED I/O"
+    return (f"Device: {model} · target `{manifest.get('target', '?')}` "
+            f"({manifest.get('target_kind', '?')}) · profile {manifest.get('profile', '?')} "
+            f"({runs}) · engine {manifest.get('engine', '?')}, {direct}")

@@ -1,0 +1,212 @@
+"""§2 QD=1 baselines: tables/qd1_baseline.csv, figs/qd1_{latency,iops}.png, out/section_2_qd1.md.
+
+At QD=1 one I/O is in flight at a time, so mean latency is the per-I/O service time and Little's
+Law says IOPS x mean latency = 1. What is left over (the product falls short of 1) is time spent
+outside the measured latency: fio's own work between completing one I/O and issuing the next.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from analysis import markdown as md
+from analysis.cases import (
+    CASE_COLUMNS,
+    METRIC_COLUMNS,
+    load_section,
+    read_manifest,
+    summary_rows,
+)
+from analysis.plots import bar_chart
+
+SECTION = "qd1"
+TABLE = "tables/qd1_baseline.csv"
+FIG_LATENCY = "figs/qd1_latency.png"
+FIG_IOPS = "figs/qd1_iops.png"
+SNIPPET = "out/section_2_qd1.md"
+LITTLE_TOLERANCE = 0.10  # |IOPS x latency - 1| above this is flagged
+
+
+def pattern(rw: str, bs) -> str:
+    kind = "random" if rw.startswith("rand") else "sequential"
+    op = {"read": "read", "write": "write", "rw": "read/write", "readwrite": "read/write",
+          "trim": "trim"}[rw.removeprefix("rand")]
+    return f"{md.bs_label(bs)} {kind} {op}"
+
+
+def build_table(results_dir: Path) -> pd.DataFrame:
+    manifest = read_manifest(results_dir)
+    cases = load_section(results_dir, (manifest.get("cases") or "").split())
+    rows = [row for case in cases for row in summary_rows(case)]
+    df = pd.DataFrame(rows, columns=CASE_COLUMNS + METRIC_COLUMNS)
+    df.insert(1, "pattern", [pattern(r.rw, r.bs) for r in df.itertuples()])
+    # Little's Law at QD=1: IOPS x mean latency (s) / outstanding I/Os; 1.0 when nothing else
+    # takes time between one I/O's completion and the next one's submission.
+    outstanding = df["iodepth"].fillna(1) * df["numjobs"].fillna(1)
+    df["little_product"] = df["iops_mean"] * df["lat_us_mean"] / 1e6 / outstanding
+    return df
+
+
+def _row(df: pd.DataFrame, rw: str, bs: int):
+    hits = df[(df["rw"] == rw) & (df["bs"] == bs)]
+    return None if hits.empty else hits.iloc[0]
+
+
+def _ratio_phrase(a: float, b: float, unit: str, lower_is_better: bool) -> str:
+    pct = (a / b - 1) * 100
+    if lower_is_better:
+        word = "faster" if pct < 0 else "slower"
+    else:
+        word = "more" if pct > 0 else "less"
+    return f"{abs(pct):.0f}% {word}{unit}"
+
+
+def findings(df: pd.DataFrame) -> list[str]:
+    out = []
+    rr, rw_ = _row(df, "randread", 4096), _row(df, "randwrite", 4096)
+    sr, sw = _row(df, "read", 131072), _row(df, "write", 131072)
+
+    for op, rand, seq in (("reads", rr, sr), ("writes", rw_, sw)):
+        if rand is None or seq is None:
+            continue
+        out.append(
+            f"**Random vs sequential {op}:** 128 KiB sequential {op} move "
+            f"{md.num(seq.bw_MBps_mean)} MB/s, {seq.bw_MBps_mean / rand.bw_MBps_mean:.1f}× the "
+            f"{md.num(rand.bw_MBps_mean)} MB/s of 4 KiB random {op}, taking "
+            f"{md.num(seq.lat_us_mean)} µs per I/O against {md.num(rand.lat_us_mean)} µs "
+            f"({seq.lat_us_mean / rand.lat_us_mean:.1f}× the time for 32× the data).")
+
+    if rr is not None and rw_ is not None:
+        faster = rw_.lat_us_mean < rr.lat_us_mean
+        why = ("a write can be acknowledged from a write cache before it reaches the medium, "
+               "while a read must fetch its data" if faster else
+               "no write cache hides the medium's program time here")
+        out.append(
+            f"**Read vs write:** 4 KiB random writes average {md.num(rw_.lat_us_mean)} µs "
+            f"against {md.num(rr.lat_us_mean)} µs for reads, "
+            f"{_ratio_phrase(rw_.lat_us_mean, rr.lat_us_mean, '', True)} ({why}); "
+            f"p99 {md.num(rw_.lat_p99_us)} µs vs {md.num(rr.lat_p99_us)} µs.")
+
+    tails = df.assign(p99_ratio=df.lat_p99_us / df.lat_us_mean,
+                      p999_ratio=df.lat_p99_9_us / df.lat_us_mean).dropna(subset=["p99_ratio"])
+    if not tails.empty:
+        worst = tails.loc[tails.p99_ratio.idxmax()]
+        best = tails.loc[tails.p99_ratio.idxmin()]
+        out.append(
+            f"**Tail to mean:** the tail is heaviest for {worst.pattern}: p99 is "
+            f"{worst.p99_ratio:.1f}× the mean ({md.num(worst.lat_p99_us)} vs "
+            f"{md.num(worst.lat_us_mean)} µs) and p99.9 {worst.p999_ratio:.1f}×; lightest for "
+            f"{best.pattern} (p99 {best.p99_ratio:.1f}× the mean).")
+
+    products = ", ".join(f"{r.pattern} {r.little_product:.2f}" for r in df.itertuples())
+    low = df[df.little_product < 1 - LITTLE_TOLERANCE]
+    high = df[df.little_product > 1 + LITTLE_TOLERANCE]
+    text = (f"**Little's Law at QD=1:** IOPS × mean latency = {products} "
+            f"(1.00 expected when one I/O is always in flight).")
+    if not low.empty:
+        gaps = ", ".join(
+            f"{r.pattern} {md.num(1e6 / r.iops_mean - r.lat_us_mean)} µs"
+            for r in low.itertuples())
+        text += (f" Below 0.90, the device sits idle between I/Os: per I/O, {gaps} pass "
+                 f"outside the measured latency (fio's and the engine's own work).")
+    if not high.empty:
+        text += (f" Above 1.10 for {', '.join(high.pattern)}: more than one I/O was in flight, "
+                 "a sign of a measurement problem.")
+    if low.empty and high.empty:
+        text += " Every case is within 10%: the latency accounts for the throughput."
+    out.append(text)
+
+    unstable = df[df.unstable.astype(bool)]
+    if unstable.empty:
+        out.append(f"**Stability:** every point has a CV at or below 5% over "
+                   f"{reps_label(df)} repetitions.")
+    else:
+        out.append("**Stability:** unstable (CV above 5%): "
+                   + ", ".join(f"{r.pattern} (IOPS CV {r.iops_cv * 100:.1f}%)"
+                               for r in unstable.itertuples())
+                   + "; lengthen --runtime or add repetitions before quoting them.")
+    if (df.pct_source == "clat").any():
+        out.append("Percentiles marked are of completion latency only (clat): "
+                   "this fio output has no total-latency percentiles.")
+    return out
+
+
+def reps_label(df: pd.DataFrame) -> str:
+    low, high = int(df.n.min()), int(df.n.max())
+    return str(low) if low == high else f"{low}–{high}"
+
+
+def render_markdown(df: pd.DataFrame, setup: str) -> str:
+    rows = []
+    for r in df.itertuples():
+        flag = " ⚠" if r.unstable else ""
+        rows.append([r.pattern + flag, md.pm(r.iops_mean, r.iops_std),
+                     md.pm(r.bw_MBps_mean, r.bw_MBps_std), md.pm(r.lat_us_mean, r.lat_us_std),
+                     md.num(r.lat_p50_us), md.num(r.lat_p95_us), md.num(r.lat_p99_us),
+                     md.num(r.lat_p99_9_us)])
+    parts = [
+        "## §2 QD=1 baselines", "",
+        setup, "",
+        md.table(["pattern (QD=1)", "IOPS", "MB/s", "mean lat (µs)", "p50 (µs)", "p95 (µs)",
+                  "p99 (µs)", "p99.9 (µs)"], rows), "",
+        (f"Mean ± sample std over {reps_label(df)} repetitions; "
+         "percentiles of the pooled repetitions from fio's json+ histogram bins; latency is "
+         "total (submission + completion); MB/s = 10^6 B/s. ⚠ marks a CV above 5%."), "",
+        f"![QD=1 mean latency](../{FIG_LATENCY})", "",
+        f"![QD=1 IOPS](../{FIG_IOPS})", "",
+        "### Findings", "",
+    ]
+    parts += [f"- {f}" for f in findings(df)]
+    return "\n".join(parts) + "\n"
+
+
+def draw_figures(df: pd.DataFrame, root: Path) -> None:
+    labels = [p.replace(" random", "\nrandom").replace(" sequential", "\nsequential")
+              for p in df.pattern]
+    bar_chart(root / FIG_LATENCY, labels, list(df.lat_us_mean), list(df.lat_us_std),
+              ylabel="mean total latency (µs)", title="QD=1 latency per I/O",
+              markers=list(df.lat_p99_us), marker_label="p99 (pooled repetitions)")
+    bar_chart(root / FIG_IOPS, labels, list(df.iops_mean), list(df.iops_std),
+              ylabel="IOPS", title="QD=1 IOPS")
+
+
+def print_summary(df: pd.DataFrame) -> None:
+    print(f"{'case':<16} {'IOPS':>18} {'mean µs':>10} {'p99 µs':>10} {'IOPS×lat':>9}")
+    for r in df.itertuples():
+        print(f"{r.case:<16} {md.pm(r.iops_mean, r.iops_std):>18} {md.num(r.lat_us_mean):>10} "
+              f"{md.num(r.lat_p99_us):>10} {r.little_product:>9.2f}"
+              + ("  unstable" if r.unstable else ""))
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m analysis qd1", description=__doc__)
+    parser.add_argument("--root", type=Path, default=Path("."),
+                        help="toolkit folder holding results/ (default: current folder)")
+    args = parser.parse_args(argv)
+    root = args.root
+    results_dir = root / "results" / SECTION
+    if not results_dir.is_dir():
+        print(f"qd1: no results in {results_dir}; run 'sudo bash qd1_test.bash' first",
+              file=sys.stderr)
+        return 2
+    df = build_table(results_dir)
+    if df.empty:
+        print(f"qd1: {results_dir} holds no finished repetition; run qd1_test.bash",
+              file=sys.stderr)
+        return 2
+    (root / TABLE).parent.mkdir(parents=True, exist_ok=True)
+    df.to_csv(root / TABLE, index=False, float_format="%.6g")
+    draw_figures(df, root)
+    setup = md.setup_line(read_manifest(results_dir), md.device_model(root, results_dir))
+    (root / SNIPPET).parent.mkdir(parents=True, exist_ok=True)
+    (root / SNIPPET).write_text(render_markdown(df, setup))
+    print_summary(df)
+    print(f"\nwrote {TABLE}, {FIG_LATENCY}, {FIG_IOPS}, {SNIPPET}")
+    if any(math.isnan(v) for v in df.iops_mean):
+        return 1
+    return 0

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# §1 Environment: installs what is missing, then records what is measured and on what.
+#
+# Usage: sudo bash env.bash [--target PATH] [--install-only] [--no-install] (see --help)
+# Writes results/env.json (for the analysis) and out/env.txt (for people).
+# Run time: a few seconds when everything is installed; a minute or two on a fresh machine.
+set -euo pipefail
+
+# shellcheck source=lib/run.bash
+source "$(dirname "${BASH_SOURCE[0]}")/lib/run.bash"
+
+SECTION="env"
+SECTION_NUMBER=1
+SECTION_TITLE="Environment"
+APT_PACKAGES=(fio smartmontools nvme-cli shellcheck python3-venv util-linux)
+RAW_DIR="$TK_ROOT/results/env-raw"
+INSTALL=1 CAPTURE=1
+
+section_usage() {
+    cat <<EOF
+Usage: sudo bash $TK_PROG [--target PATH] [--install-only | --no-install]
+
+§1 of the report. Installs what is missing (quietly when nothing is): ${APT_PACKAGES[*]}
+from the distribution, and .venv from the pinned requirements.txt. Then records kernel,
+distribution, CPU, governor, memory, fio version, which engines work, and for the target: path,
+type, model, serial, firmware, capacity, block sizes, scheduler, rotational flag, NUMA node, PCIe
+link, mount state and a SMART/NVMe health summary (or "unavailable on this device" and why).
+
+  --target PATH    the target the sections will use (TARGET); default tmp/target.img
+  --install-only   install dependencies, capture nothing
+  --no-install     capture only; fail if a dependency is missing
+  -h, --help       this help
+
+Writes results/env.json, out/env.txt (and the raw tool outputs in results/env-raw/).
+Warns, without failing, about what skews results: a CPU governor other than performance, a file
+target (a filesystem in the path), O_DIRECT refused.
+Exit codes: 0 done; 1 an install or a tool failed; 2 bad usage.
+EOF
+}
+
+section_option() {
+    case "$1" in
+        --install-only) CAPTURE="" SECTION_SHIFT=1 ;;
+        --no-install) INSTALL="" SECTION_SHIFT=1 ;;
+    esac
+}
+
+missing_packages() {
+    local pkg status
+    for pkg in "${APT_PACKAGES[@]}"; do
+        status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+        [[ $status == "install ok installed" ]] || printf '%s\n' "$pkg"
+    done
+}
+
+install_packages() {
+    local -a missing
+    mapfile -t missing < <(missing_packages)
+    ((${#missing[@]})) || return 0
+    ((EUID == 0)) || die "$EXIT_USAGE" "missing packages: ${missing[*]}; rerun as root: sudo bash env.bash"
+    info "installing ${missing[*]} (apt-get)"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null ||
+        die "$EXIT_FAIL" "apt-get update failed; check the network or the apt sources"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+        die "$EXIT_FAIL" "apt-get install ${missing[*]} failed"
+}
+
+# The venv is rebuilt only when requirements.txt changed since it was made (a stamp copy inside).
+install_venv() {
+    local venv="$TK_ROOT/.venv" stamp="$TK_ROOT/.venv/requirements.stamp"
+    if [[ -x $venv/bin/python ]] && cmp -s "$TK_ROOT/requirements.txt" "$stamp"; then
+        return 0
+    fi
+    info "creating .venv from requirements.txt (pip)"
+    python3 -m venv "$venv" || die "$EXIT_FAIL" "python3 -m venv failed; install python3-venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check -r "$TK_ROOT/requirements.txt" ||
+        die "$EXIT_FAIL" "pip install -r requirements.txt failed"
+    cp -- "$TK_ROOT/requirements.txt" "$stamp"
+}
+
+# Which engines work on the target, with O_DIRECT; a read-only probe. A target that does not exist
+# yet (the default file) is probed through a small file beside it, on the same filesystem.
+probe_engines() {
+    local saved_path=$TARGET_PATH saved_region=$REGION_BYTES engine result=()
+    if [[ ! -e $TARGET_PATH ]]; then
+        TARGET_PATH="$(dirname -- "$TARGET_PATH")/.env-probe.img"
+        REGION_BYTES=$((4 << 20))
+        head -c "$REGION_BYTES" /dev/urandom >"$TARGET_PATH"
+    fi
+    for engine in io_uring libaio psync; do
+        if probe_engine_works "$engine" 1; then result+=("$engine=ok"); else result+=("$engine=failed"); fi
+    done
+    if probe_engine_works psync 1 || probe_engine_works libaio 1; then
+        echo "ok" >"$RAW_DIR/direct.txt"
+    elif probe_engine_works psync 0; then
+        echo "refused: O_DIRECT open failed on $(dirname -- "$TARGET_PATH")" >"$RAW_DIR/direct.txt"
+    fi
+    [[ $TARGET_PATH == "$saved_path" ]] || rm -f -- "$TARGET_PATH"
+    TARGET_PATH=$saved_path REGION_BYTES=$saved_region
+    local IFS=,
+    ENGINES="${result[*]}"
+}
+
+capture() {
+    require_tools fio lsblk findmnt
+    resolve_target
+    cd "$TK_ROOT" || exit "$EXIT_FAIL"
+    TK_TMP=$(mktemp -d "${TMPDIR:-/tmp}/ssd-toolkit.XXXXXX")
+    trap on_exit EXIT
+    rm -rf -- "$RAW_DIR"
+    mkdir -p "$RAW_DIR" "$TK_ROOT/out"
+    service_start
+    probe_engines
+    collect_env_raw "$RAW_DIR" "$TARGET_PATH" "$ENGINES"
+    tk_python env "$RAW_DIR" --json "$TK_ROOT/results/env.json" --text "$TK_ROOT/out/env.txt" ||
+        die "$EXIT_FAIL" "could not build results/env.json from $RAW_DIR"
+    info "wrote results/env.json and out/env.txt (engines: $ENGINES)"
+}
+
+main() {
+    parse_common_options "$@"
+    if [[ -n $INSTALL ]]; then
+        install_packages
+        install_venv
+    fi
+    [[ -z $CAPTURE ]] || capture
+}
+
+main "$@"

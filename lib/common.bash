@@ -1,0 +1,212 @@
+# shellcheck shell=bash
+# lib/common.bash: exit codes, messages, the common options and the profiles.
+# Sourced by every section script; never run on its own.
+
+# Exit codes of every script (DESIGN.md).
+readonly EXIT_OK=0 EXIT_FAIL=1 EXIT_USAGE=2 EXIT_UNSAFE=3 EXIT_INTERRUPTED=130
+export EXIT_OK EXIT_FAIL EXIT_USAGE EXIT_UNSAFE EXIT_INTERRUPTED
+
+TK_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+readonly TK_ROOT
+TK_PROG=$(basename "$0")
+
+# Messages go to stderr; an error starts with what is wrong and says how to fix it.
+info() { printf '%s\n' "$*" >&2; }
+warn() { printf '%s: warning: %s\n' "$TK_PROG" "$*" >&2; }
+die() {
+    local code=$1
+    shift
+    printf '%s: %s\n' "$TK_PROG" "$*" >&2
+    exit "$code"
+}
+
+# The Python of the toolkit's own venv (made by env.bash from requirements.txt).
+tk_python() {
+    local py="$TK_ROOT/.venv/bin/python"
+    if [[ ! -x $py ]]; then
+        die "$EXIT_FAIL" "no Python environment at $TK_ROOT/.venv; run 'sudo bash env.bash' (or 'make env') first"
+    fi
+    PYTHONPATH="$TK_ROOT${PYTHONPATH:+:$PYTHONPATH}" "$py" -m analysis "$@"
+}
+
+# --- profiles -------------------------------------------------------------------------------
+# standard: the methodology of a real report; quick: a few minutes, for a demo or a smoke test.
+profile_default() {
+    local profile=$1 key=$2
+    case "$profile:$key" in
+        standard:runtime) echo 30 ;;
+        standard:ramp) echo 5 ;;
+        standard:repeat) echo 3 ;;
+        standard:size) echo 8G ;;
+        quick:runtime) echo 4 ;;
+        quick:ramp) echo 1 ;;
+        quick:repeat) echo 3 ;;
+        quick:size) echo 1G ;;
+        *) return 1 ;;
+    esac
+}
+
+# --- validation -----------------------------------------------------------------------------
+# Each check names the setting the way the user gave it (--runtime or RUNTIME=) so the message
+# points at what to change.
+require_int() { # NAME VALUE MIN
+    if [[ ! $2 =~ ^[0-9]+$ ]] || ((10#$2 < $3)); then
+        die "$EXIT_USAGE" "$1=$2: expected a whole number >= $3"
+    fi
+}
+# Only fio's plain suffixes (k, m, g, t = powers of 1024): fio reads "KiB" as 1000, a trap.
+require_size() { # NAME VALUE
+    if [[ ! $2 =~ ^[0-9]+[kKmMgGtT]?$ ]] || [[ $2 =~ ^0+[^0-9]*$ ]]; then
+        die "$EXIT_USAGE" "$1=$2: expected a size such as 512M or 8G (k, m, g, t are powers of 1024)"
+    fi
+}
+require_one_of() { # NAME VALUE CHOICE...
+    local name=$1 value=$2 choice
+    shift 2
+    for choice in "$@"; do [[ $value == "$choice" ]] && return 0; done
+    die "$EXIT_USAGE" "$name=$value: expected one of: $*"
+}
+
+# Size in bytes of a size accepted by require_size.
+size_bytes() {
+    local v=$1 num unit
+    num=${v%%[!0-9]*}
+    unit=${v#"$num"}
+    unit=${unit:0:1}
+    case "$unit" in
+        "") echo "$num" ;;
+        k | K) echo $((num << 10)) ;;
+        m | M) echo $((num << 20)) ;;
+        g | G) echo $((num << 30)) ;;
+        t | T) echo $((num << 40)) ;;
+    esac
+}
+
+human_bytes() {
+    local b=$1
+    if ((b >= 1 << 30)); then
+        printf '%d.%d GiB' $((b >> 30)) $(((b % (1 << 30)) * 10 >> 30))
+    elif ((b >= 1 << 20)); then
+        printf '%d MiB' $((b >> 20))
+    else
+        printf '%d KiB' $((b >> 10))
+    fi
+}
+
+human_seconds() {
+    local s=$1
+    if ((s >= 3600)); then
+        printf '%dh%02dm' $((s / 3600)) $((s % 3600 / 60))
+    elif ((s >= 60)); then
+        printf '%dm%02ds' $((s / 60)) $((s % 60))
+    else
+        printf '%ds' "$s"
+    fi
+}
+
+# --- the common options -----------------------------------------------------------------------
+common_usage() {
+    cat <<EOF
+Options (a flag overrides its environment variable, which overrides the profile):
+  --target PATH      file, partition or whole device to test (TARGET); default: a file
+                     tmp/target.img that the toolkit creates full of random data (no root needed)
+  --profile NAME     quick | standard (PROFILE; default standard: ${RUNTIME_STD}s runs after a
+                     ${RAMP_STD}s ramp, 3 repetitions, 8G region; quick: 4s after 1s, 3 reps, 1G)
+  --runtime S        seconds measured per repetition (RUNTIME)
+  --ramp S           seconds of warm-up before measuring (RAMP)
+  --repeat N         repetitions per case (REPEAT)
+  --size SIZE        region of the target to use, e.g. 1G (SIZE)
+  --engine NAME      io_uring | libaio | psync | auto (ENGINE; default auto: io_uring if a probe
+                     job works, else libaio)
+  --destroy DEVICE   allow writing to DEVICE although it carries a filesystem or partition
+                     signature; must name the same device as --target (DESTROY)
+  --no-prefill       do not write the region before reading it (NO_PREFILL=1)
+  --dry-run          print the plan and the jobfiles; touch nothing
+  --fresh            move earlier results of this section aside (never deleted) and start anew
+  -h, --help         this help
+
+Exit codes: 0 done; 1 a run or a tool failed; 2 bad usage or bad input; 3 refused for safety;
+130 interrupted (finished repetitions are kept; rerun the same command to resume).
+EOF
+}
+readonly RUNTIME_STD=30 RAMP_STD=5
+
+# Sets TARGET PROFILE RUNTIME RAMP REPEAT SIZE ENGINE DESTROY NO_PREFILL DRY_RUN FRESH.
+# A section may define section_option NAME [VALUE]: it returns how many arguments it used
+# (via the global SECTION_SHIFT), 0 when it does not know the option.
+parse_common_options() {
+    local opt_target="" opt_profile="" opt_runtime="" opt_ramp="" opt_repeat="" opt_size=""
+    local opt_engine="" opt_destroy="" opt_no_prefill="" opt_dry_run="" opt_fresh=""
+    while (($#)); do
+        local opt=$1 value=""
+        # --opt=value is the same as --opt value
+        if [[ $opt == --*=* ]]; then
+            value=${opt#*=}
+            opt=${opt%%=*}
+            set -- "$opt" "$value" "${@:2}"
+        fi
+        case "$opt" in
+            -h | --help)
+                section_usage
+                exit "$EXIT_OK"
+                ;;
+            --target | --profile | --runtime | --ramp | --repeat | --size | --engine | --destroy)
+                (($# >= 2)) || die "$EXIT_USAGE" "$opt needs a value; see --help"
+                case "$opt" in
+                    --target) opt_target=$2 ;;
+                    --profile) opt_profile=$2 ;;
+                    --runtime) opt_runtime=$2 ;;
+                    --ramp) opt_ramp=$2 ;;
+                    --repeat) opt_repeat=$2 ;;
+                    --size) opt_size=$2 ;;
+                    --engine) opt_engine=$2 ;;
+                    --destroy) opt_destroy=$2 ;;
+                esac
+                shift 2
+                ;;
+            --no-prefill) opt_no_prefill=1 && shift ;;
+            --dry-run) opt_dry_run=1 && shift ;;
+            --fresh) opt_fresh=1 && shift ;;
+            *)
+                SECTION_SHIFT=0
+                if declare -F section_option >/dev/null; then section_option "$@"; fi
+                ((SECTION_SHIFT > 0)) || die "$EXIT_USAGE" "unknown option '$1'; see $TK_PROG --help"
+                shift "$SECTION_SHIFT"
+                ;;
+        esac
+    done
+
+    # Precedence: flag, then environment, then profile.
+    PROFILE=${opt_profile:-${PROFILE:-standard}}
+    require_one_of PROFILE "$PROFILE" quick standard
+    TARGET=${opt_target:-${TARGET:-}}
+    RUNTIME=${opt_runtime:-${RUNTIME:-$(profile_default "$PROFILE" runtime)}}
+    RAMP=${opt_ramp:-${RAMP:-$(profile_default "$PROFILE" ramp)}}
+    REPEAT=${opt_repeat:-${REPEAT:-$(profile_default "$PROFILE" repeat)}}
+    SIZE=${opt_size:-${SIZE:-$(profile_default "$PROFILE" size)}}
+    ENGINE=${opt_engine:-${ENGINE:-auto}}
+    DESTROY=${opt_destroy:-${DESTROY:-}}
+    NO_PREFILL=${opt_no_prefill:-${NO_PREFILL:-}}
+    DRY_RUN=${opt_dry_run:-${DRY_RUN:-}}
+    FRESH=${opt_fresh:-${FRESH:-}}
+    [[ $NO_PREFILL == 0 ]] && NO_PREFILL=""
+    [[ $DRY_RUN == 0 ]] && DRY_RUN=""
+    [[ $FRESH == 0 ]] && FRESH=""
+
+    require_int RUNTIME "$RUNTIME" 1
+    require_int RAMP "$RAMP" 0
+    require_int REPEAT "$REPEAT" 1
+    require_size SIZE "$SIZE"
+    require_one_of ENGINE "$ENGINE" auto io_uring libaio psync
+    RUNTIME=$((10#$RUNTIME)) RAMP=$((10#$RAMP)) REPEAT=$((10#$REPEAT))
+    # Note: `readonly` would break sourcing twice in tests; these are plain globals.
+    return 0
+}
+
+require_tools() {
+    local tool
+    for tool in "$@"; do
+        command -v "$tool" >/dev/null 2>&1 ||
+            die "$EXIT_USAGE" "'$tool' not found on PATH; install it (sudo bash env.bash installs all dependencies)"
+    done
+}

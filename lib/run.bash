@@ -1,0 +1,344 @@
+# shellcheck shell=bash
+# lib/run.bash: everything a section shares. The engine probe, jobfile rendering, the plan, the
+# run loop (repetitions, progress and ETA, atomic result files, resume, --fresh, one run per
+# target, Ctrl-C), health snapshots, and the hand-over to the analysis.
+# Sourced by the section scripts; never run on its own.
+#
+# A section script sets SECTION (e.g. qd1), SECTION_NUMBER, SECTION_TITLE, defines section_usage
+# and declares its cases with add_case, then calls section_main "$@".
+
+# shellcheck source=lib/common.bash
+source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
+# shellcheck source=lib/target.bash
+source "$TK_ROOT/lib/target.bash"
+# shellcheck source=lib/collect.bash
+source "$TK_ROOT/lib/collect.bash"
+
+# Seconds fio itself adds to each run (start, layout, stop), measured on the lab machines; used
+# only for the time estimates.
+readonly FIO_RUN_OVERHEAD_S=0.3
+
+CASE_NAMES=()
+CASE_OPTS=()
+
+# add_case NAME OPTION=VALUE...: one case of the section's matrix, in fio's own option names.
+add_case() {
+    local name=$1
+    shift
+    CASE_NAMES+=("$name")
+    CASE_OPTS+=("$*")
+}
+
+case_option() { # INDEX KEY: the value of a fio option in the case, empty if not set
+    local opt
+    for opt in ${CASE_OPTS[$1]}; do
+        [[ $opt == "$2="* ]] && printf '%s' "${opt#*=}" && return 0
+    done
+    return 0
+}
+
+case_writes() { # INDEX: true when the case writes (anything but a pure read pattern)
+    local rw
+    rw=$(case_option "$1" rw)
+    [[ $rw != read && $rw != randread && -n $rw ]]
+}
+
+section_writes() {
+    local i
+    for i in "${!CASE_NAMES[@]}"; do case_writes "$i" && return 0; done
+    return 1
+}
+
+# --- jobfiles ---------------------------------------------------------------------------------
+# One [global] base shared by every case of every section, then the case's own options.
+render_jobfile() { # INDEX ENGINE DIRECT
+    local i=$1 engine=$2 direct=$3 opt
+    cat <<EOF
+; $SECTION case ${CASE_NAMES[$i]}, rendered by $TK_PROG (profile $PROFILE)
+[global]
+filename=$(fio_filename "$TARGET_PATH")
+size=$REGION_BYTES
+ioengine=$engine
+direct=$direct
+time_based=1
+runtime=$RUNTIME
+ramp_time=$RAMP
+; a new random offset sequence each repetition, so repetitions are independent samples
+randrepeat=0
+norandommap=1
+invalidate=1
+group_reporting=1
+; percentiles and json+ histogram bins of total latency (submission + completion)
+lat_percentiles=1
+
+[${CASE_NAMES[$i]}]
+EOF
+    for opt in ${CASE_OPTS[$i]}; do printf '%s\n' "$opt"; done
+}
+
+# --- engine -----------------------------------------------------------------------------------
+# A tiny read-only job tells whether an engine (and O_DIRECT) works on this target. fio can exit 0
+# while refusing a job, so the JSON is checked too.
+probe_engine_works() { # ENGINE DIRECT
+    local out="$TK_TMP/probe.json"
+    fio --name=probe --filename="$(fio_filename "$TARGET_PATH")" --size="$REGION_BYTES" \
+        --rw=randread --bs=4k --io_size=256k --ioengine="$1" --direct="$2" \
+        --output-format=json --output="$out" >/dev/null 2>"$TK_TMP/probe.stderr" || return 1
+    [[ $(service_ask "check-result" "$out") == ok ]]
+}
+
+# Sets ENGINE_USED and DIRECT. `auto`: io_uring when it works, else libaio. When O_DIRECT is
+# refused (tmpfs, some network filesystems) the runs fall back to buffered I/O, loudly.
+choose_engine() {
+    local candidates=("$ENGINE") direct
+    [[ $ENGINE == auto ]] && candidates=(io_uring libaio)
+    for direct in 1 0; do
+        for ENGINE_USED in "${candidates[@]}"; do
+            if probe_engine_works "$ENGINE_USED" "$direct"; then
+                DIRECT=$direct
+                ENGINE_NOTE="$ENGINE_USED"
+                [[ $ENGINE == auto ]] && ENGINE_NOTE="$ENGINE_USED (auto: probe job worked)"
+                if ((direct == 0)); then
+                    warn "O_DIRECT is refused on $TARGET_PATH: running buffered; reads may come from the page cache and the numbers will be optimistic. Put the target on a disk filesystem or a block device."
+                    ENGINE_NOTE+=", buffered (O_DIRECT refused)"
+                fi
+                return 0
+            fi
+        done
+    done
+    cat "$TK_TMP/probe.stderr" >&2
+    die "$EXIT_FAIL" "no I/O engine works on $TARGET_PATH (tried ${candidates[*]}, direct and buffered; fio's messages above)"
+}
+
+# --- the helper process -----------------------------------------------------------------------
+# One Python process for the whole section answers "is this result good?" and "is writing still
+# safe?" in milliseconds (see analysis/runner_service.py).
+service_start() {
+    coproc TK_SERVICE { tk_python serve; }
+}
+service_ask() { # FIELD... -> the reply line on stdout
+    local IFS=$'\t' reply
+    printf '%s\n' "$*" >&"${TK_SERVICE[1]}" || die "$EXIT_FAIL" "the toolkit's helper process is gone"
+    read -r reply <&"${TK_SERVICE[0]}" || die "$EXIT_FAIL" "the toolkit's helper process is gone"
+    printf '%s' "$reply"
+}
+service_stop() {
+    if [[ -n ${TK_SERVICE_PID:-} ]]; then
+        local fd=${TK_SERVICE[1]:-}
+        [[ -z $fd ]] || exec {fd}>&-
+        wait "$TK_SERVICE_PID" 2>/dev/null || true
+    fi
+}
+
+# --- one run per target ---------------------------------------------------------------------
+acquire_lock() {
+    local dir=/run/lock
+    [[ -w $dir ]] || dir=${TMPDIR:-/tmp}
+    TK_LOCK="$dir/ssd-toolkit.$(printf '%s' "$TARGET_PATH" | md5sum | cut -c1-16).lock"
+    exec {TK_LOCK_FD}>>"$TK_LOCK"
+    if ! flock -n "$TK_LOCK_FD"; then
+        die "$EXIT_UNSAFE" "another run is using $TARGET_PATH ($(cat "$TK_LOCK" 2>/dev/null)); wait for it to finish or stop it"
+    fi
+    printf 'pid %s, %s, since %(%F %T)T\n' "$$" "$TK_PROG" -1 >"$TK_LOCK"
+}
+
+# --- plan -------------------------------------------------------------------------------------
+estimate_seconds() { # RUNS
+    awk -v n="$1" -v r="$RUNTIME" -v p="$RAMP" -v o="$FIO_RUN_OVERHEAD_S" \
+        'BEGIN { printf "%d", n * (r + p + o) + 0.5 }'
+}
+
+print_plan() {
+    local runs=$((${#CASE_NAMES[@]} * REPEAT)) i
+    info "§$SECTION_NUMBER $SECTION_TITLE: plan"
+    info "  target   $TARGET_PATH ($TARGET_KIND$([[ -n $TARGET_DEFAULT ]] && echo ", the toolkit's default file"))"
+    info "  region   $(human_bytes "$REGION_BYTES")${REGION_NOTE:+ ($REGION_NOTE)}"
+    info "  profile  $PROFILE: ${RUNTIME}s after ${RAMP}s ramp, $REPEAT repetitions"
+    info "  engine   ${ENGINE_NOTE:-$ENGINE}"
+    for i in "${!CASE_NAMES[@]}"; do
+        info "  case     ${CASE_NAMES[$i]}: ${CASE_OPTS[$i]}$(case_writes "$i" && echo "  (writes)")"
+    done
+    info "  runs     $runs, about $(human_seconds "$(estimate_seconds "$runs")")"
+    if [[ -n $TARGET_CREATE ]]; then
+        info "  prefill  creates $TARGET_PATH full of random data first"
+    elif [[ -n $NO_PREFILL ]]; then
+        info "  prefill  skipped (--no-prefill): reads may hit never-written space and measure nothing"
+    else
+        info "  prefill  writes the region once with random data before the first case"
+    fi
+}
+
+dry_run() {
+    local engine=$ENGINE i
+    [[ $ENGINE == auto ]] && engine=io_uring
+    print_plan
+    info ""
+    info "Nothing was touched (--dry-run). Jobfiles:"
+    for i in "${!CASE_NAMES[@]}"; do
+        printf '\n'
+        [[ $ENGINE == auto ]] && printf '; ioengine auto: io_uring if a probe job works at run time, else libaio\n'
+        render_jobfile "$i" "$engine" 1
+    done
+}
+
+# --- results ----------------------------------------------------------------------------------
+move_results_aside() {
+    [[ -d $RESULTS_DIR ]] || return 0
+    local aside
+    aside="$RESULTS_DIR.$(date +%Y%m%d-%H%M%S)"
+    mv -- "$RESULTS_DIR" "$aside"
+    info "--fresh: earlier results moved to $aside"
+}
+
+check_manifest() {
+    local reason
+    if ! reason=$(tk_python manifest "$RESULTS_DIR/manifest.json" \
+        section="$SECTION" target="$TARGET_PATH" target_kind="$TARGET_KIND" \
+        profile="$PROFILE" runtime="$RUNTIME" ramp="$RAMP" repeat="$REPEAT" size="$SIZE" \
+        region_bytes="$REGION_BYTES" engine="$ENGINE_USED" direct="$DIRECT" \
+        engine_note="$ENGINE_NOTE" cases="${CASE_NAMES[*]}" 2>&1); then
+        die "$EXIT_USAGE" "$reason"
+    fi
+}
+
+prefill() {
+    local marker="$RESULTS_DIR/prefill.done"
+    if [[ -n $NO_PREFILL || -e $marker ]]; then
+        return 0
+    fi
+    info "prefill: writing $(human_bytes "$REGION_BYTES") of $TARGET_PATH once with random data"
+    fill_region "$ENGINE_USED" "$DIRECT"
+    printf 'region %s bytes of %s written at %(%F %T)T\n' "$REGION_BYTES" "$TARGET_PATH" -1 >"$marker"
+}
+
+health_snapshot() { # before|after
+    local dir="$RESULTS_DIR/health/$1"
+    # The first "before" of a resumed section is the true before; keep it.
+    [[ $1 == before && -d $dir ]] && return 0
+    mkdir -p "$dir"
+    collect_health_raw "$dir" "$(target_device)" || warn "health snapshot ($1) failed; going on"
+}
+
+# --- the run loop -----------------------------------------------------------------------------
+on_interrupt() {
+    trap '' INT TERM
+    if [[ -n ${FIO_PID:-} ]]; then
+        kill -TERM "$FIO_PID" 2>/dev/null || true
+        wait "$FIO_PID" 2>/dev/null || true
+    fi
+    [[ -n ${PARTIAL:-} ]] && rm -f -- "$PARTIAL"
+    info ""
+    info "interrupted: $DONE_RUNS finished repetitions are kept in $RESULTS_DIR; rerun the same command to resume"
+    exit "$EXIT_INTERRUPTED"
+}
+
+on_exit() {
+    service_stop
+    [[ -n ${TK_TMP:-} ]] && rm -rf -- "$TK_TMP"
+}
+
+# run_repetition INDEX REP: one fio run; the result is renamed into place only when it is good.
+run_repetition() {
+    local i=$1 k=$2 name=${CASE_NAMES[$1]}
+    local dir="$RESULTS_DIR/$name" rc=0 reply
+    local final="$dir/rep$k.json"
+    PARTIAL="$dir/.rep$k.json.partial"
+    if [[ $TARGET_KIND == block ]] && case_writes "$i"; then
+        reply=$(service_ask safety "$TARGET_PATH" "$DESTROY")
+        [[ $reply == ok ]] || die "$EXIT_UNSAFE" "${reply#refused$'\t'}"
+    fi
+    fio --output-format=json+ --output="$PARTIAL" "$dir/job.fio" 2>"$dir/rep$k.stderr" &
+    FIO_PID=$!
+    wait "$FIO_PID" || rc=$?
+    FIO_PID=""
+    reply=$(service_ask check-result "$PARTIAL")
+    if [[ $reply == ok ]]; then
+        mv -f -- "$PARTIAL" "$final"
+        [[ -s $dir/rep$k.stderr ]] || rm -f -- "$dir/rep$k.stderr"
+    else
+        # Keep what fio wrote for the post-mortem, under a name the analysis never reads.
+        [[ -e $PARTIAL ]] && mv -f -- "$PARTIAL" "$dir/rep$k.failed.json"
+        FAILED+=("$name rep $k: ${reply#bad$'\t'} (fio exit $rc; see $dir/rep$k.stderr)")
+        warn "$name rep $k failed: ${reply#bad$'\t'} (fio exit $rc; see $dir/rep$k.stderr)"
+    fi
+    PARTIAL=""
+}
+
+run_all() {
+    local total=$((${#CASE_NAMES[@]} * REPEAT)) n=0 i k todo=0
+    local started=$EPOCHREALTIME spent remaining eta
+    DONE_RUNS=0 FAILED=()
+    for i in "${!CASE_NAMES[@]}"; do
+        for ((k = 1; k <= REPEAT; k++)); do
+            [[ -e $RESULTS_DIR/${CASE_NAMES[$i]}/rep$k.json ]] && DONE_RUNS=$((DONE_RUNS + 1)) || todo=$((todo + 1))
+        done
+    done
+    ((DONE_RUNS == 0)) || info "resuming: $DONE_RUNS of $total repetitions already done, $todo to run"
+    local ran=0
+    for i in "${!CASE_NAMES[@]}"; do
+        mkdir -p "$RESULTS_DIR/${CASE_NAMES[$i]}"
+        render_jobfile "$i" "$ENGINE_USED" "$DIRECT" >"$TK_ROOT/tmp/$SECTION/${CASE_NAMES[$i]}.fio"
+        cp -- "$TK_ROOT/tmp/$SECTION/${CASE_NAMES[$i]}.fio" "$RESULTS_DIR/${CASE_NAMES[$i]}/job.fio"
+        for ((k = 1; k <= REPEAT; k++)); do
+            n=$((n + 1))
+            [[ -e $RESULTS_DIR/${CASE_NAMES[$i]}/rep$k.json ]] && continue
+            # ETA from the measured pace once a run has finished, from the plan before that.
+            remaining=$((todo - ran))
+            if ((ran > 0)); then
+                spent=$(awk -v a="$started" -v b="$EPOCHREALTIME" 'BEGIN { print b - a }')
+                eta=$(awk -v s="$spent" -v d="$ran" -v r="$remaining" 'BEGIN { printf "%d", s / d * r + 0.5 }')
+            else
+                eta=$(estimate_seconds "$remaining")
+            fi
+            info "[$n/$total] ${CASE_NAMES[$i]} rep $k/$REPEAT ... ETA $(human_seconds "$eta")"
+            run_repetition "$i" "$k"
+            ran=$((ran + 1))
+            [[ -e $RESULTS_DIR/${CASE_NAMES[$i]}/rep$k.json ]] && DONE_RUNS=$((DONE_RUNS + 1))
+        done
+    done
+}
+
+# --- the section ------------------------------------------------------------------------------
+section_main() {
+    parse_common_options "$@"
+    require_tools fio
+    resolve_target
+    cd "$TK_ROOT" || exit "$EXIT_FAIL"
+    RESULTS_DIR="$TK_ROOT/results/$SECTION"
+    ENGINE_NOTE=""
+
+    if [[ -n $DRY_RUN ]]; then
+        dry_run
+        exit "$EXIT_OK"
+    fi
+    # Refuse before touching anything: no file created, no lock taken, nothing moved.
+    if section_writes || [[ -z $NO_PREFILL ]]; then check_writes_allowed; fi
+
+    TK_TMP=$(mktemp -d "${TMPDIR:-/tmp}/ssd-toolkit.XXXXXX")
+    trap on_exit EXIT
+    trap on_interrupt INT TERM
+    acquire_lock
+    mkdir -p "$TK_ROOT/tmp/$SECTION"
+    [[ -z $TARGET_CREATE ]] || create_file_target
+    service_start
+    choose_engine
+    [[ -z $FRESH ]] || move_results_aside
+    mkdir -p "$RESULTS_DIR"
+    check_manifest
+    # Our own new file is already full of random data: that was its prefill.
+    [[ -z $TARGET_CREATE ]] || printf 'created full of random data\n' >"$RESULTS_DIR/prefill.done"
+    print_plan
+    health_snapshot before
+    prefill
+    run_all
+    health_snapshot after
+
+    info ""
+    tk_python "$SECTION" || die "$EXIT_FAIL" "the analysis of results/$SECTION failed (see above); the raw results are kept"
+    if ((${#FAILED[@]})); then
+        info ""
+        info "${#FAILED[@]} repetition(s) failed; rerun the same command to retry them:"
+        printf '  %s\n' "${FAILED[@]}" >&2
+        exit "$EXIT_FAIL"
+    fi
+}

@@ -1,0 +1,115 @@
+# shellcheck shell=bash
+# lib/target.bash: what the scripts measure. Resolves --target, creates the embedded default file
+# target, sizes the region, and applies the safety interlocks before anything writes.
+# shellcheck disable=SC2034  # the globals set here are read by lib/run.bash
+# Sourced by the section scripts after lib/common.bash; never run on its own.
+
+# Set by resolve_target:
+#   TARGET_PATH     absolute path fio opens (a file, or the resolved block device)
+#   TARGET_KIND     file | block
+#   TARGET_DEFAULT  1 for the embedded default tmp/target.img
+#   TARGET_CREATE   1 when the file must be (re)created full of random data before use
+#   REGION_BYTES    bytes of the target that the cases use (from --size, capped by capacity)
+#   REGION_NOTE     why the region is smaller than --size, if it is
+
+default_target_path() { echo "$TK_ROOT/tmp/target.img"; }
+
+resolve_target() {
+    TARGET_DEFAULT="" TARGET_CREATE="" REGION_NOTE=""
+    REGION_BYTES=$(size_bytes "$SIZE")
+    local given=${TARGET:-$(default_target_path)}
+    [[ -n ${TARGET:-} ]] || TARGET_DEFAULT=1
+
+    if [[ -b $given ]]; then
+        ((EUID == 0)) || die "$EXIT_USAGE" "$given is a block device: testing it needs root; rerun with sudo"
+        TARGET_PATH=$(realpath -- "$given")
+        TARGET_KIND="block"
+        local capacity
+        capacity=$(blockdev --getsize64 "$TARGET_PATH") ||
+            die "$EXIT_FAIL" "cannot read the size of $TARGET_PATH"
+        if ((capacity < REGION_BYTES)); then
+            REGION_BYTES=$((capacity >> 20 << 20))
+            REGION_NOTE="$TARGET_PATH holds only $(human_bytes "$capacity"); region capped at $(human_bytes "$REGION_BYTES")"
+        fi
+    elif [[ -d $given ]]; then
+        die "$EXIT_USAGE" "target $given is a directory; name a file inside it, e.g. --target $given/fio-target.img"
+    elif [[ -e $given && ! -f $given ]]; then
+        die "$EXIT_USAGE" "target $given is neither a regular file nor a block device"
+    else
+        local dir
+        dir=$(dirname -- "$given")
+        [[ -d $dir ]] || die "$EXIT_USAGE" "target $given: directory $dir does not exist; create it or choose another --target"
+        TARGET_PATH=$(realpath -m -- "$given")
+        TARGET_KIND="file"
+        if [[ ! -e $TARGET_PATH ]]; then
+            TARGET_CREATE=1
+        else
+            local have
+            have=$(stat -c %s -- "$TARGET_PATH")
+            if ((have < REGION_BYTES)); then
+                if [[ -n $TARGET_DEFAULT ]]; then
+                    TARGET_CREATE=1 # our own file: grow it to the region, full of data
+                else
+                    REGION_BYTES=$((have >> 20 << 20))
+                    ((REGION_BYTES > 0)) || die "$EXIT_USAGE" "target $given is smaller than 1 MiB; give a larger file or a new path, which the toolkit creates"
+                    REGION_NOTE="$given holds only $(human_bytes "$have"); region capped at $(human_bytes "$REGION_BYTES")"
+                fi
+            fi
+        fi
+    fi
+    if [[ -n $DESTROY && $TARGET_KIND != block ]]; then
+        die "$EXIT_USAGE" "--destroy $DESTROY: the target $given is a file, not a block device; drop --destroy"
+    fi
+}
+
+# fio's filename= treats ':' as a separator between files; escape it.
+fio_filename() { printf '%s' "${1//:/\\:}"; }
+
+# Write the whole region once with incompressible data: a read of never-written space (a new file,
+# a trimmed SSD, a fresh RAM disk) returns zeros without touching the media and measures nothing.
+fill_region() { # ENGINE DIRECT
+    local -a args=(
+        --name=prefill --filename="$(fio_filename "$TARGET_PATH")" --size="$REGION_BYTES"
+        --rw=write --bs=1m --iodepth=16 --ioengine="$1" --direct="$2"
+        --refill_buffers=1 --end_fsync=1 --output-format=json --output=/dev/null
+    )
+    fio "${args[@]}" 2>"$TK_TMP/fill.stderr" || {
+        cat "$TK_TMP/fill.stderr" >&2
+        die "$EXIT_FAIL" "writing the region of $TARGET_PATH failed (fio's messages above)"
+    }
+}
+
+# Create (or grow) a file target full of random data, after checking there is room for it.
+create_file_target() {
+    local dir avail
+    dir=$(dirname -- "$TARGET_PATH")
+    avail=$(findmnt -n -b -r -o AVAIL -T "$dir")
+    local have=0
+    [[ -e $TARGET_PATH ]] && have=$(stat -c %s -- "$TARGET_PATH")
+    if ((avail + have < REGION_BYTES + (256 << 20))); then
+        die "$EXIT_USAGE" "not enough space for a $(human_bytes "$REGION_BYTES") target in $dir ($(human_bytes "$avail") free); use --size, or --target on a larger filesystem"
+    fi
+    info "creating $TARGET_PATH: $(human_bytes "$REGION_BYTES") of random data (once)"
+    # Buffered psync: the file may not exist yet, so no engine or O_DIRECT probe can have run.
+    fill_region psync 0
+}
+
+# Would writing to the target harm someone's data? Exit 3 with the reason if so. Called at plan
+# time and again right before each fio that writes (through the run loop's helper process).
+check_writes_allowed() {
+    [[ $TARGET_KIND == block ]] || return 0
+    local reason
+    if ! reason=$(tk_python safety "$TARGET_PATH" "$DESTROY" 2>&1); then
+        die "$EXIT_UNSAFE" "${reason:-refusing to write to $TARGET_PATH}"
+    fi
+}
+
+# Block device the target lives on, for health data: the device itself, or for a file the source
+# of the filesystem holding it.
+target_device() {
+    if [[ $TARGET_KIND == block ]]; then
+        echo "$TARGET_PATH"
+    else
+        findmnt -n -r -o SOURCE -T "$(dirname -- "$TARGET_PATH")"
+    fi
+}

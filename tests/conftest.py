@@ -1,0 +1,174 @@
+"""Shared fixtures: the real fio samples, and real fio runs made once per session."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+# CI clones the repo with shared/ beside it, as in the working tree.
+SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "fio-samples"
+
+# `pytest` run from anywhere (not only `python -m pytest` from the repo) must
+# import the analysis package; there is no packaging or pytest config for it.
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+TARGET_SIZE = 16 * 1024 * 1024
+COMMON = ["--bs=4k", "--lat_percentiles=1", "--output-format=json+", "--randrepeat=0"]
+
+# name -> (target file, fio arguments). Short runs, all started at once.
+# The number_ios runs pin N so that p/100*N is an integer (60% of 25, 30% of
+# 50 and 100, 99.95% of 2000): there plain-double or literal long-double
+# arithmetic picks a different sample than fio does, so the percentile
+# algorithm is checked where it is easiest to get wrong.
+RUNS = {
+    "psync": ("read.img", ["--rw=randread", "--ioengine=psync", "--runtime=1", "--time_based"]),
+    "io_uring": ("read.img", ["--rw=randread", "--ioengine=io_uring", "--iodepth=8",
+                              "--runtime=1", "--time_based"]),
+    "randrw": ("rw.img", ["--rw=randrw", "--rwmixread=70", "--ioengine=psync",
+                          "--runtime=1", "--time_based"]),
+    "n25": ("read.img", ["--rw=randread", "--ioengine=psync", "--number_ios=25",
+                         "--percentile_list=30:60"]),
+    "n50": ("read.img", ["--rw=randread", "--ioengine=psync", "--number_ios=50",
+                         "--percentile_list=30:60"]),
+    "n100": ("read.img", ["--rw=randread", "--ioengine=psync", "--number_ios=100",
+                          "--percentile_list=30:60"]),
+    "n2000": ("read.img", ["--rw=randread", "--ioengine=psync", "--number_ios=2000",
+                           "--percentile_list=99.95"]),
+}
+
+CLIENT_JOB = """\
+[global]
+filename={target}
+direct={direct}
+bs=4k
+runtime=1
+time_based
+lat_percentiles=1
+[clients]
+rw=randread
+numjobs=2
+"""
+
+
+def _make_target(path: Path) -> None:
+    """A file full of incompressible data (never-written extents read as zeros)."""
+    path.write_bytes(os.urandom(TARGET_SIZE))
+
+
+def _supports_direct(path: Path) -> bool:
+    """tmpfs and some overlay filesystems refuse O_DIRECT."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECT", 0))
+    except OSError as exc:
+        if exc.errno == errno.EINVAL:
+            return False
+        raise
+    os.close(fd)
+    return True
+
+
+def _start(cmd: list[str], output: Path) -> subprocess.Popen:
+    """Start fio with its stdout (where the JSON goes) in ``output``."""
+    with open(output, "wb") as out:  # the child keeps its own copy of the descriptor
+        return subprocess.Popen(cmd, stdout=out, stderr=subprocess.DEVNULL)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_listening(port: int, timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.fixture(scope="session")
+def fio_runs():
+    """Real fio runs: {name: {'doc': parsed JSON, 'text': the JSON text, 'path': fio's
+    stdout file} or None}, for RUNS plus 'client' (a client/server run of two jobs).
+
+    Made under the repo's tmp/ (git-ignored, on disk, unlike a tmpfs /tmp), in
+    parallel so the whole set costs about one run's time, and removed afterwards.
+    A run that fails (e.g. io_uring blocked in a container) maps to None and the
+    tests that need it skip, saying why.
+    """
+    if shutil.which("fio") is None:
+        pytest.skip("fio is not installed")
+    (REPO / "tmp").mkdir(exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="pytest-fio-", dir=REPO / "tmp"))
+    procs = {}
+    server = None
+    try:
+        for name in ("read.img", "rw.img"):
+            _make_target(work / name)
+        direct = "1" if _supports_direct(work / "read.img") else "0"
+        for name, (target, args) in RUNS.items():
+            procs[name] = _start(["fio", f"--name={name}", f"--filename={work / target}",
+                                  f"--direct={direct}", *COMMON, *args], work / f"{name}.json")
+
+        port = _free_port()
+        server = subprocess.Popen(["fio", f"--server=ip:127.0.0.1,{port}"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if _wait_listening(port):
+            job = work / "client.fio"
+            job.write_text(CLIENT_JOB.format(target=work / "read.img", direct=direct))
+            procs["client"] = _start(["fio", f"--client=ip:127.0.0.1,{port}",
+                                      "--output-format=json+", str(job)], work / "client.json")
+
+        docs = {}
+        for name, proc in procs.items():
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            text = (work / f"{name}.json").read_text(errors="replace")
+            text = text[text.find("{\n"):]  # fio may print messages before the JSON
+            try:
+                doc = json.loads(text)
+            except ValueError:
+                doc = None
+            ok = proc.returncode == 0 and doc is not None
+            docs[name] = {"doc": doc, "path": work / f"{name}.json", "text": text} if ok else None
+        docs.setdefault("client", None)
+        yield docs
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        if server is not None:
+            server.terminate()
+            try:
+                server.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def need(fio_runs, name):
+    """The named run, or skip the test when that run could not be made here."""
+    run = fio_runs.get(name)
+    if run is None:
+        pytest.skip(f"fio run {name!r} failed on this machine (engine or filesystem unsupported)")
+    return run
