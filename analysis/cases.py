@@ -23,7 +23,7 @@ UNSTABLE_CV = 0.05
 CASE_COLUMNS = ["case", "rw", "bs", "iodepth", "numjobs", "direction", "n"]
 METRIC_COLUMNS = ["iops_mean", "iops_std", "iops_cv", "bw_MBps_mean", "bw_MBps_std",
                   "lat_us_mean", "lat_us_std", "lat_p50_us", "lat_p95_us", "lat_p99_us",
-                  "lat_p99_9_us", "unstable", "pct_source"]
+                  "lat_p99_9_us", "unstable", "pct_source", "little_product"]
 PCT_COLUMNS = {50.0: "lat_p50_us", 95.0: "lat_p95_us", 99.0: "lat_p99_us", 99.9: "lat_p99_9_us"}
 
 
@@ -96,6 +96,11 @@ def summarize_direction(case: Case, direction: str) -> dict:
     lat = rep_stats([p["lat_mean_ns"] / 1000 for p in points])
     pcts, source = percentile_columns(per_rep)
     first = case.reps[0]
+    # Little's Law, L = X x W: IOPS x mean latency / I/Os kept in flight is 1.0 when the queue
+    # never runs dry. Taken per repetition, then averaged: the product of the means is biased
+    # upwards when repetitions differ (a fast run's IOPS times a slow run's latency).
+    outstanding = (first.iodepth or 1) * (first.numjobs or 1)
+    little = rep_stats([p["iops"] * p["lat_mean_ns"] / 1e9 / outstanding for p in points])
     unstable = any(s["cv"] > UNSTABLE_CV for s in (iops, bw, lat) if not math.isnan(s["cv"]))
     return {
         "case": case.name, "rw": first.rw, "bs": first.bs, "iodepth": first.iodepth,
@@ -103,7 +108,7 @@ def summarize_direction(case: Case, direction: str) -> dict:
         "iops_mean": iops["mean"], "iops_std": iops["std"], "iops_cv": iops["cv"],
         "bw_MBps_mean": bw["mean"], "bw_MBps_std": bw["std"],
         "lat_us_mean": lat["mean"], "lat_us_std": lat["std"],
-        **pcts, "unstable": unstable, "pct_source": source,
+        **pcts, "unstable": unstable, "pct_source": source, "little_product": little["mean"],
     }
 
 

@@ -67,6 +67,9 @@ ramp_time=$RAMP
 randrepeat=0
 norandommap=1
 invalidate=1
+; fresh random data in every write buffer: fio's default buffer repeats and compresses ~50:1,
+; which a compressing or deduplicating drive would write for free
+refill_buffers=1
 group_reporting=1
 ; percentiles and json+ histogram bins of total latency (submission + completion)
 lat_percentiles=1
@@ -161,6 +164,11 @@ print_plan() {
     info "  runs     $runs, about $(human_seconds "$(estimate_seconds "$runs")")"
     if [[ -n $TARGET_CREATE ]]; then
         info "  prefill  creates $TARGET_PATH full of random data first"
+    elif [[ -n $TARGET_DEFAULT ]]; then
+        info "  prefill  none needed: the default file was created full of random data"
+    elif [[ -n ${PREFILL_REFUSED:-} ]]; then
+        info "  prefill  NOT POSSIBLE: $PREFILL_REFUSED"
+        info "           reads may hit never-written space (zeros, never touching the media)"
     elif [[ -n $NO_PREFILL ]]; then
         info "  prefill  skipped (--no-prefill): reads may hit never-written space and measure nothing"
     else
@@ -311,9 +319,17 @@ section_main() {
         dry_run
         exit "$EXIT_OK"
     fi
-    # Refuse before touching anything: no file created, no lock taken, nothing moved.
-    if section_writes || [[ -z $NO_PREFILL ]]; then check_writes_allowed; fi
+    # Refuse before touching anything: no file created, no lock taken, nothing moved. A section
+    # that only reads still runs where writing is refused, without its prefill, and says so.
+    PREFILL_REFUSED=""
+    if section_writes; then
+        check_writes_allowed
+    elif [[ -z $NO_PREFILL && $TARGET_KIND == block ]]; then
+        PREFILL_REFUSED=$(tk_python safety "$TARGET_PATH" "$DESTROY" 2>&1) && PREFILL_REFUSED=""
+        [[ -z $PREFILL_REFUSED ]] || NO_PREFILL=1
+    fi
 
+    print_plan
     TK_TMP=$(mktemp -d "${TMPDIR:-/tmp}/ssd-toolkit.XXXXXX")
     trap on_exit EXIT
     trap on_interrupt INT TERM
@@ -322,12 +338,12 @@ section_main() {
     [[ -z $TARGET_CREATE ]] || create_file_target
     service_start
     choose_engine
+    info "engine: $ENGINE_NOTE"
     [[ -z $FRESH ]] || move_results_aside
     mkdir -p "$RESULTS_DIR"
     check_manifest
-    # Our own new file is already full of random data: that was its prefill.
-    [[ -z $TARGET_CREATE ]] || printf 'created full of random data\n' >"$RESULTS_DIR/prefill.done"
-    print_plan
+    # The toolkit's own file is created full of random data: that is its prefill.
+    [[ -z $TARGET_DEFAULT ]] || printf 'the default file target, created full of random data\n' >"$RESULTS_DIR/prefill.done"
     health_snapshot before
     prefill
     run_all

@@ -45,10 +45,6 @@ def build_table(results_dir: Path) -> pd.DataFrame:
     rows = [row for case in cases for row in summary_rows(case)]
     df = pd.DataFrame(rows, columns=CASE_COLUMNS + METRIC_COLUMNS)
     df.insert(1, "pattern", [pattern(r.rw, r.bs) for r in df.itertuples()])
-    # Little's Law at QD=1: IOPS x mean latency (s) / outstanding I/Os; 1.0 when nothing else
-    # takes time between one I/O's completion and the next one's submission.
-    outstanding = df["iodepth"].fillna(1) * df["numjobs"].fillna(1)
-    df["little_product"] = df["iops_mean"] * df["lat_us_mean"] / 1e6 / outstanding
     return df
 
 
@@ -200,7 +196,7 @@ def main(argv: list[str]) -> int:
               file=sys.stderr)
         return 2
     (root / TABLE).parent.mkdir(parents=True, exist_ok=True)
-    df.to_csv(root / TABLE, index=False, float_format="%.6g")
+    df.to_csv(root / TABLE, index=False, float_format="%.10g")
     draw_figures(df, root)
     setup = md.setup_line(read_manifest(results_dir), md.device_model(root, results_dir))
     (root / SNIPPET).parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,119 @@
+"""§2 end to end: real fio on the default file target, a loop device and /dev/zram0.
+
+Every number in the table is checked against the repetitions' own JSON, read here with nothing
+but the json module, so the test does not trust the code it tests.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests.toolkit import TINY, load_json, loop_device, make_copy, rep_files, run, zram_size
+
+EXPECTED = {  # case -> (rw, bs, direction)
+    "randread-4k": ("randread", 4096, "read"),
+    "randwrite-4k": ("randwrite", 4096, "write"),
+    "read-128k": ("read", 131072, "read"),
+    "write-128k": ("write", 131072, "write"),
+}
+
+root_only = pytest.mark.skipif(os.geteuid() != 0, reason="block devices need root")
+
+
+@pytest.fixture
+def toolkit():
+    root = make_copy()
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def check_section_outputs(root: Path, target: str) -> None:
+    table = pd.read_csv(root / "tables" / "qd1_baseline.csv")
+    assert list(table.case) == list(EXPECTED)
+    for col in ("case", "rw", "bs", "iodepth", "numjobs", "direction", "n", "iops_mean",
+                "iops_std", "bw_MBps_mean", "bw_MBps_std", "lat_us_mean", "lat_us_std",
+                "lat_p50_us", "lat_p95_us", "lat_p99_us", "lat_p99_9_us", "pattern"):
+        assert col in table.columns, col
+    for row in table.itertuples():
+        rw, bs, direction = EXPECTED[row.case]
+        assert (row.rw, row.bs, row.direction, row.iodepth, row.n) == (rw, bs, direction, 1, 2)
+        reps = [load_json(p)["jobs"][0][direction]
+                for p in sorted((root / "results" / "qd1" / row.case).glob("rep*.json"))]
+        assert len(reps) == 2
+        iops = [r["iops"] for r in reps]
+        assert row.iops_mean == pytest.approx(statistics.mean(iops), rel=1e-5)
+        assert row.iops_std == pytest.approx(statistics.stdev(iops), rel=1e-4, abs=1e-6)
+        assert row.bw_MBps_mean == pytest.approx(
+            statistics.mean(r["bw_bytes"] for r in reps) / 1e6, rel=1e-5)
+        assert row.lat_us_mean == pytest.approx(
+            statistics.mean(r["lat_ns"]["mean"] for r in reps) / 1000, rel=1e-5)
+        # The pooled percentile of two runs lies between the runs' own (fio's) percentiles.
+        own = [r["lat_ns"]["percentile"]["99.000000"] / 1000 for r in reps]
+        assert min(own) <= row.lat_p99_us <= max(own)
+        assert row.lat_p50_us <= row.lat_p95_us <= row.lat_p99_us <= row.lat_p99_9_us
+        # QD=1: at most one I/O in flight, so IOPS x mean latency cannot exceed 1.
+        assert 0.3 < row.little_product <= 1.02
+        assert row.pct_source == "lat"
+        job = (root / "results" / "qd1" / row.case / "job.fio").read_text()
+        assert f"filename={target}" in job and "iodepth=1" in job and "direct=1" in job
+    for fig in ("qd1_latency.png", "qd1_iops.png"):
+        data = (root / "figs" / fig).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+    snippet = (root / "out" / "section_2_qd1.md").read_text()
+    assert snippet.startswith("## §2 QD=1 baselines")
+    assert f"`{target}`" in snippet
+    assert "../figs/qd1_latency.png" in snippet and "../figs/qd1_iops.png" in snippet
+    for row in table.itertuples():
+        assert f"{row.iops_mean:,.0f} ± " in snippet
+        assert f"{row.little_product:.2f}" in snippet
+    assert "Little's Law at QD=1" in snippet and "Tail to mean" in snippet
+
+
+def test_default_file_target(toolkit):
+    result = run(toolkit, "qd1_test.bash", *TINY)
+    assert result.returncode == 0, result.stderr
+    target = toolkit / "tmp" / "target.img"
+    assert target.stat().st_size == 64 << 20
+    # Created full of random data: the first MiB is not zeros.
+    assert target.read_bytes()[: 1 << 20].count(0) < 1 << 16
+    check_section_outputs(toolkit, str(target))
+    assert "[8/8] write-128k rep 2/2" in result.stderr
+    assert "randread-4k" in result.stdout and "wrote tables/qd1_baseline.csv" in result.stdout
+
+
+@root_only
+def test_loop_device(toolkit):
+    with loop_device(toolkit / "tmp" / "loop.img", fill=False) as dev:
+        result = run(toolkit, "qd1_test.bash", *TINY, "--target", dev)
+        assert result.returncode == 0, result.stderr
+        check_section_outputs(toolkit, dev)
+        # The zero-filled device was prefilled with random data before the reads.
+        assert (toolkit / "results" / "qd1" / "prefill.done").exists()
+        with open(dev, "rb") as f:
+            assert f.read(1 << 20).count(0) < 1 << 16
+
+
+@root_only
+def test_zram(toolkit):
+    if zram_size() < 64 << 20:
+        pytest.skip("/dev/zram0 is missing or smaller than 64 MiB")
+    result = run(toolkit, "qd1_test.bash", *TINY, "--target", "/dev/zram0")
+    assert result.returncode == 0, result.stderr
+    check_section_outputs(toolkit, "/dev/zram0")
+    manifest = load_json(toolkit / "results" / "qd1" / "manifest.json")
+    assert manifest["target_kind"] == "block" and manifest["region_bytes"] == str(64 << 20)
+
+
+def test_dry_run_touches_nothing(toolkit):
+    result = run(toolkit, "qd1_test.bash", *TINY, "--dry-run")
+    assert result.returncode == 0, result.stderr
+    assert "runs     8" in result.stderr
+    assert result.stdout.count("[global]") == 4 and "rw=randwrite" in result.stdout
+    assert not (toolkit / "tmp" / "target.img").exists()
+    assert not rep_files(toolkit) and not list((toolkit / "results").iterdir())

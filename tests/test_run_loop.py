@@ -1,0 +1,130 @@
+"""The run loop: resume after Ctrl-C, refusal to mix settings, one run per target, bad input."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.toolkit import TINY, make_copy, rep_files, run, tree_digest
+
+
+@pytest.fixture
+def toolkit():
+    root = make_copy()
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+SLOW = ["--profile", "quick", "--runtime", "3", "--ramp", "0", "--repeat", "2", "--size", "64M"]
+
+
+def start(root: Path, *args: str) -> subprocess.Popen:
+    # A session of its own, so the test can send Ctrl-C to the whole group as a terminal does.
+    return subprocess.Popen(["bash", str(root / "qd1_test.bash"), *args], cwd=root,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+
+
+def wait_for_line(proc: subprocess.Popen, needle: str, timeout: float = 60) -> list[str]:
+    seen, deadline = [], time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if not line:
+            break
+        seen.append(line)
+        if needle in line:
+            return seen
+    raise AssertionError(f"never saw {needle!r}; stderr so far: {''.join(seen)}")
+
+
+def test_interrupt_in_second_repetition_then_resume(toolkit):
+    proc = start(toolkit, *SLOW)
+    wait_for_line(proc, "[2/8] randread-4k rep 2/2")
+    time.sleep(1.0)  # fio is now inside the second repetition
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "1 finished repetitions are kept" in err
+    case_dir = toolkit / "results" / "qd1" / "randread-4k"
+    assert [p.name for p in rep_files(toolkit)] == ["rep1.json"]
+    assert not list(case_dir.glob(".*partial"))
+    assert subprocess.run(["pgrep", "-f", str(toolkit)], capture_output=True).returncode == 1
+    kept = (case_dir / "rep1.json").read_bytes()
+
+    result = run(toolkit, "qd1_test.bash", *SLOW)
+    assert result.returncode == 0, result.stderr
+    assert "resuming: 1 of 8 repetitions already done, 7 to run" in result.stderr
+    assert "[1/8]" not in result.stderr and "[2/8] randread-4k rep 2/2" in result.stderr
+    assert (case_dir / "rep1.json").read_bytes() == kept
+    assert len(rep_files(toolkit)) == 8
+
+
+def test_other_settings_are_refused_then_fresh_moves_aside(toolkit):
+    assert run(toolkit, "qd1_test.bash", *TINY).returncode == 0
+    before = tree_digest(toolkit / "results")
+    other = [a if a != "quick" else "standard" for a in TINY]
+    result = run(toolkit, "qd1_test.bash", *other)
+    assert result.returncode == 2
+    assert "profile='quick' (now 'standard')" in result.stderr and "--fresh" in result.stderr
+    assert tree_digest(toolkit / "results") == before
+
+    result = run(toolkit, "qd1_test.bash", *other, "--fresh")
+    assert result.returncode == 0, result.stderr
+    aside = [p for p in (toolkit / "results").iterdir() if p.name.startswith("qd1.")]
+    assert len(aside) == 1
+    assert tree_digest(aside[0]) == {k.removeprefix("qd1/"): v for k, v in before.items()}
+
+
+def test_two_runs_on_one_target_are_refused(toolkit):
+    first = start(toolkit, *SLOW)
+    try:
+        wait_for_line(first, "[1/8]")
+        second = run(toolkit, "qd1_test.bash", *SLOW)
+        assert second.returncode == 3
+        assert "another run is using" in second.stderr and "qd1_test.bash" in second.stderr
+    finally:
+        os.killpg(first.pid, signal.SIGINT)
+        first.communicate(timeout=30)
+
+
+@pytest.mark.parametrize("args, env, message", [
+    (["--target", "/no/such/dir/t.img"], {}, "directory /no/such/dir does not exist"),
+    ([], {"RUNTIME": "abc"}, "RUNTIME=abc: expected a whole number"),
+    (["--repeat", "0"], {}, "REPEAT=0: expected a whole number >= 1"),
+    (["--size", "1GiB"], {}, "SIZE=1GiB: expected a size"),
+    (["--engine", "spdk"], {}, "ENGINE=spdk: expected one of"),
+    (["--bogus"], {}, "unknown option '--bogus'"),
+    (["--runtime"], {}, "--runtime needs a value"),
+])
+def test_bad_input_exits_2_naming_the_problem(toolkit, args, env, message):
+    result = run(toolkit, "qd1_test.bash", *args, env=env)
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr
+    assert not (toolkit / "tmp" / "target.img").exists()
+
+
+def test_no_fio_on_path(toolkit, tmp_path):
+    # A PATH with every command of this machine except fio.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for d in ("/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin"):
+        for tool in Path(d).iterdir() if Path(d).is_dir() else []:
+            if tool.name != "fio" and not (bin_dir / tool.name).exists():
+                (bin_dir / tool.name).symlink_to(tool)
+    result = run(toolkit, "qd1_test.bash", *TINY, env={"PATH": str(bin_dir)})
+    assert result.returncode == 2
+    assert "'fio' not found on PATH" in result.stderr
+
+
+def test_help_answers(toolkit):
+    result = run(toolkit, "qd1_test.bash", "--help")
+    assert result.returncode == 0
+    for word in ("--target", "--profile", "--destroy", "--dry-run", "--fresh", "Exit codes",
+                 "tables/qd1_baseline.csv"):
+        assert word in result.stdout

@@ -1,0 +1,107 @@
+"""Running the toolkit's scripts for real in tests: a private copy, loop devices, zram.
+
+Each test gets its own copy of the toolkit under the repo's tmp/ (on disk, where O_DIRECT works),
+so its results/, tables/ and figs/ never touch the user's. Loop devices and mounts a test makes
+are removed afterwards, also when the test fails.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+COPIED = ["env.bash", "qd1_test.bash", "lib", "analysis", "requirements.txt"]
+
+# The smallest honest run: every case, two repetitions (so a std exists), no ramp.
+TINY = ["--profile", "quick", "--runtime", "1", "--ramp", "0", "--repeat", "2", "--size", "64M"]
+
+
+def make_copy() -> Path:
+    (REPO / "tmp").mkdir(exist_ok=True)
+    root = Path(tempfile.mkdtemp(prefix="pytest-toolkit-", dir=REPO / "tmp"))
+    for name in COPIED:
+        src = REPO / name
+        if src.is_dir():
+            shutil.copytree(src, root / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(src, root / name)
+    (root / ".venv").symlink_to(REPO / ".venv")
+    for d in ("results", "tables", "figs", "out", "tmp"):
+        (root / d).mkdir()
+    return root
+
+
+def run(root: Path, script: str, *args: str, env: dict | None = None,
+        timeout: float = 300) -> subprocess.CompletedProcess:
+    full_env = {k: v for k, v in os.environ.items()
+                if k not in ("TARGET", "PROFILE", "RUNTIME", "RAMP", "REPEAT", "SIZE",
+                             "ENGINE", "DESTROY", "NO_PREFILL", "DRY_RUN", "FRESH")}
+    full_env.update(env or {})
+    return subprocess.run(["bash", str(root / script), *args], capture_output=True, text=True,
+                          env=full_env, timeout=timeout, cwd=root)
+
+
+def sha256_of(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def tree_digest(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): sha256_of(p) for p in sorted(root.rglob("*"))
+            if p.is_file()}
+
+
+@contextlib.contextmanager
+def loop_device(backing: Path, size_mb: int = 96, fill: bool = True):
+    """A loop device over a file of random data (direct I/O on), detached afterwards."""
+    with open(backing, "wb") as f:
+        for _ in range(size_mb):
+            f.write(os.urandom(1 << 20) if fill else bytes(1 << 20))
+    dev = subprocess.run(["losetup", "-f", "--show", "--direct-io=on", str(backing)],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    try:
+        yield dev
+    finally:
+        subprocess.run(["losetup", "-d", dev], check=False)
+
+
+@contextlib.contextmanager
+def mounted(dev: str, where: Path):
+    where.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["mount", dev, str(where)], check=True)
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", str(where)], check=False)
+
+
+def mkfs_ext4(dev: str) -> None:
+    subprocess.run(["mkfs.ext4", "-q", "-F", dev], check=True)
+
+
+def zram_size() -> int:
+    """Size of /dev/zram0, giving it 128 MiB if it has none (a fresh RAM disk)."""
+    disksize = Path("/sys/block/zram0/disksize")
+    if not disksize.exists():
+        return 0
+    if int(disksize.read_text()) == 0:
+        disksize.write_text("128M")
+    return int(disksize.read_text())
+
+
+def rep_files(root: Path, section: str = "qd1") -> list[Path]:
+    return sorted((root / "results" / section).glob("*/rep*.json"))
+
+
+def load_json(path: Path) -> dict:
+    return json.loads(path.read_text())
