@@ -81,11 +81,10 @@ install_venv() {
 # Which engines work on the target, with O_DIRECT; a read-only probe. A target that does not exist
 # yet (the default file) is probed through a small file beside it, on the same filesystem.
 probe_engines() {
-    local saved_path=$TARGET_PATH saved_region=$REGION_BYTES engine result=()
+    local saved_path=$TARGET_PATH engine result=()
     if [[ ! -e $TARGET_PATH ]]; then
         TARGET_PATH="$(dirname -- "$TARGET_PATH")/.env-probe.img"
-        REGION_BYTES=$((4 << 20))
-        head -c "$REGION_BYTES" /dev/urandom >"$TARGET_PATH"
+        head -c $((4 << 20)) /dev/urandom >"$TARGET_PATH"
     fi
     for engine in io_uring libaio psync; do
         if probe_engine_works "$engine" 1; then result+=("$engine=ok"); else result+=("$engine=failed"); fi
@@ -96,7 +95,7 @@ probe_engines() {
         echo "refused: O_DIRECT open failed on $(dirname -- "$TARGET_PATH")" >"$RAW_DIR/direct.txt"
     fi
     [[ $TARGET_PATH == "$saved_path" ]] || rm -f -- "$TARGET_PATH"
-    TARGET_PATH=$saved_path REGION_BYTES=$saved_region
+    TARGET_PATH=$saved_path
     local IFS=,
     ENGINES="${result[*]}"
 }

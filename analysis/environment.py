@@ -539,4 +539,7 @@ def main(argv: list[str] | None = None) -> int:
         _write(ns.text_path, text)
     if not ns.json_path and not ns.text_path:
         sys.stdout.write(text)
+    # What skews results is said where the user looks, not only in the file.
+    for warning in env.get("warnings", []):
+        print(f"env.bash: warning: {warning}", file=sys.stderr)
     return 0

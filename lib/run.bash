@@ -81,10 +81,11 @@ EOF
 
 # --- engine -----------------------------------------------------------------------------------
 # A tiny read-only job tells whether an engine (and O_DIRECT) works on this target. fio can exit 0
-# while refusing a job, so the JSON is checked too.
+# while refusing a job, so the JSON is checked too. No size= on purpose: fio would lay out (write)
+# a file smaller than size= before reading it; without it, fio reads the existing file or device.
 probe_engine_works() { # ENGINE DIRECT
     local out="$TK_TMP/probe.json"
-    fio --name=probe --filename="$(fio_filename "$TARGET_PATH")" --size="$REGION_BYTES" \
+    fio --name=probe --filename="$(fio_filename "$TARGET_PATH")" \
         --rw=randread --bs=4k --io_size=256k --ioengine="$1" --direct="$2" \
         --output-format=json --output="$out" >/dev/null 2>"$TK_TMP/probe.stderr" || return 1
     [[ $(service_ask "check-result" "$out") == ok ]]
