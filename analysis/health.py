@@ -83,20 +83,10 @@ _NVME_CLI_KEYS = {
 
 # smartctl's nvme_smart_health_information_log key -> summary key. smartctl (7.3) does not put the
 # thermal-management counters in its JSON, which is why NVMe devices also get nvme smart-log.
-_SMARTCTL_NVME_KEYS = {
-    "percentage_used": "percentage_used",
-    "available_spare": "available_spare",
-    "data_units_read": "data_units_read",
-    "data_units_written": "data_units_written",
-    "media_errors": "media_errors",
-    "critical_warning": "critical_warning",
-    "num_err_log_entries": "error_log_entries",
-    "power_on_hours": "power_on_hours",
-    "power_cycles": "power_cycles",
-    "unsafe_shutdowns": "unsafe_shutdowns",
-    "warning_temp_time": "warning_temp_time_min",
-    "critical_comp_time": "critical_comp_time_min",
-}
+# smartctl's names for the same counters: two renamed, and no thermal-management ones.
+_SMARTCTL_RENAMED = {"percent_used": "percentage_used", "avail_spare": "available_spare"}
+_SMARTCTL_NVME_KEYS = {_SMARTCTL_RENAMED.get(key, key): summary
+                       for key, summary in _NVME_CLI_KEYS.items() if not key.startswith("thm_")}
 
 # ATA attributes by name (ids differ between vendors; smartctl's drive database names them).
 _ATA_COUNTER_NAMES = {

@@ -67,9 +67,10 @@ fio_filename() { printf '%s' "${1//:/\\:}"; }
 
 # Write the whole region once with incompressible data: a read of never-written space (a new file,
 # a trimmed SSD, a fresh RAM disk) returns zeros without touching the media and measures nothing.
-fill_region() { # ENGINE DIRECT
+fill_region() { # ENGINE DIRECT [PATH]
+    local path=${3:-$TARGET_PATH}
     local -a args=(
-        --name=prefill --filename="$(fio_filename "$TARGET_PATH")" --size="$REGION_BYTES"
+        --name=prefill --filename="$(fio_filename "$path")" --size="$REGION_BYTES"
         --rw=write --bs=1m --iodepth=16 --ioengine="$1" --direct="$2"
         --refill_buffers=1 --end_fsync=1 --output-format=json --output=/dev/null
     )
@@ -90,8 +91,14 @@ create_file_target() {
         die "$EXIT_USAGE" "not enough space for a $(human_bytes "$REGION_BYTES") target in $dir ($(human_bytes "$avail") free); use --size, or --target on a larger filesystem"
     fi
     info "creating $TARGET_PATH: $(human_bytes "$REGION_BYTES") of random data (once)"
-    # Buffered psync: the file may not exist yet, so no engine or O_DIRECT probe can have run.
-    fill_region psync 0
+    # Written under a temporary name and renamed when complete: fio fallocates the full size
+    # first, so an interrupted creation would otherwise leave a full-sized file of unwritten
+    # (zero) extents that a later run would take for finished. Buffered psync: no engine or
+    # O_DIRECT probe can have run on a file that does not exist yet.
+    local partial="$TARGET_PATH.partial"
+    rm -f -- "$partial"
+    fill_region psync 0 "$partial"
+    mv -f -- "$partial" "$TARGET_PATH"
 }
 
 # Would writing to the target harm someone's data? Exit 3 with the reason if so. Called at plan

@@ -172,3 +172,12 @@ def need(fio_runs, name):
     if run is None:
         pytest.skip(f"fio run {name!r} failed on this machine (engine or filesystem unsupported)")
     return run
+
+
+@pytest.fixture
+def toolkit():
+    """A private copy of the toolkit (see tests/toolkit.py), removed afterwards."""
+    from tests.toolkit import make_copy
+    root = make_copy()
+    yield root
+    shutil.rmtree(root, ignore_errors=True)

@@ -7,7 +7,6 @@ import math
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLES, need
 
 from analysis.fio_json import (
     FioOutputError,
@@ -17,6 +16,7 @@ from analysis.fio_json import (
     read_groups,
     split_output,
 )
+from tests.conftest import SAMPLES, need
 
 ALL_FILES = sorted(p for p in SAMPLES.rglob("*") if p.is_file())
 

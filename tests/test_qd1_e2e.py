@@ -7,14 +7,13 @@ but the json module, so the test does not trust the code it tests.
 from __future__ import annotations
 
 import os
-import shutil
 import statistics
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from tests.toolkit import TINY, load_json, loop_device, make_copy, rep_files, run, zram_size
+from tests.toolkit import TINY, load_json, loop_device, rep_files, run, zram_size
 
 EXPECTED = {  # case -> (rw, bs, direction)
     "randread-4k": ("randread", 4096, "read"),
@@ -24,13 +23,6 @@ EXPECTED = {  # case -> (rw, bs, direction)
 }
 
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="block devices need root")
-
-
-@pytest.fixture
-def toolkit():
-    root = make_copy()
-    yield root
-    shutil.rmtree(root, ignore_errors=True)
 
 
 def check_section_outputs(root: Path, target: str) -> None:

@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 import pytest
-from conftest import RUNS, SAMPLES, need
 
 from analysis.fio_json import read_groups
 from analysis.stats import (
@@ -17,6 +16,7 @@ from analysis.stats import (
     plat_idx_to_val,
     rep_stats,
 )
+from tests.conftest import RUNS, SAMPLES, need
 
 STACKHPC = sorted((SAMPLES / "stackhpc__stackhpc-io-tools").rglob("*.json"))
 # fio 3.x: FIO_IO_U_PLAT_GROUP_NR=29 groups of 64 buckets

@@ -7,9 +7,9 @@ import io
 import json
 
 import pytest
-from conftest import SAMPLES, need
 
 from analysis.summarize import COLUMNS, main
+from tests.conftest import SAMPLES, need
 
 VS = SAMPLES / "vsalvaggio__Advanced-Computer-Systems-Projects/Project3/results"
 QD = SAMPLES / "NightHydra__AdvancedComputerSystemsProjects/Project3/raw_data/data_analysis/queue_depth.json"

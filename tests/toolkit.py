@@ -45,7 +45,7 @@ def run(root: Path, script: str, *args: str, env: dict | None = None,
                              "ENGINE", "DESTROY", "NO_PREFILL", "DRY_RUN", "FRESH")}
     full_env.update(env or {})
     return subprocess.run(["bash", str(root / script), *args], capture_output=True, text=True,
-                          env=full_env, timeout=timeout, cwd=root)
+                          env=full_env, timeout=timeout, cwd=root, check=False)
 
 
 def sha256_of(path: str | Path) -> str:
@@ -65,8 +65,7 @@ def tree_digest(root: Path) -> dict[str, str]:
 def loop_device(backing: Path, size_mb: int = 96, fill: bool = True):
     """A loop device over a file of random data (direct I/O on), detached afterwards."""
     with open(backing, "wb") as f:
-        for _ in range(size_mb):
-            f.write(os.urandom(1 << 20) if fill else bytes(1 << 20))
+        f.writelines(os.urandom(1 << 20) if fill else bytes(1 << 20) for _ in range(size_mb))
     dev = subprocess.run(["losetup", "-f", "--show", "--direct-io=on", str(backing)],
                          capture_output=True, text=True, check=True).stdout.strip()
     try:

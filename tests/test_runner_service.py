@@ -1,0 +1,38 @@
+"""The run loop's helper process: what makes a repetition good, spoken over a real pipe."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tests.conftest import REPO, SAMPLES
+
+PLOT = SAMPLES / "louwrentius__fio-plot"
+GOOD = PLOT / "test-data02" / "randread-01-01.json"
+ERROR_22 = PLOT / "party" / "fio" / "1m" / "run-1" / "write-64-1.json"  # exit 0, error 22
+NO_JSON = PLOT / "benchmark_script" / "test" / "zda" / "randread-1-1.json"
+
+
+def ask(*lines: str) -> list[str]:
+    proc = subprocess.run([sys.executable, "-m", "analysis", "serve"], cwd=REPO, check=True,
+                          input="".join(line + "\n" for line in lines),
+                          capture_output=True, text=True, timeout=30)
+    return proc.stdout.splitlines()
+
+
+def test_check_result_accepts_only_good_fio_output(tmp_path):
+    empty = tmp_path / "missing.json"
+    replies = ask(f"check-result\t{GOOD}", f"check-result\t{ERROR_22}",
+                  f"check-result\t{NO_JSON}", f"check-result\t{empty}", "nonsense")
+    assert replies[0] == "ok"
+    assert replies[1].startswith("bad\t") and "error 22" in replies[1]
+    assert replies[2].startswith("bad\t") and "engine libaio not loadable" in replies[2]
+    assert replies[3].startswith("bad\t") and "missing.json" in replies[3]
+    assert replies[4].startswith("bad\tunknown request")
+
+
+def test_safety_over_the_pipe_refuses_a_regular_file(tmp_path):
+    plain = tmp_path / "f.img"
+    plain.write_bytes(b"x" * 4096)
+    (reply,) = ask(f"safety\t{plain}\t")
+    assert reply.startswith("refused\t") and "not a block device" in reply
