@@ -203,6 +203,21 @@ parse_common_options() {
     return 0
 }
 
+# fio in the background, then `wait`: a trapped Ctrl-C runs at once. With fio in the foreground
+# bash defers the trap until fio exits, and skips it when fio (which catches SIGINT) exits
+# normally, so the run would end as a failure (exit 1) instead of an interruption (130).
+# FIO_PID lets the interrupt handler stop it. fio's stderr goes to STDERR_FILE; a redirection
+# around the call would also swallow the interrupt handler's own messages, which run in here.
+run_fio() { # STDERR_FILE FIO_ARG...
+    local rc=0 err=$1
+    shift
+    fio "$@" 2>"$err" &
+    FIO_PID=$!
+    wait "$FIO_PID" || rc=$?
+    FIO_PID=""
+    return "$rc"
+}
+
 require_tools() {
     local tool
     for tool in "$@"; do

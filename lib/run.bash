@@ -85,9 +85,9 @@ EOF
 # a file smaller than size= before reading it; without it, fio reads the existing file or device.
 probe_engine_works() { # ENGINE DIRECT
     local out="$TK_TMP/probe.json"
-    fio --name=probe --filename="$(fio_filename "$TARGET_PATH")" \
+    run_fio "$TK_TMP/probe.stderr" --name=probe --filename="$(fio_filename "$TARGET_PATH")" \
         --rw=randread --bs=4k --io_size=256k --ioengine="$1" --direct="$2" \
-        --output-format=json --output="$out" >/dev/null 2>"$TK_TMP/probe.stderr" || return 1
+        --output-format=json --output="$out" >/dev/null || return 1
     [[ $(service_ask "check-result" "$out") == ok ]]
 }
 
@@ -237,7 +237,7 @@ on_interrupt() {
     fi
     [[ -n ${PARTIAL:-} ]] && rm -f -- "$PARTIAL"
     info ""
-    info "interrupted: $DONE_RUNS finished repetitions are kept in $RESULTS_DIR; rerun the same command to resume"
+    info "interrupted: ${DONE_RUNS:-0} finished repetitions are kept in $RESULTS_DIR; rerun the same command to resume"
     exit "$EXIT_INTERRUPTED"
 }
 
@@ -256,10 +256,7 @@ run_repetition() {
         reply=$(service_ask safety "$TARGET_PATH" "$DESTROY")
         [[ $reply == ok ]] || die "$EXIT_UNSAFE" "${reply#refused$'\t'}"
     fi
-    fio --output-format=json+ --output="$PARTIAL" "$dir/job.fio" 2>"$dir/rep$k.stderr" &
-    FIO_PID=$!
-    wait "$FIO_PID" || rc=$?
-    FIO_PID=""
+    run_fio "$dir/rep$k.stderr" --output-format=json+ --output="$PARTIAL" "$dir/job.fio" || rc=$?
     reply=$(service_ask check-result "$PARTIAL")
     if [[ $reply == ok ]]; then
         mv -f -- "$PARTIAL" "$final"
@@ -343,8 +340,10 @@ section_main() {
     [[ -z $FRESH ]] || move_results_aside
     mkdir -p "$RESULTS_DIR"
     check_manifest
-    # The toolkit's own file is created full of random data: that is its prefill.
-    [[ -z $TARGET_DEFAULT ]] || printf 'the default file target, created full of random data\n' >"$RESULTS_DIR/prefill.done"
+    # A file the toolkit creates is written full of random data: that is its prefill.
+    if [[ -n $TARGET_DEFAULT || -n $TARGET_CREATE ]]; then
+        printf 'the file target, created by the toolkit full of random data\n' >"$RESULTS_DIR/prefill.done"
+    fi
     health_snapshot before
     prefill
     run_all

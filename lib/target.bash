@@ -74,7 +74,7 @@ fill_region() { # ENGINE DIRECT [PATH]
         --rw=write --bs=1m --iodepth=16 --ioengine="$1" --direct="$2"
         --refill_buffers=1 --end_fsync=1 --output-format=json --output=/dev/null
     )
-    fio "${args[@]}" 2>"$TK_TMP/fill.stderr" || {
+    run_fio "$TK_TMP/fill.stderr" "${args[@]}" || {
         cat "$TK_TMP/fill.stderr" >&2
         die "$EXIT_FAIL" "writing the region of $TARGET_PATH failed (fio's messages above)"
     }

@@ -57,6 +57,19 @@ def test_interrupt_in_second_repetition_then_resume(toolkit):
     assert len(rep_files(toolkit)) == 8
 
 
+def test_interrupt_while_creating_the_target_leaves_no_half_made_file(toolkit):
+    proc = start(toolkit, *SLOW[:-1], "1G")
+    wait_for_line(proc, "creating ")
+    time.sleep(0.3)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    # fio fallocates the full size first: a file left under the final name would pass for a
+    # finished one full of data while most of it reads back as zeros.
+    assert not (toolkit / "tmp" / "target.img").exists()
+
+
 def test_other_settings_are_refused_then_fresh_moves_aside(toolkit):
     assert run(toolkit, "qd1_test.bash", *TINY).returncode == 0
     before = tree_digest(toolkit / "results")
