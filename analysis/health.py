@@ -24,6 +24,17 @@ NVME_DATA_UNIT_BYTES = 1000 * 512
 KELVIN_OFFSET = 273
 UNAVAILABLE = "unavailable on this device"
 
+# Counters health_delta subtracts (after - before); the thermal ones rise only while the drive is
+# above its warning/critical temperature or throttling itself.
+THROTTLE_KEYS = (
+    "warning_temp_time_min",
+    "critical_comp_time_min",
+    "thermal_management_t1_trans_count",
+    "thermal_management_t2_trans_count",
+    "thermal_management_t1_total_time_s",
+    "thermal_management_t2_total_time_s",
+)
+
 # Every key health_summary returns, in the order out/env.txt shows them.
 SUMMARY_KEYS = (
     "available",
@@ -50,12 +61,7 @@ SUMMARY_KEYS = (
     "power_on_hours",
     "power_cycles",
     "unsafe_shutdowns",
-    "warning_temp_time_min",
-    "critical_comp_time_min",
-    "thermal_management_t1_trans_count",
-    "thermal_management_t2_trans_count",
-    "thermal_management_t1_total_time_s",
-    "thermal_management_t2_total_time_s",
+    *THROTTLE_KEYS,
     "smartctl_exit_status",
     "smartctl_exit_bits",
 )
@@ -108,16 +114,6 @@ _SMARTCTL_EXIT_BITS = {
     7: "the self-test log has errors",
 }
 
-# Counters health_delta subtracts (after - before); the thermal ones rise only while the drive is
-# above its warning/critical temperature or throttling itself.
-THROTTLE_KEYS = (
-    "warning_temp_time_min",
-    "critical_comp_time_min",
-    "thermal_management_t1_trans_count",
-    "thermal_management_t2_trans_count",
-    "thermal_management_t1_total_time_s",
-    "thermal_management_t2_total_time_s",
-)
 DELTA_KEYS = (
     "host_written_bytes",
     "host_read_bytes",
