@@ -167,8 +167,8 @@ def check_write(target: str, destroy: str = "") -> str:
     signatures = signatures_of(resolved)
     if signatures and not destroy:
         raise Refusal(
-            f"refusing to write to {target}: it carries a {', '.join(signatures)} signature "
-            f"(someone's data may be there); if it may be overwritten, pass --destroy {target}")
+            f"refusing to write to {target}: it carries a filesystem or partition signature "
+            f"({', '.join(signatures)}; someone's data may be there); if it may be overwritten, pass --destroy {target}")
     return resolved
 
 

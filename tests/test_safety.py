@@ -38,7 +38,7 @@ def test_filesystem_signature_without_destroy_is_refused(toolkit):
     with loop_device(toolkit / "tmp" / "fs.img", size_mb=64) as dev:
         mkfs_ext4(dev)
         err = refused(toolkit, dev)
-        assert "ext4 signature" in err and f"--destroy {dev}" in err
+        assert "partition signature (ext4;" in err and f"--destroy {dev}" in err
 
 
 def test_destroy_naming_another_device_is_refused(toolkit):
