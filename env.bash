@@ -86,10 +86,16 @@ probe_engines() {
         TARGET_PATH="$(dirname -- "$TARGET_PATH")/.env-probe.img"
         head -c $((4 << 20)) /dev/urandom >"$TARGET_PATH"
     fi
+    local direct_ok=""
     for engine in io_uring libaio psync; do
-        if probe_engine_works "$engine" 1; then result+=("$engine=ok"); else result+=("$engine=failed"); fi
+        if probe_engine_works "$engine" 1; then
+            result+=("$engine=ok")
+            direct_ok=1
+        else
+            result+=("$engine=failed")
+        fi
     done
-    if probe_engine_works psync 1 || probe_engine_works libaio 1; then
+    if [[ -n $direct_ok ]]; then
         echo "ok" >"$RAW_DIR/direct.txt"
     elif probe_engine_works psync 0; then
         echo "refused: O_DIRECT open failed on $(dirname -- "$TARGET_PATH")" >"$RAW_DIR/direct.txt"

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from analysis.fio_json import Direction, FioOutputError, JobGroup, read_groups
-from analysis.stats import STANDARD_PCTS, merge_bins, percentiles_from_bins, rep_stats
+from analysis.stats import PCT_COLUMNS, STANDARD_PCTS, merge_bins, percentiles_from_bins, rep_stats
 
 # A point whose CV over repetitions is above this is marked unstable in tables and text.
 UNSTABLE_CV = 0.05
@@ -24,7 +24,6 @@ CASE_COLUMNS = ["case", "rw", "bs", "iodepth", "numjobs", "direction", "n"]
 METRIC_COLUMNS = ["iops_mean", "iops_std", "iops_cv", "bw_MBps_mean", "bw_MBps_std",
                   "lat_us_mean", "lat_us_std", "lat_p50_us", "lat_p95_us", "lat_p99_us",
                   "lat_p99_9_us", "unstable", "pct_source", "little_product"]
-PCT_COLUMNS = {50.0: "lat_p50_us", 95.0: "lat_p95_us", 99.0: "lat_p99_us", 99.9: "lat_p99_9_us"}
 
 
 @dataclass(frozen=True)
@@ -34,15 +33,15 @@ class Case:
     skipped: list[str]  # "rep3.json: reason" for files that could not be read
 
 
-def rep_number(path: Path) -> int:
-    return int(path.stem.removeprefix("rep"))
+def rep_files(case_dir: Path) -> list[Path]:
+    """rep<k>.json in repetition order; rep<k>.failed.json (kept for post-mortems) never counts."""
+    reps = [p for p in case_dir.glob("rep*.json") if p.stem.removeprefix("rep").isdigit()]
+    return sorted(reps, key=lambda p: int(p.stem.removeprefix("rep")))
 
 
 def load_case(case_dir: Path) -> Case:
     reps, skipped = [], []
-    for path in sorted(case_dir.glob("rep*.json"), key=rep_number):
-        if not path.stem.removeprefix("rep").isdigit():
-            continue  # rep3.failed.json and the like: kept for post-mortems, never measured
+    for path in rep_files(case_dir):
         try:
             groups = read_groups(path)
         except FioOutputError as e:

@@ -53,10 +53,6 @@ def check_or_write(path: Path, settings: dict) -> list[str]:
     return []
 
 
-def read(path: Path) -> dict:
-    return json.loads(Path(path).read_text())
-
-
 def main(argv: list[str]) -> int:
     """`python -m analysis manifest PATH key=value...`: 0 if written or matching, 2 if not."""
     if len(argv) < 2:

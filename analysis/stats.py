@@ -17,6 +17,8 @@ from collections.abc import Iterable, Mapping
 from fractions import Fraction
 
 STANDARD_PCTS = (50.0, 95.0, 99.0, 99.9)
+# The table column of each standard percentile (DESIGN.md's names).
+PCT_COLUMNS = dict(zip(STANDARD_PCTS, ["lat_p50_us", "lat_p95_us", "lat_p99_us", "lat_p99_9_us"]))
 
 # fio's histogram layout (stat.h): FIO_IO_U_PLAT_BITS=6, 64 buckets per group.
 PLAT_BITS = 6

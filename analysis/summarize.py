@@ -13,7 +13,7 @@ import sys
 from collections.abc import Iterable
 
 from analysis.fio_json import FioOutputError, JobGroup, read_groups
-from analysis.stats import STANDARD_PCTS
+from analysis.stats import PCT_COLUMNS
 
 COLUMNS = [
     "file", "jobname", "rw", "bs", "iodepth", "numjobs", "direction",
@@ -21,7 +21,6 @@ COLUMNS = [
     "lat_p50_us", "lat_p95_us", "lat_p99_us", "lat_p99_9_us",
     "pct_source", "fio_version",
 ]
-PCT_COLUMNS = dict(zip(STANDARD_PCTS, ["lat_p50_us", "lat_p95_us", "lat_p99_us", "lat_p99_9_us"]))
 
 USAGE = """\
 usage: python -m analysis summarize FILE...

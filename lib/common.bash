@@ -46,6 +46,11 @@ profile_default() {
     esac
 }
 
+profile_summary() { # PROFILE
+    printf '%s %ss after %ss ramp, %s reps, %s region' "$1" "$(profile_default "$1" runtime)" \
+        "$(profile_default "$1" ramp)" "$(profile_default "$1" repeat)" "$(profile_default "$1" size)"
+}
+
 # --- validation -----------------------------------------------------------------------------
 # Each check names the setting the way the user gave it (--runtime or RUNTIME=) so the message
 # points at what to change.
@@ -110,8 +115,9 @@ common_usage() {
 Options (a flag overrides its environment variable, which overrides the profile):
   --target PATH      file, partition or whole device to test (TARGET); default: a file
                      tmp/target.img that the toolkit creates full of random data (no root needed)
-  --profile NAME     quick | standard (PROFILE; default standard: ${RUNTIME_STD}s runs after a
-                     ${RAMP_STD}s ramp, 3 repetitions, 8G region; quick: 4s after 1s, 3 reps, 1G)
+  --profile NAME     quick | standard (PROFILE; default standard):
+                     $(profile_summary standard)
+                     $(profile_summary quick)
   --runtime S        seconds measured per repetition (RUNTIME)
   --ramp S           seconds of warm-up before measuring (RAMP)
   --repeat N         repetitions per case (REPEAT)
@@ -129,7 +135,6 @@ Exit codes: 0 done; 1 a run or a tool failed; 2 bad usage or bad input; 3 refuse
 130 interrupted (finished repetitions are kept; rerun the same command to resume).
 EOF
 }
-readonly RUNTIME_STD=30 RAMP_STD=5
 
 # Sets TARGET PROFILE RUNTIME RAMP REPEAT SIZE ENGINE DESTROY NO_PREFILL DRY_RUN FRESH.
 # A section may define section_option NAME [VALUE]: it returns how many arguments it used
@@ -199,7 +204,6 @@ parse_common_options() {
     require_size SIZE "$SIZE"
     require_one_of ENGINE "$ENGINE" auto io_uring libaio psync
     RUNTIME=$((10#$RUNTIME)) RAMP=$((10#$RAMP)) REPEAT=$((10#$REPEAT))
-    # Note: `readonly` would break sourcing twice in tests; these are plain globals.
     return 0
 }
 

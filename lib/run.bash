@@ -225,7 +225,7 @@ health_snapshot() { # before|after
     # The first "before" of a resumed section is the true before; keep it.
     [[ $1 == before && -d $dir ]] && return 0
     mkdir -p "$dir"
-    collect_health_raw "$dir" "$(target_device)" || warn "health snapshot ($1) failed; going on"
+    collect_health_raw "$dir" "$TARGET_PATH" || warn "health snapshot ($1) failed; going on"
 }
 
 # --- the run loop -----------------------------------------------------------------------------

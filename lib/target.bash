@@ -110,13 +110,3 @@ check_writes_allowed() {
         die "$EXIT_UNSAFE" "${reason:-refusing to write to $TARGET_PATH}"
     fi
 }
-
-# Block device the target lives on, for health data: the device itself, or for a file the source
-# of the filesystem holding it.
-target_device() {
-    if [[ $TARGET_KIND == block ]]; then
-        echo "$TARGET_PATH"
-    else
-        findmnt -n -r -o SOURCE -T "$(dirname -- "$TARGET_PATH")"
-    fi
-}

@@ -187,7 +187,7 @@ def test_health_capture_is_fast_when_nothing_answers(tmp_path, zram):
 
 
 def test_health_capture_without_a_block_device(tmp_path):
-    """A file on tmpfs: target_device() hands over findmnt's SOURCE, "tmpfs"."""
+    """A file on tmpfs: findmnt's SOURCE is "tmpfs", not a device."""
     bash('collect_health_raw "$1" tmpfs; collect_health_raw "$2" ""', str(tmp_path / "a"), str(tmp_path / "b"))
     assert (tmp_path / "a" / "smartctl.err").read_text() == "smartctl: no block device to query for tmpfs\n"
     assert not (tmp_path / "b" / "smartctl.json").exists()

@@ -53,13 +53,10 @@ def _row(df: pd.DataFrame, rw: str, bs: int):
     return None if hits.empty else hits.iloc[0]
 
 
-def _ratio_phrase(a: float, b: float, unit: str, lower_is_better: bool) -> str:
-    pct = (a / b - 1) * 100
-    if lower_is_better:
-        word = "faster" if pct < 0 else "slower"
-    else:
-        word = "more" if pct > 0 else "less"
-    return f"{abs(pct):.0f}% {word}{unit}"
+def _speed_phrase(latency: float, reference: float) -> str:
+    """'21% slower' / '12% faster': a latency against a reference latency."""
+    pct = (latency / reference - 1) * 100
+    return f"{abs(pct):.0f}% {'faster' if pct < 0 else 'slower'}"
 
 
 def findings(df: pd.DataFrame) -> list[str]:
@@ -85,7 +82,7 @@ def findings(df: pd.DataFrame) -> list[str]:
         out.append(
             f"**Read vs write:** 4 KiB random writes average {md.num(rw_.lat_us_mean)} µs "
             f"against {md.num(rr.lat_us_mean)} µs for reads, "
-            f"{_ratio_phrase(rw_.lat_us_mean, rr.lat_us_mean, '', True)} ({why}); "
+            f"{_speed_phrase(rw_.lat_us_mean, rr.lat_us_mean)} ({why}); "
             f"p99 {md.num(rw_.lat_p99_us)} µs vs {md.num(rr.lat_p99_us)} µs.")
 
     tails = df.assign(p99_ratio=df.lat_p99_us / df.lat_us_mean,
