@@ -5,31 +5,41 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := report
 PYTHON := .venv/bin/python
-SECTIONS := qd1
-SHELL_FILES := env.bash qd1_test.bash lib/*.bash .ci/run bench/overhead
+# The sections in report order: results/<name>, `python -m analysis <name>`, <name>_test.bash.
+SECTIONS := qd1 bs_sweep mix_rw qd_sweep
+SHELL_FILES := env.bash $(SECTIONS:%=%_test.bash) lib/*.bash .ci/run bench/overhead
 
-.PHONY: report env qd1 analysis test lint clean help
+.PHONY: report env qd1 bs mix qd $(SECTIONS) analysis test lint clean help
 
 help:
 	@echo "make report    §1 env, every section, then out/report.md (default target)"
 	@echo "make env       install dependencies, capture out/env.txt and results/env.json"
 	@echo "make qd1       §2 QD=1 baselines"
+	@echo "make bs        §3 block-size sweep"
+	@echo "make mix       §4 read/write mix"
+	@echo "make qd        §5 queue-depth sweep: knee, Little's Law, tails"
 	@echo "make analysis  redraw all tables, figures and snippets from results/ (no device I/O)"
 	@echo "make test      shellcheck, ruff and the test suite (needs root for loop devices)"
 	@echo "make lint      shellcheck and ruff only"
 	@echo "make clean     remove tables/, figs/, out/ and tmp/ (results/ is kept)"
 
 # Every section runs even when an earlier one failed; the report is assembled from what exists,
-# and make fails at the end if any section did.
+# and make fails at the end if any section did. Ctrl-C (a section exits 130) stops them all.
 report: env
-	@status=0; for s in $(SECTIONS); do $(MAKE) --no-print-directory $$s || status=1; done; \
+	@status=0; for s in $(SECTIONS); do \
+		bash $${s}_test.bash || { rc=$$?; [ $$rc -eq 130 ] && exit 130; status=1; }; done; \
 	$(PYTHON) -m analysis report || status=1; exit $$status
 
 env:
 	bash env.bash
 
-qd1:
-	bash qd1_test.bash
+$(SECTIONS):
+	bash $@_test.bash
+
+# Short names for the sweeps.
+bs: bs_sweep
+mix: mix_rw
+qd: qd_sweep
 
 analysis:
 	@for s in $(SECTIONS); do \

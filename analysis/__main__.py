@@ -14,6 +14,9 @@ COMMANDS = {
     "summarize": ("analysis.summarize", "CSV summary of any fio JSON files: summarize FILE..."),
     "env": ("analysis.environment", "build results/env.json and out/env.txt from raw captures"),
     "qd1": ("analysis.sections.qd1", "§2 tables, figures and snippet from results/qd1"),
+    "bs_sweep": ("analysis.sections.bs_sweep", "§3 block-size sweep from results/bs_sweep"),
+    "mix_rw": ("analysis.sections.mix_rw", "§4 read/write mix from results/mix_rw"),
+    "qd_sweep": ("analysis.sections.qd_sweep", "§5 queue-depth sweep from results/qd_sweep"),
     "report": ("analysis.report", "assemble out/report.md from env.txt and section snippets"),
     "safety": ("analysis.safety", "may this block device be written? exit 0 yes, 3 no"),
     "manifest": ("analysis.manifest", "write or compare results/<section>/manifest.json"),
@@ -23,7 +26,7 @@ COMMANDS = {
 
 def usage() -> str:
     lines = ["usage: python -m analysis <command> [args...]", "", "commands:"]
-    lines += [f"  {name:<10} {desc}" for name, (_, desc) in COMMANDS.items()]
+    lines += [f"  {name:<9} {desc}" for name, (_, desc) in COMMANDS.items()]
     return "\n".join(lines)
 
 

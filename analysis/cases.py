@@ -13,17 +13,22 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
+
 from analysis.fio_json import Direction, FioOutputError, JobGroup, read_groups
 from analysis.stats import PCT_COLUMNS, STANDARD_PCTS, merge_bins, percentiles_from_bins, rep_stats
 
 # A point whose CV over repetitions is above this is marked unstable in tables and text.
 UNSTABLE_CV = 0.05
 
-# DESIGN.md's column names, in order.
-CASE_COLUMNS = ["case", "rw", "bs", "iodepth", "numjobs", "direction", "n"]
+# DESIGN.md's column names, in order; `read_pct` is the read share of the job (100 for a pure
+# read pattern, 0 for a pure write, rwmixread for a mix). Each percentile also gets the sample std
+# of the repetitions' own percentiles (`lat_p99_us_std`): the error bar of a pooled percentile.
+CASE_COLUMNS = ["case", "rw", "bs", "iodepth", "numjobs", "read_pct", "direction", "n"]
+PCT_STD_COLUMNS = {p: col + "_std" for p, col in PCT_COLUMNS.items()}
 METRIC_COLUMNS = ["iops_mean", "iops_std", "iops_cv", "bw_MBps_mean", "bw_MBps_std",
-                  "lat_us_mean", "lat_us_std", "lat_p50_us", "lat_p95_us", "lat_p99_us",
-                  "lat_p99_9_us", "unstable", "pct_source", "little_product"]
+                  "lat_us_mean", "lat_us_std", *PCT_COLUMNS.values(), *PCT_STD_COLUMNS.values(),
+                  "unstable", "pct_source", "little_product"]
 
 
 @dataclass(frozen=True)
@@ -70,18 +75,49 @@ def combined(directions: list[Direction]) -> dict:
     }
 
 
+def rep_percentiles(directions: list[Direction]) -> dict:
+    """One repetition's percentiles (ns): fio's own for one direction, from merged bins for all."""
+    if len(directions) == 1:
+        return directions[0].percentiles_ns
+    if directions and all(d.bins for d in directions):
+        return percentiles_from_bins(merge_bins([d.bins for d in directions]), STANDARD_PCTS)
+    return {}
+
+
 def percentile_columns(directions_per_rep: list[list[Direction]]) -> tuple[dict, str]:
-    """Percentiles of the pooled repetitions from merged bins; fio's own numbers for one run."""
+    """Percentiles of the pooled repetitions from merged bins; fio's own numbers for one run.
+    Beside each, the sample std of the repetitions' own percentiles (their spread)."""
     flat = [d for ds in directions_per_rep for d in ds]
     source = flat[0].pct_source if flat else ""
     if flat and all(d.bins for d in flat):
         pcts = percentiles_from_bins(merge_bins([d.bins for d in flat]), STANDARD_PCTS)
-    elif len(flat) == 1:
-        pcts = flat[0].percentiles_ns
+    elif len(directions_per_rep) == 1:
+        pcts = rep_percentiles(directions_per_rep[0])
     else:
         pcts = {}  # several runs without json+ bins cannot be pooled honestly
     cols = {col: pcts[p] / 1000 if p in pcts else math.nan for p, col in PCT_COLUMNS.items()}
+    per_rep = [rep_percentiles(ds) for ds in directions_per_rep]
+    for p, col in PCT_STD_COLUMNS.items():
+        cols[col] = rep_stats([r[p] / 1000 if p in r else math.nan for r in per_rep])["std"]
     return cols, source
+
+
+def read_share(rw: str, rwmixread: int | None) -> int:
+    """% of the I/Os that are reads: what fio does for the pattern (rwmixread defaults to 50)."""
+    if rw in ("read", "randread"):
+        return 100
+    if rw in ("write", "randwrite", "trim", "randtrim"):
+        return 0
+    return 50 if rwmixread is None else int(rwmixread)
+
+
+def empty_direction_row(case: Case, direction: str) -> dict:
+    """A direction the job never issued (writes of a 100% read mix): zero I/O, no latency."""
+    row = summarize_direction(case, "total")
+    row.update({col: math.nan for col in METRIC_COLUMNS if col not in ("unstable", "pct_source")})
+    row.update(direction=direction, iops_mean=0.0, iops_std=0.0, bw_MBps_mean=0.0,
+               bw_MBps_std=0.0, unstable=False, pct_source="")
+    return row
 
 
 def summarize_direction(case: Case, direction: str) -> dict:
@@ -103,7 +139,8 @@ def summarize_direction(case: Case, direction: str) -> dict:
     unstable = any(s["cv"] > UNSTABLE_CV for s in (iops, bw, lat) if not math.isnan(s["cv"]))
     return {
         "case": case.name, "rw": first.rw, "bs": first.bs, "iodepth": first.iodepth,
-        "numjobs": first.numjobs or 1, "direction": direction, "n": iops["n"],
+        "numjobs": first.numjobs or 1, "read_pct": read_share(first.rw, first.rwmixread),
+        "direction": direction, "n": iops["n"],
         "iops_mean": iops["mean"], "iops_std": iops["std"], "iops_cv": iops["cv"],
         "bw_MBps_mean": bw["mean"], "bw_MBps_std": bw["std"],
         "lat_us_mean": lat["mean"], "lat_us_std": lat["std"],
@@ -111,13 +148,37 @@ def summarize_direction(case: Case, direction: str) -> dict:
     }
 
 
-def summary_rows(case: Case) -> list[dict]:
-    """A row per direction that did I/O; a mixed case also gets a `total` row."""
+def summary_rows(case: Case, always: tuple[str, ...] = ()) -> list[dict]:
+    """A row per direction that did I/O; a mixed case also gets a `total` row. Directions in
+    `always` get a row even without I/O (zero IOPS), and then `total` does too."""
     directions = list(dict.fromkeys(d for g in case.reps for d in g.directions))
-    rows = [summarize_direction(case, d) for d in directions]
-    if len(directions) > 1:
-        rows.append(summarize_direction(case, "total"))
-    return rows
+    rows = {d: summarize_direction(case, d) for d in directions}
+    for d in always:
+        if d != "total" and d not in rows:
+            rows[d] = empty_direction_row(case, d)
+    order = [d for d in always if d != "total"] + [d for d in directions if d not in always]
+    out = [rows[d] for d in order]
+    if len(directions) > 1 or always:
+        out.append(summarize_direction(case, "total"))
+    return out
+
+
+def section_frame(results_dir: Path, always: tuple[str, ...] = ()) -> pd.DataFrame:
+    """The summary rows of every case of a section, in the manifest's case order."""
+    order = (read_manifest(results_dir).get("cases") or "").split()
+    rows = [row for case in load_section(results_dir, order) for row in summary_rows(case, always)]
+    return pd.DataFrame(rows, columns=CASE_COLUMNS + METRIC_COLUMNS)
+
+
+def frame_of_groups(groups: list[JobGroup], always: tuple[str, ...] = ()) -> pd.DataFrame:
+    """Summary rows of job groups read elsewhere (one repetition each, named by job name): how
+    fio output from other tools, or the fio-samples, enters a section's analysis."""
+    names = [g.jobname for g in groups]
+    # Several files often share one job name ("random-io"): number them to keep cases apart.
+    names = [f"{n} #{i + 1}" if names.count(n) > 1 else n for i, n in enumerate(names)]
+    rows = [row for name, g in zip(names, groups)
+            for row in summary_rows(Case(name, [g], []), always)]
+    return pd.DataFrame(rows, columns=CASE_COLUMNS + METRIC_COLUMNS)
 
 
 def read_manifest(results_dir: Path) -> dict:

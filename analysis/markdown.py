@@ -44,6 +44,14 @@ def bs_label(bs) -> str:
     return str(bs)
 
 
+def pattern(rw: str, bs) -> str:
+    """'4 KiB random read', '128 KiB sequential write', '4 KiB random read/write'."""
+    kind = "random" if rw.startswith("rand") else "sequential"
+    op = {"read": "read", "write": "write", "rw": "read/write", "readwrite": "read/write",
+          "trim": "trim"}[rw.removeprefix("rand")]
+    return f"{bs_label(bs)} {kind} {op}"
+
+
 def device_model(root: Path, results_dir: Path) -> str:
     """The model of the device under the target: env.json if §1 ran, else the health snapshot."""
     env_path = root / "results" / "env.json"

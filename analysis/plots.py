@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import matplotlib
@@ -36,6 +37,140 @@ def bar_chart(path: Path, labels: list[str], means: list[float], stds: list[floa
     ax.set_title(title)
     ax.grid(axis="y", alpha=0.3)
     ax.legend(loc="upper left", fontsize=8)
+    if note:
+        fig.text(0.99, 0.01, note, ha="right", va="bottom", fontsize=7, color="#555")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+COLORS = ["#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#9D755D"]
+
+
+@dataclass(frozen=True)
+class Series:
+    """One line of points: means with their error bars (± std over the repetitions)."""
+    label: str
+    x: list
+    y: list
+    yerr: list | None = None
+    xerr: list | None = None
+    point_labels: list[str] | None = None  # text beside each point (e.g. its queue depth)
+
+
+@dataclass(frozen=True)
+class Highlight:
+    """A point worth a ring and a caption: the knee, the 90%-of-peak size."""
+    x: float
+    y: float
+    text: str
+    color: str = "#E45756"
+    offset: tuple[int, int] = (8, 8)  # where the caption sits, in points from the ring
+
+
+@dataclass(frozen=True)
+class Panel:
+    title: str
+    xlabel: str
+    ylabel: str
+    series: list[Series]
+    xscale: str = "linear"  # linear | log2 | log
+    yscale: str = "linear"  # linear | log
+    xticks: list | None = None  # positions, labelled with xticklabels
+    xticklabels: list[str] | None = None
+    highlights: list[Highlight] = field(default_factory=list)
+    hline: tuple[float, str] | None = None  # a dashed level across the panel: (y, label)
+
+
+def _axis_scale(set_scale, scale: str) -> None:
+    if scale == "log2":
+        set_scale("log", base=2)
+    elif scale != "linear":
+        set_scale(scale)
+
+
+def _draw_panel(ax, panel: Panel) -> None:
+    for color, s in zip(COLORS * 3, panel.series):
+        ax.errorbar(s.x, _clean(s.y), yerr=None if s.yerr is None else _clean(s.yerr),
+                    xerr=None if s.xerr is None else _clean(s.xerr), marker="o", ms=4,
+                    capsize=3, color=color, label=s.label)
+        for x, y, text in zip(s.x, s.y, s.point_labels or []):
+            ax.annotate(text, (x, y), xytext=(4, -10), textcoords="offset points", fontsize=7,
+                        color=color)
+    for h in panel.highlights:
+        ax.scatter([h.x], [h.y], s=160, facecolors="none", edgecolors=h.color, linewidths=2,
+                   zorder=4)
+        ax.annotate(h.text, (h.x, h.y), xytext=h.offset, textcoords="offset points", fontsize=8,
+                    color=h.color, fontweight="bold")
+    if panel.hline is not None:
+        ax.axhline(panel.hline[0], color="#888", linestyle="--", linewidth=1,
+                   label=panel.hline[1])
+    _axis_scale(ax.set_xscale, panel.xscale)
+    _axis_scale(ax.set_yscale, panel.yscale)
+    if panel.xticks is not None:
+        ax.set_xticks(panel.xticks, panel.xticklabels or [str(t) for t in panel.xticks])
+        ax.minorticks_off()
+    ax.set_xlabel(panel.xlabel)
+    ax.set_ylabel(panel.ylabel)
+    ax.set_title(panel.title, fontsize=10)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8)
+
+
+def line_chart(path: Path, panels: list[Panel], *, title: str = "", note: str = "") -> Path:
+    """One or more panels side by side, each with lines of means and ± std error bars."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.2 * len(panels), 4.4), dpi=120,
+                             squeeze=False)
+    for ax, panel in zip(axes[0], panels):
+        _draw_panel(ax, panel)
+    if title:
+        fig.suptitle(title)
+    if note:
+        fig.text(0.99, 0.01, note, ha="right", va="bottom", fontsize=7, color="#555")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+@dataclass(frozen=True)
+class BarSet:
+    """One bar per group: its means and ± std error bars (the std may be NaN: no bar)."""
+    label: str
+    means: list[float]
+    stds: list[float]
+    markers: list[float] | None = None  # a diamond on each bar (e.g. p99)
+    marker_label: str = ""
+
+
+def grouped_bars(path: Path, groups: list[str], sets: list[BarSet], *, ylabel: str, title: str,
+                 stacked: bool = False, yscale: str = "linear", note: str = "") -> Path:
+    """Bars per group, side by side (or stacked: read and write making up a mix's total)."""
+    fig, ax = plt.subplots(figsize=(max(6.5, 1.4 * len(groups) + 2), 4.4), dpi=120)
+    x = list(range(len(groups)))
+    width = 0.8 if stacked else 0.8 / len(sets)
+    bottom = [0.0] * len(groups)
+    for i, (color, s) in enumerate(zip(COLORS * 3, sets)):
+        pos = x if stacked else [g - 0.4 + width * (i + 0.5) for g in x]
+        means = _clean(s.means)
+        ax.bar(pos, means, width, bottom=bottom if stacked else None, color=color,
+               label=s.label)
+        tops = [b + m for b, m in zip(bottom, means)] if stacked else means
+        ax.errorbar(pos, tops, yerr=_clean(s.stds), fmt="none", ecolor="black", capsize=4)
+        if s.markers is not None:
+            ax.scatter(pos, _clean(s.markers), marker="D", color="black", zorder=3, s=18,
+                       label=s.marker_label if i == 0 else None)
+        if stacked:
+            bottom = tops
+    ax.set_xticks(x, groups)
+    _axis_scale(ax.set_yscale, yscale)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=8)
     if note:
         fig.text(0.99, 0.01, note, ha="right", va="bottom", fontsize=7, color="#555")
     fig.tight_layout()

@@ -72,6 +72,37 @@ require_one_of() { # NAME VALUE CHOICE...
     die "$EXIT_USAGE" "$name=$value: expected one of: $*"
 }
 
+# --- list options of the sections -----------------------------------------------------------
+
+
+# split_list NAME VALUE: the comma- (or space-) separated items of VALUE in the array LIST_ITEMS.
+# An empty list or an item given twice is a usage error (it would make two cases of one name).
+split_list() {
+    local name=$1 item seen=" "
+    IFS=', ' read -r -a LIST_ITEMS <<<"$2"
+    ((${#LIST_ITEMS[@]})) || die "$EXIT_USAGE" "$name is empty; give a comma-separated list, e.g. $name=4k,64k"
+    for item in "${LIST_ITEMS[@]}"; do
+        [[ $seen != *" $item "* ]] || die "$EXIT_USAGE" "$name=$2: '$item' is given twice"
+        seen+="$item "
+    done
+}
+
+# A block size fio accepts, as the toolkit writes it: 4k, 128k, 1m (or bytes below 1 KiB). Must be
+# a multiple of 512 bytes: direct I/O needs sector-aligned transfers.
+block_size_token() { # NAME VALUE
+    require_size "$1" "$2"
+    local bytes
+    bytes=$(size_bytes "$2")
+    ((bytes % 512 == 0)) || die "$EXIT_USAGE" "$1: $2 is not a multiple of 512 bytes, which direct I/O needs"
+    if ((bytes % (1 << 20) == 0)); then
+        echo "$((bytes >> 20))m"
+    elif ((bytes % 1024 == 0)); then
+        echo "$((bytes >> 10))k"
+    else
+        echo "$bytes"
+    fi
+}
+
 # Size in bytes of a size accepted by require_size.
 size_bytes() {
     local v=$1 num unit
@@ -110,6 +141,14 @@ human_seconds() {
 }
 
 # --- the common options -----------------------------------------------------------------------
+# An option that takes a value: fail with the option's name when it has none (the next word
+# being another option, `--qd --dry-run`, counts as none).
+need_value() { # OPTION ARGS...: the arguments from the option on
+    if (($# < 2)) || [[ $2 == --* ]]; then
+        die "$EXIT_USAGE" "$1 needs a value; see --help"
+    fi
+}
+
 common_usage() {
     cat <<EOF
 Options (a flag overrides its environment variable, which overrides the profile):
@@ -156,7 +195,7 @@ parse_common_options() {
                 exit "$EXIT_OK"
                 ;;
             --target | --profile | --runtime | --ramp | --repeat | --size | --engine | --destroy)
-                (($# >= 2)) || die "$EXIT_USAGE" "$opt needs a value; see --help"
+                need_value "$@"
                 case "$opt" in
                     --target) opt_target=$2 ;;
                     --profile) opt_profile=$2 ;;

@@ -5,7 +5,10 @@
 # Sourced by the section scripts; never run on its own.
 #
 # A section script sets SECTION (e.g. qd1), SECTION_NUMBER, SECTION_TITLE, defines section_usage
-# and declares its cases with add_case, then calls section_main "$@".
+# and declares its cases with add_case, then calls section_main "$@". A section whose matrix
+# depends on its options (a list of block sizes, depths...) parses them in section_option and
+# declares its cases in section_cases, which section_main calls once the options are read.
+# ANALYSIS_ARGS are passed on to `python -m analysis <section>` (thresholds of the findings).
 
 # shellcheck source=lib/common.bash
 source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
@@ -20,6 +23,7 @@ readonly FIO_RUN_OVERHEAD_S=0.3
 
 CASE_NAMES=()
 CASE_OPTS=()
+ANALYSIS_ARGS=()
 
 # add_case NAME OPTION=VALUE...: one case of the section's matrix, in fio's own option names.
 add_case() {
@@ -199,13 +203,21 @@ move_results_aside() {
     info "--fresh: earlier results moved to $aside"
 }
 
+case_matrix() { # every case with its fio options: "name: opt=v ...; name: ..."
+    local i sep=""
+    for i in "${!CASE_NAMES[@]}"; do
+        printf '%s%s: %s' "$sep" "${CASE_NAMES[$i]}" "${CASE_OPTS[$i]}"
+        sep="; "
+    done
+}
+
 check_manifest() {
     local reason
     if ! reason=$(tk_python manifest "$RESULTS_DIR/manifest.json" \
         section="$SECTION" target="$TARGET_PATH" target_kind="$TARGET_KIND" \
         profile="$PROFILE" runtime="$RUNTIME" ramp="$RAMP" repeat="$REPEAT" size="$SIZE" \
         region_bytes="$REGION_BYTES" engine="$ENGINE_USED" direct="$DIRECT" \
-        engine_note="$ENGINE_NOTE" cases="${CASE_NAMES[*]}" 2>&1); then
+        engine_note="$ENGINE_NOTE" cases="${CASE_NAMES[*]}" matrix="$(case_matrix)" 2>&1); then
         die "$EXIT_USAGE" "$reason"
     fi
 }
@@ -307,6 +319,7 @@ run_all() {
 # --- the section ------------------------------------------------------------------------------
 section_main() {
     parse_common_options "$@"
+    if declare -F section_cases >/dev/null; then section_cases; fi
     require_tools fio
     resolve_target
     cd "$TK_ROOT" || exit "$EXIT_FAIL"
@@ -350,7 +363,7 @@ section_main() {
     health_snapshot after
 
     info ""
-    tk_python "$SECTION" || die "$EXIT_FAIL" "the analysis of results/$SECTION failed (see above); the raw results are kept"
+    tk_python "$SECTION" "${ANALYSIS_ARGS[@]}" || die "$EXIT_FAIL" "the analysis of results/$SECTION failed (see above); the raw results are kept"
     if ((${#FAILED[@]})); then
         info ""
         info "${#FAILED[@]} repetition(s) failed; rerun the same command to retry them:"

@@ -17,10 +17,17 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-COPIED = ["env.bash", "qd1_test.bash", "lib", "analysis", "requirements.txt"]
+COPIED = ["env.bash", "qd1_test.bash", "bs_sweep_test.bash", "mix_rw_test.bash",
+          "qd_sweep_test.bash", "lib", "analysis", "requirements.txt"]
 
 # The smallest honest run: every case, two repetitions (so a std exists), no ramp.
 TINY = ["--profile", "quick", "--runtime", "1", "--ramp", "0", "--repeat", "2", "--size", "64M"]
+
+
+# Settings the scripts read from the environment: a test sets the ones it means, never inherits.
+SETTINGS = ("TARGET", "PROFILE", "RUNTIME", "RAMP", "REPEAT", "SIZE", "ENGINE", "DESTROY",
+            "NO_PREFILL", "DRY_RUN", "FRESH", "RW_LIST", "BS_LIST", "BS", "IODEPTH", "MIX_LIST",
+            "QD_LIST", "SEQ", "SLO_P99_US", "KNEE_GAIN_PCT", "KNEE_LATENCY_PCT")
 
 
 def make_copy() -> Path:
@@ -41,8 +48,7 @@ def make_copy() -> Path:
 def run(root: Path, script: str, *args: str, env: dict | None = None,
         timeout: float = 300) -> subprocess.CompletedProcess:
     full_env = {k: v for k, v in os.environ.items()
-                if k not in ("TARGET", "PROFILE", "RUNTIME", "RAMP", "REPEAT", "SIZE",
-                             "ENGINE", "DESTROY", "NO_PREFILL", "DRY_RUN", "FRESH")}
+                if k not in SETTINGS}
     full_env.update(env or {})
     return subprocess.run(["bash", str(root / script), *args], capture_output=True, text=True,
                           env=full_env, timeout=timeout, cwd=root, check=False)

@@ -7,22 +7,20 @@ outside the measured latency: fio's own work between completing one I/O and issu
 
 from __future__ import annotations
 
-import argparse
-import math
-import sys
 from pathlib import Path
 
 import pandas as pd
 
 from analysis import markdown as md
-from analysis.cases import (
-    CASE_COLUMNS,
-    METRIC_COLUMNS,
-    load_section,
-    read_manifest,
-    summary_rows,
-)
 from analysis.plots import bar_chart
+from analysis.section import (
+    STANDARD_NOTE,
+    SectionRun,
+    clat_note,
+    reps_label,
+    run_section,
+    stability_finding,
+)
 
 SECTION = "qd1"
 TABLE = "tables/qd1_baseline.csv"
@@ -32,19 +30,9 @@ SNIPPET = "out/section_2_qd1.md"
 LITTLE_TOLERANCE = 0.10  # |IOPS x latency - 1| above this is flagged
 
 
-def pattern(rw: str, bs) -> str:
-    kind = "random" if rw.startswith("rand") else "sequential"
-    op = {"read": "read", "write": "write", "rw": "read/write", "readwrite": "read/write",
-          "trim": "trim"}[rw.removeprefix("rand")]
-    return f"{md.bs_label(bs)} {kind} {op}"
-
-
-def build_table(results_dir: Path) -> pd.DataFrame:
-    manifest = read_manifest(results_dir)
-    cases = load_section(results_dir, (manifest.get("cases") or "").split())
-    rows = [row for case in cases for row in summary_rows(case)]
-    df = pd.DataFrame(rows, columns=CASE_COLUMNS + METRIC_COLUMNS)
-    df.insert(1, "pattern", [pattern(r.rw, r.bs) for r in df.itertuples()])
+def with_pattern(df: pd.DataFrame) -> pd.DataFrame:
+    df = df.copy()
+    df.insert(1, "pattern", [md.pattern(r.rw, r.bs) for r in df.itertuples()])
     return df
 
 
@@ -114,24 +102,9 @@ def findings(df: pd.DataFrame) -> list[str]:
         text += " Every case is within 10%: the latency accounts for the throughput."
     out.append(text)
 
-    unstable = df[df.unstable.astype(bool)]
-    if unstable.empty:
-        out.append(f"**Stability:** every point has a CV at or below 5% over "
-                   f"{reps_label(df)} repetitions.")
-    else:
-        out.append("**Stability:** unstable (CV above 5%): "
-                   + ", ".join(f"{r.pattern} (IOPS CV {r.iops_cv * 100:.1f}%)"
-                               for r in unstable.itertuples())
-                   + "; lengthen --runtime or add repetitions before quoting them.")
-    if (df.pct_source == "clat").any():
-        out.append("Percentiles marked are of completion latency only (clat): "
-                   "this fio output has no total-latency percentiles.")
+    out.append(stability_finding(df, lambda r: r.pattern))
+    out += clat_note(df)
     return out
-
-
-def reps_label(df: pd.DataFrame) -> str:
-    low, high = int(df.n.min()), int(df.n.max())
-    return str(low) if low == high else f"{low}–{high}"
 
 
 def render_markdown(df: pd.DataFrame, setup: str) -> str:
@@ -147,9 +120,7 @@ def render_markdown(df: pd.DataFrame, setup: str) -> str:
         setup, "",
         md.table(["pattern (QD=1)", "IOPS", "MB/s", "mean lat (µs)", "p50 (µs)", "p95 (µs)",
                   "p99 (µs)", "p99.9 (µs)"], rows), "",
-        (f"Mean ± sample std over {reps_label(df)} repetitions; "
-         "percentiles of the pooled repetitions from fio's json+ histogram bins; latency is "
-         "total (submission + completion); MB/s = 10^6 B/s. ⚠ marks a CV above 5%."), "",
+        STANDARD_NOTE.format(reps=reps_label(df)), "",
         f"![QD=1 mean latency](../{FIG_LATENCY})", "",
         f"![QD=1 IOPS](../{FIG_IOPS})", "",
         "### Findings", "",
@@ -176,30 +147,15 @@ def print_summary(df: pd.DataFrame) -> None:
               + ("  unstable" if r.unstable else ""))
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m analysis qd1", description=__doc__)
-    parser.add_argument("--root", type=Path, default=Path("."),
-                        help="toolkit folder holding results/ (default: current folder)")
-    args = parser.parse_args(argv)
-    root = args.root
-    results_dir = root / "results" / SECTION
-    if not results_dir.is_dir():
-        print(f"qd1: no results in {results_dir}; run 'sudo bash qd1_test.bash' first",
-              file=sys.stderr)
-        return 2
-    df = build_table(results_dir)
-    if df.empty:
-        print(f"qd1: {results_dir} holds no finished repetition; run qd1_test.bash",
-              file=sys.stderr)
-        return 2
-    (root / TABLE).parent.mkdir(parents=True, exist_ok=True)
-    df.to_csv(root / TABLE, index=False, float_format="%.10g")
-    draw_figures(df, root)
-    setup = md.setup_line(read_manifest(results_dir), md.device_model(root, results_dir))
-    (root / SNIPPET).parent.mkdir(parents=True, exist_ok=True)
-    (root / SNIPPET).write_text(render_markdown(df, setup))
+def produce(run: SectionRun) -> list[str]:
+    df = with_pattern(run.table)
+    draw_figures(df, run.root)
+    written = [run.write_table(TABLE, df), FIG_LATENCY, FIG_IOPS,
+               run.write_text(SNIPPET, render_markdown(df, run.setup))]
     print_summary(df)
-    print(f"\nwrote {TABLE}, {FIG_LATENCY}, {FIG_IOPS}, {SNIPPET}")
-    if any(math.isnan(v) for v in df.iops_mean):
-        return 1
-    return 0
+    return written
+
+
+def main(argv: list[str]) -> int:
+    return run_section(argv, section=SECTION, script="qd1_test.bash", description=__doc__,
+                       produce=produce)

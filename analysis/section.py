@@ -1,0 +1,112 @@
+"""What every section module does the same way: read its results, build the summary table,
+write the CSV, the figures and the snippet, print a summary, and return the exit code.
+
+A section module supplies `produce(run) -> list of written paths`; this module owns the command
+line (`--root`, plus the section's own options), the checks and the messages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from analysis import markdown as md
+from analysis.cases import read_manifest, section_frame
+
+
+@dataclass(frozen=True)
+class SectionRun:
+    root: Path  # the toolkit folder: results/, tables/, figs/, out/
+    results_dir: Path
+    table: pd.DataFrame  # one row per case and direction (analysis.cases columns)
+    setup: str  # the snippet's setup line
+    args: argparse.Namespace
+
+    def write_table(self, relpath: str, df: pd.DataFrame) -> str:
+        path = self.root / relpath
+        path.parent.mkdir(parents=True, exist_ok=True)
+        df.to_csv(path, index=False, float_format="%.10g")
+        return relpath
+
+    def write_text(self, relpath: str, text: str) -> str:
+        path = self.root / relpath
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        return relpath
+
+
+def run_section(argv: list[str], *, section: str, script: str, description: str,
+                produce: Callable[[SectionRun], list[str]],
+                add_arguments: Callable[[argparse.ArgumentParser], None] | None = None,
+                always: tuple[str, ...] = ()) -> int:
+    parser = argparse.ArgumentParser(prog=f"python -m analysis {section}",
+                                     description=description)
+    parser.add_argument("--root", type=Path, default=Path("."),
+                        help="toolkit folder holding results/ (default: current folder)")
+    if add_arguments:
+        add_arguments(parser)
+    args = parser.parse_args(argv)
+    results_dir = args.root / "results" / section
+    if not results_dir.is_dir():
+        print(f"{section}: no results in {results_dir}; run 'sudo bash {script}' first",
+              file=sys.stderr)
+        return 2
+    table = section_frame(results_dir, always)
+    if table.empty:
+        print(f"{section}: {results_dir} holds no finished repetition; run {script}",
+              file=sys.stderr)
+        return 2
+    setup = md.setup_line(read_manifest(results_dir), md.device_model(args.root, results_dir))
+    written = produce(SectionRun(args.root, results_dir, table, setup, args))
+    print(f"\nwrote {', '.join(written)}")
+    return 1 if any(math.isnan(v) for v in table.iops_mean) else 0
+
+
+def stored_settings(results_dir: Path, given: dict, defaults: dict) -> dict:
+    """Analysis thresholds: those given now win, then those stored with the results by the last
+    analysis (so `make analysis` redraws with the thresholds the user chose), then the defaults.
+    The outcome is stored again in results/<section>/analysis.json."""
+    path = results_dir / "analysis.json"
+    stored = json.loads(path.read_text()) if path.exists() else {}
+    settings = {key: given.get(key) if given.get(key) is not None else stored.get(key, default)
+                for key, default in defaults.items()}
+    if settings != stored:
+        path.write_text(json.dumps(settings, indent=2, sort_keys=True) + "\n")
+    return settings
+
+
+def reps_label(df: pd.DataFrame) -> str:
+    """'3' or '2–3': the repetitions behind the table's points."""
+    low, high = int(df.n.min()), int(df.n.max())
+    return str(low) if low == high else f"{low}–{high}"
+
+
+STANDARD_NOTE = ("Mean ± sample std over {reps} repetitions; percentiles of the pooled "
+                 "repetitions from fio's json+ histogram bins; latency is total (submission + "
+                 "completion); MB/s = 10^6 B/s. ⚠ marks a CV above 5%.")
+
+
+def stability_finding(df: pd.DataFrame, label: Callable[[object], str]) -> str:
+    """The stability line every snippet ends with: which points have a CV above 5%."""
+    unstable = df[df.unstable.astype(bool)]
+    if unstable.empty:
+        return (f"**Stability:** every point has a CV at or below 5% over "
+                f"{reps_label(df)} repetitions.")
+    return ("**Stability:** unstable (CV above 5%): "
+            + ", ".join(f"{label(r)} (IOPS CV {r.iops_cv * 100:.1f}%)"
+                        for r in unstable.itertuples())
+            + "; lengthen --runtime or add repetitions before quoting them.")
+
+
+def clat_note(df: pd.DataFrame) -> list[str]:
+    if (df.pct_source == "clat").any():
+        return [("Percentiles are of completion latency only (clat): this fio output has no "
+                 "total-latency percentiles.")]
+    return []

@@ -1,0 +1,362 @@
+"""§5 queue-depth sweep: tables/qd_sweep.csv, figs/qd_sweep_*.png, out/section_5_qd_sweep.md.
+
+More I/Os in flight buy throughput while the drive has idle parallelism (channels, dies, queues).
+Once it is used up, an extra I/O only waits: throughput stays flat and latency grows with the
+queue. The knee is the first step where that happens; Little's Law (I/Os in flight = IOPS x
+mean latency) checks that throughput and latency were measured consistently.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from analysis import markdown as md
+from analysis import sweeps
+from analysis.plots import BarSet, Highlight, Panel, Series, grouped_bars, line_chart
+from analysis.section import (
+    STANDARD_NOTE,
+    SectionRun,
+    clat_note,
+    reps_label,
+    run_section,
+    stability_finding,
+    stored_settings,
+)
+
+SECTION = "qd_sweep"
+TABLE = "tables/qd_sweep.csv"
+FIG_CURVE = "figs/qd_sweep_curve.png"
+FIG_THROUGHPUT = "figs/qd_sweep_throughput.png"
+FIG_LATENCY = "figs/qd_sweep_latency.png"
+FIG_PERCENTILES = "figs/qd_sweep_percentiles.png"
+FIG_TAILS = "figs/qd_sweep_tails.png"
+SNIPPET = "out/section_5_qd_sweep.md"
+
+DEFAULTS = {"knee_gain_pct": 5, "knee_latency_pct": 20, "slo_p99_us": 1000}
+PEAK_FRACTION = 0.9  # "the smallest depth reaching 90% of peak throughput"
+LITTLE_TOLERANCE_PCT = 10  # Little's Law misses beyond this point at a measurement problem
+PCTS = [("p50", "lat_p50_us"), ("p95", "lat_p95_us"), ("p99", "lat_p99_us"),
+        ("p99.9", "lat_p99_9_us")]
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """One pattern over the depths: its table rows (depth ascending) and what was found."""
+    pattern: str
+    rows: pd.DataFrame
+    knee: sweeps.Knee | None
+    peak_depth: int
+    depth_90: int
+    slo_depth: int | None
+
+    def at(self, depth: int):
+        return self.rows[self.rows.iodepth == depth].iloc[0]
+
+
+def sweep_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """The row that stands for each case: its only direction, or `total` for a mixed job."""
+    counts = table.groupby("case").direction.transform("count")
+    return table[(counts == 1) | (table.direction == "total")]
+
+
+def analyse(table: pd.DataFrame, settings: dict) -> tuple[pd.DataFrame, list[Sweep]]:
+    """The section table with the sweep columns added, and each pattern's findings."""
+    rows = sweep_rows(table).copy()
+    rows.insert(1, "pattern", [md.pattern(r.rw, r.bs) for r in rows.itertuples()])
+    if (rows.read_pct.between(1, 99)).any():  # a mixed job: name its mix
+        rows["pattern"] = [f"{p} {r}/{100 - r}" if 0 < r < 100 else p
+                           for p, r in zip(rows.pattern, rows.read_pct)]
+    rows["outstanding"] = rows.iodepth * rows.numjobs
+    parts, found = [], []
+    for pattern, group in rows.groupby("pattern", sort=False):
+        group = group.sort_values("outstanding").copy()
+        depths = list(group.outstanding)
+        iops, lat = list(group.iops_mean), list(group.lat_us_mean)
+        group["pct_of_peak"] = sweeps.pct_of_peak(iops)
+        # Little's Law: I/Os in flight / mean latency predicts IOPS. little_product (measured /
+        # predicted) is taken per repetition and averaged, so the prediction is the measured
+        # IOPS over that ratio, and the error is the ratio's distance from 1.
+        group["little_pred_iops"] = group.iops_mean / group.little_product
+        group["little_error_pct"] = (group.little_product - 1) * 100
+        group["gain_pct"] = sweeps.step_changes(iops)
+        group["latency_growth_pct"] = sweeps.step_changes(lat)
+        knee = sweeps.find_knee(depths, iops, lat, settings["knee_gain_pct"],
+                                settings["knee_latency_pct"])
+        depth_90 = sweeps.first_reaching(depths, iops, PEAK_FRACTION)
+        slo = sweeps.slo_point(depths, list(group.lat_p99_us), settings["slo_p99_us"])
+        group["is_knee"] = [knee is not None and d == knee.x for d in depths]
+        group["is_90pct_of_peak"] = [d == depth_90 for d in depths]
+        group["within_slo"] = [p <= settings["slo_p99_us"] for p in group.lat_p99_us]
+        parts.append(group)
+        found.append(Sweep(pattern, group, knee, depths[iops.index(max(iops))], depth_90, slo))
+    out = pd.concat(parts).drop(columns="outstanding")
+    return out, found
+
+
+# --- findings -------------------------------------------------------------------------------
+def _qd(depth) -> str:
+    return f"QD {int(depth)}"
+
+
+def _gains(pct: float) -> str:
+    return f"gains {pct:.1f}%" if pct >= 0 else f"loses {-pct:.1f}%"
+
+
+def knee_finding(s: Sweep, settings: dict) -> str:
+    peak = s.at(s.peak_depth)
+    at90 = s.at(s.depth_90)
+    rule = (f"a step gaining < {settings['knee_gain_pct']:g}% IOPS while mean latency grows "
+            f"> {settings['knee_latency_pct']:g}%")
+    if s.knee is not None:
+        k = s.knee
+        text = (f"**Knee ({s.pattern}): {_qd(k.x)}.** Going from {_qd(k.previous)} to "
+                f"{_qd(k.x)} {_gains(k.gain_pct)} IOPS ({md.num(s.at(k.previous).iops_mean)}"
+                f" → {md.num(s.at(k.x).iops_mean)}) while mean latency grows "
+                f"{k.latency_growth_pct:+.0f}% ({md.num(s.at(k.previous).lat_us_mean)} → "
+                f"{md.num(s.at(k.x).lat_us_mean)} µs): the first step that buys mostly queueing "
+                f"({rule}).")
+    else:
+        last = s.rows.iloc[-1]
+        text = (f"**Knee ({s.pattern}): none within the sweep.** No step meets the rule "
+                f"({rule}); the last, {_qd(s.rows.iloc[-2].iodepth * s.rows.iloc[-2].numjobs)} → "
+                f"{_qd(last.iodepth * last.numjobs)}, {_gains(last.gain_pct)} IOPS for "
+                f"{last.latency_growth_pct:+.0f}% latency"
+                if len(s.rows) > 1 else
+                f"**Knee ({s.pattern}): not defined with one depth.** Sweep two or more depths")
+        text += "."
+    text += (f" Peak {md.num(peak.iops_mean)} IOPS ({md.num(peak.bw_MBps_mean)} MB/s) at "
+             f"{_qd(s.peak_depth)}; 90% of it is reached at {_qd(s.depth_90)} "
+             f"({md.num(at90.iops_mean)} IOPS, {at90.pct_of_peak:.0f}% of peak).")
+    return text
+
+
+def slo_finding(s: Sweep, slo_us: float) -> str:
+    head = f"**Latency objective p99 ≤ {md.num(slo_us)} µs ({s.pattern}):**"
+    if s.slo_depth is None:
+        first = s.rows.iloc[0]
+        return (f"{head} no depth meets it; the shallowest, {_qd(first.iodepth)}, already has "
+                f"p99 {md.num(first.lat_p99_us)} µs.")
+    r = s.at(s.slo_depth)
+    text = (f"{head} the deepest queue within it is {_qd(s.slo_depth)}, at "
+            f"{md.num(r.iops_mean)} IOPS ({md.num(r.bw_MBps_mean)} MB/s, p99 "
+            f"{md.num(r.lat_p99_us)} µs, {r.pct_of_peak:.0f}% of peak)")
+    deeper = s.rows[s.rows.iodepth > s.slo_depth]
+    if not deeper.empty:
+        nxt = deeper.iloc[0]
+        text += f"; {_qd(nxt.iodepth)} exceeds it (p99 {md.num(nxt.lat_p99_us)} µs)"
+    else:
+        text += "; every depth swept meets it"
+    return text + "."
+
+
+def little_finding(found: list[Sweep]) -> str:
+    all_rows = pd.concat([s.rows for s in found])
+    worst = all_rows.loc[all_rows.little_error_pct.abs().idxmax()]
+    misses = all_rows[all_rows.little_error_pct.abs() > LITTLE_TOLERANCE_PCT]
+    text = ("**Little's Law:** predicted IOPS = I/Os in flight / mean latency; the largest miss "
+            f"is {worst.little_error_pct:+.1f}% ({worst.pattern}, {_qd(worst.iodepth)}).")
+    if misses.empty:
+        return text + (f" Every point is within {LITTLE_TOLERANCE_PCT}%: throughput and latency "
+                       "were measured consistently and the queue was kept full.")
+    listed = ", ".join(f"{r.pattern} {_qd(r.iodepth)} ({r.little_error_pct:+.0f}%)"
+                       for r in misses.itertuples())
+    return text + (f" Off by more than {LITTLE_TOLERANCE_PCT}% at {listed}: a sign of a "
+                   "measurement problem. Fewer I/Os were in flight than the depth asked for "
+                   "(fio could not submit fast enough, or the engine capped the queue) when "
+                   "the measured IOPS fall short; treat these points with care.")
+
+
+def tail_finding(s: Sweep) -> str:
+    first, last = s.rows.iloc[0], s.rows.iloc[-1]
+    mid = s.at(s.knee.x) if s.knee is not None else None
+    text = (f"**Tails ({s.pattern}):** p99 {md.num(first.lat_p99_us)} µs and p99.9 "
+            f"{md.num(first.lat_p99_9_us)} µs at {_qd(first.iodepth)}")
+    if mid is not None and mid.iodepth not in (first.iodepth, last.iodepth):
+        text += (f"; at the knee ({_qd(mid.iodepth)}) p99 {md.num(mid.lat_p99_us)} µs "
+                 f"(×{mid.lat_p99_us / first.lat_p99_us:.1f}), p99.9 "
+                 f"{md.num(mid.lat_p99_9_us)} µs (×{mid.lat_p99_9_us / first.lat_p99_9_us:.1f})")
+    text += (f"; at {_qd(last.iodepth)} p99 {md.num(last.lat_p99_us)} µs "
+             f"(×{last.lat_p99_us / first.lat_p99_us:.1f}) and p99.9 "
+             f"{md.num(last.lat_p99_9_us)} µs (×{last.lat_p99_9_us / first.lat_p99_9_us:.1f}), "
+             f"while IOPS grew ×{last.iops_mean / first.iops_mean:.1f}.")
+    return text
+
+
+def recommendation(s: Sweep, slo_us: float) -> str:
+    """Latency-sensitive: the deepest queue before the knee that meets the objective.
+    Throughput: the shallowest queue giving 90% of the peak (deeper adds < 10% for latency)."""
+    below_knee = [d for d in s.rows.iodepth if s.knee is None or d < s.knee.x]
+    candidates = [d for d in below_knee if s.slo_depth is not None and d <= s.slo_depth]
+    if candidates:
+        lat_depth = max(candidates)
+        r = s.at(lat_depth)
+        why = ("the deepest before the knee" if s.knee is not None else "the deepest")
+        lat_text = (f"{_qd(lat_depth)} ({why} within p99 ≤ {md.num(slo_us)} µs: "
+                    f"{md.num(r.iops_mean)} IOPS at {md.num(r.lat_us_mean)} µs mean, "
+                    f"p99 {md.num(r.lat_p99_us)} µs)")
+    else:
+        r = s.rows.iloc[0]
+        lat_text = (f"{_qd(r.iodepth)}, and even that misses the objective "
+                    f"(p99 {md.num(r.lat_p99_us)} µs)")
+    t = s.at(s.depth_90)
+    deeper = ("it is also the peak" if s.depth_90 == s.peak_depth else
+              f"deeper queues add at most {100 - t.pct_of_peak:.0f}% throughput, and latency")
+    return (f"**Recommended depth ({s.pattern}):** for latency-sensitive work {lat_text}; for "
+            f"throughput {_qd(s.depth_90)} ({md.num(t.iops_mean)} IOPS, {t.pct_of_peak:.0f}% of "
+            f"peak at {md.num(t.lat_us_mean)} µs mean); {deeper}.")
+
+
+def findings(df: pd.DataFrame, found: list[Sweep], settings: dict) -> list[str]:
+    out = []
+    for s in found:
+        out.append(knee_finding(s, settings))
+    for s in found:
+        out.append(slo_finding(s, settings["slo_p99_us"]))
+    out.append(little_finding(found))
+    for s in found:
+        out.append(tail_finding(s))
+    for s in found:
+        out.append(recommendation(s, settings["slo_p99_us"]))
+    out.append(stability_finding(df, lambda r: f"{r.pattern} {_qd(r.iodepth)}"))
+    out += clat_note(df)
+    return out
+
+
+# --- markdown ---------------------------------------------------------------------------------
+def render_markdown(df: pd.DataFrame, found: list[Sweep], settings: dict, setup: str) -> str:
+    rows = []
+    for r in df.itertuples():
+        marks = ("⚠ " if r.unstable else "") + (" ◆ knee" if r.is_knee else "") + \
+            (" ● 90%" if r.is_90pct_of_peak else "")
+        rows.append([r.pattern, str(r.iodepth) + marks, md.pm(r.iops_mean, r.iops_std),
+                     md.pm(r.bw_MBps_mean, r.bw_MBps_std), f"{r.pct_of_peak:.0f}%",
+                     md.pm(r.lat_us_mean, r.lat_us_std), md.num(r.lat_p50_us),
+                     md.num(r.lat_p99_us), md.num(r.lat_p99_9_us),
+                     md.num(r.little_pred_iops), f"{r.little_error_pct:+.1f}%",
+                     "–" if math.isnan(r.gain_pct) else f"{r.gain_pct:+.1f}%",
+                     "–" if math.isnan(r.latency_growth_pct) else f"{r.latency_growth_pct:+.0f}%"])
+    parts = [
+        "## §5 Queue-depth sweep", "",
+        setup, "",
+        md.table(["pattern", "QD", "IOPS", "MB/s", "of peak", "mean lat (µs)", "p50 (µs)",
+                  "p99 (µs)", "p99.9 (µs)", "Little IOPS", "Little err", "Δ IOPS",
+                  "Δ mean lat"], rows, ["l", "l"] + ["r"] * 11), "",
+        STANDARD_NOTE.format(reps=reps_label(df)) + (
+            f" ◆ the knee (first step gaining < {settings['knee_gain_pct']:g}% IOPS while mean "
+            f"latency grows > {settings['knee_latency_pct']:g}%); ● the smallest depth reaching "
+            "90% of peak. Little IOPS = QD / mean latency per repetition; Δ from the previous "
+            "depth."), "",
+        f"![Throughput against latency](../{FIG_CURVE})", "",
+        f"![Throughput by queue depth](../{FIG_THROUGHPUT})", "",
+        f"![Mean latency by queue depth](../{FIG_LATENCY})", "",
+        f"![Latency percentiles by queue depth](../{FIG_PERCENTILES})", "",
+        f"![Tail percentiles at selected depths](../{FIG_TAILS})", "",
+        "### Findings", "",
+    ]
+    parts += [f"- {f}" for f in findings(df, found, settings)]
+    return "\n".join(parts) + "\n"
+
+
+# --- figures ----------------------------------------------------------------------------------
+def _depth_ticks(found: list[Sweep]) -> list[int]:
+    return sorted({int(d) for s in found for d in s.rows.iodepth})
+
+
+def _marks(s: Sweep, y_col: str, x_col: str | None = None) -> list[Highlight]:
+    out = []
+    # The knee's caption above its ring, the 90% point's below: they are often neighbours.
+    for depth, text, color, offset in (
+            (s.knee.x if s.knee else None, "knee", "#E45756", (8, 8)),
+            (s.depth_90, "90% of peak", "#54A24B", (-30, -22))):
+        if depth is None:
+            continue
+        r = s.at(depth)
+        out.append(Highlight(r[x_col] if x_col else depth, r[y_col],
+                             f"{text} ({_qd(depth)})", color, offset))
+    return out
+
+
+def draw_figures(found: list[Sweep], settings: dict, root: Path) -> list[str]:
+    ticks = _depth_ticks(found)
+    depth_axis = {"xscale": "log2", "xticks": ticks, "xlabel": "queue depth (I/Os in flight)"}
+    line_chart(root / FIG_CURVE, [
+        Panel(s.pattern, "mean total latency (µs)", "IOPS",
+              [Series("mean ± std over repetitions", list(s.rows.lat_us_mean),
+                      list(s.rows.iops_mean), list(s.rows.iops_std), list(s.rows.lat_us_std),
+                      [f"QD{int(d)}" for d in s.rows.iodepth])],
+              highlights=_marks(s, "iops_mean", "lat_us_mean"))
+        for s in found], title="Throughput against latency, one point per queue depth")
+    line_chart(root / FIG_THROUGHPUT, [
+        Panel("IOPS", ylabel="IOPS", **depth_axis,
+              series=[Series(s.pattern, list(s.rows.iodepth), list(s.rows.iops_mean),
+                             list(s.rows.iops_std)) for s in found],
+              highlights=[h for s in found for h in _marks(s, "iops_mean")]),
+        Panel("MB/s", ylabel="MB/s (10^6 B/s)", **depth_axis,
+              series=[Series(s.pattern, list(s.rows.iodepth), list(s.rows.bw_MBps_mean),
+                             list(s.rows.bw_MBps_std)) for s in found]),
+    ], title="Throughput by queue depth")
+    line_chart(root / FIG_LATENCY, [
+        Panel("mean total latency", ylabel="mean latency (µs)", yscale="log", **depth_axis,
+              series=[Series(s.pattern, list(s.rows.iodepth), list(s.rows.lat_us_mean),
+                             list(s.rows.lat_us_std)) for s in found],
+              highlights=[h for s in found for h in _marks(s, "lat_us_mean")])])
+    line_chart(root / FIG_PERCENTILES, [
+        Panel(s.pattern, ylabel="latency (µs)", yscale="log", **depth_axis,
+              series=[Series(name, list(s.rows.iodepth), list(s.rows[col]),
+                             list(s.rows[col + "_std"])) for name, col in PCTS],
+              hline=(settings["slo_p99_us"], f"objective p99 ≤ {settings['slo_p99_us']:g} µs"))
+        for s in found], title="Latency percentiles by queue depth (pooled repetitions; "
+                               "bars: std of the repetitions' own)")
+    main = found[0]
+    depths = list(main.rows.iodepth)
+    chosen = sorted({depths[0], depths[(len(depths) - 1) // 2], depths[-1]}
+                    | ({main.knee.x} if main.knee else set()))
+    labels = [f"QD {d}" + (" (knee)" if main.knee and d == main.knee.x else "") for d in chosen]
+    grouped_bars(root / FIG_TAILS, labels, [
+        BarSet(name, [main.at(d)[col] for d in chosen], [main.at(d)[col + "_std"] for d in chosen])
+        for name, col in PCTS], ylabel="latency (µs)", yscale="log",
+        title=f"{main.pattern}: tail percentiles at selected depths")
+    return [FIG_CURVE, FIG_THROUGHPUT, FIG_LATENCY, FIG_PERCENTILES, FIG_TAILS]
+
+
+def print_summary(df: pd.DataFrame) -> None:
+    print(f"{'pattern':<26} {'QD':>4} {'IOPS':>18} {'mean µs':>10} {'p99 µs':>10} "
+          f"{'Little':>7}")
+    for r in df.itertuples():
+        flags = (" knee" if r.is_knee else "") + (" 90%" if r.is_90pct_of_peak else "") + \
+            (" unstable" if r.unstable else "")
+        print(f"{r.pattern:<26} {r.iodepth:>4} {md.pm(r.iops_mean, r.iops_std):>18} "
+              f"{md.num(r.lat_us_mean):>10} {md.num(r.lat_p99_us):>10} "
+              f"{r.little_error_pct:>+6.1f}%{flags}")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--slo-p99-us", type=float, dest="slo_p99_us",
+                        help=f"latency objective in µs (default {DEFAULTS['slo_p99_us']}, or "
+                             "the last one used on these results)")
+    parser.add_argument("--knee-gain", type=float, dest="knee_gain_pct",
+                        help="knee: a step gaining less than this % throughput ... "
+                             f"(default {DEFAULTS['knee_gain_pct']})")
+    parser.add_argument("--knee-latency", type=float, dest="knee_latency_pct",
+                        help="... while mean latency grows more than this % "
+                             f"(default {DEFAULTS['knee_latency_pct']})")
+
+
+def produce(run: SectionRun) -> list[str]:
+    settings = stored_settings(run.results_dir, vars(run.args), DEFAULTS)
+    df, found = analyse(run.table, settings)
+    figures = draw_figures(found, settings, run.root)
+    written = [run.write_table(TABLE, df), *figures,
+               run.write_text(SNIPPET, render_markdown(df, found, settings, run.setup))]
+    print_summary(df)
+    return written
+
+
+def main(argv: list[str]) -> int:
+    return run_section(argv, section=SECTION, script="qd_sweep_test.bash", description=__doc__,
+                       produce=produce, add_arguments=add_arguments)
