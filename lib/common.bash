@@ -78,8 +78,10 @@ require_one_of() { # NAME VALUE CHOICE...
 # split_list NAME VALUE: the comma- (or space-) separated items of VALUE in the array LIST_ITEMS.
 # An empty list or an item given twice is a usage error (it would make two cases of one name).
 split_list() {
-    local name=$1 item seen=" "
-    IFS=', ' read -r -a LIST_ITEMS <<<"$2"
+    local name=$1 item seen=" " words
+    IFS=', ' read -r -a words <<<"$2"
+    LIST_ITEMS=()
+    for item in "${words[@]}"; do [[ -z $item ]] || LIST_ITEMS+=("$item"); done
     ((${#LIST_ITEMS[@]})) || die "$EXIT_USAGE" "$name is empty; give a comma-separated list, e.g. $name=4k,64k"
     for item in "${LIST_ITEMS[@]}"; do
         [[ $seen != *" $item "* ]] || die "$EXIT_USAGE" "$name=$2: '$item' is given twice"

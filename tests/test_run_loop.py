@@ -133,3 +133,53 @@ def test_help_answers(toolkit):
     for word in ("--target", "--profile", "--destroy", "--dry-run", "--fresh", "Exit codes",
                  "tables/qd1_baseline.csv"):
         assert word in result.stdout
+
+
+def test_a_sweep_rerun_with_another_matrix_is_refused_and_the_same_resumes(toolkit):
+    """The cases' own fio options are part of the manifest: the same case names at another
+    iodepth are another experiment. The same command resumes only what is missing."""
+    args = [*TINY, "--mix", "100,0", "--iodepth", "4"]
+    assert run(toolkit, "mix_rw_test.bash", *args).returncode == 0
+    before = tree_digest(toolkit / "results" / "mix_rw")
+    result = run(toolkit, "mix_rw_test.bash", *TINY, "--mix", "100,0", "--iodepth", "8")
+    assert result.returncode == 2
+    assert "matrix='randrw-4k-r100: rw=randrw rwmixread=100 bs=4k iodepth=4" in result.stderr
+    assert "iodepth=8" in result.stderr and "--fresh" in result.stderr
+    assert tree_digest(toolkit / "results" / "mix_rw") == before
+
+    (toolkit / "results" / "mix_rw" / "randrw-4k-r0" / "rep2.json").unlink()
+    result = run(toolkit, "mix_rw_test.bash", *args)
+    assert result.returncode == 0, result.stderr
+    assert "resuming: 3 of 4 repetitions already done, 1 to run" in result.stderr
+    assert "[4/4] randrw-4k-r0 rep 2/2" in result.stderr and "[1/4]" not in result.stderr
+    after = tree_digest(toolkit / "results" / "mix_rw")
+    assert after["randrw-4k-r100/rep1.json"] == before["randrw-4k-r100/rep1.json"]
+
+
+@pytest.mark.parametrize("script, words", [
+    ("bs_sweep_test.bash", ["--rw LIST", "--bs LIST", "--iodepth N", "RW_LIST", "BS_LIST",
+                            "tables/bs_sweep.csv", "out/section_3_bs_sweep.md"]),
+    ("mix_rw_test.bash", ["--mix LIST", "MIX_LIST", "rwmixread", "tables/mix_rw.csv"]),
+    ("qd_sweep_test.bash", ["--qd LIST", "--no-seq", "--slo-p99-us", "--knee-gain",
+                            "--knee-latency", "QD_LIST", "tables/qd_sweep.csv"]),
+])
+def test_section_help_answers(toolkit, script, words):
+    result = run(toolkit, script, "--help")
+    assert result.returncode == 0
+    for word in [*words, "--target", "--profile", "--fresh", "Exit codes"]:
+        assert word in result.stdout, word
+
+
+@pytest.mark.parametrize("script, args, message", [
+    ("bs_sweep_test.bash", ["--bs", "4k,1000"], "1000 is not a multiple of 512 bytes"),
+    ("bs_sweep_test.bash", ["--rw", "randread,trim"], "RW_LIST=trim: expected one of"),
+    ("bs_sweep_test.bash", ["--bs", ","], "BS_LIST is empty"),
+    ("mix_rw_test.bash", ["--mix", "100,101"], "101 is not a read share between 0 and 100"),
+    ("mix_rw_test.bash", ["--iodepth", "0"], "IODEPTH=0: expected a whole number >= 1"),
+    ("qd_sweep_test.bash", ["--qd", "1,two"], "QD_LIST=two"),
+])
+def test_bad_section_options_exit_2(toolkit, script, args, message):
+    result = run(toolkit, script, *args)
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr
+    assert not (toolkit / "tmp" / "target.img").exists()
