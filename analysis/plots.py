@@ -10,6 +10,18 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only; lab boxes and CI have no display
 import matplotlib.pyplot as plt
+from matplotlib.ticker import LogFormatter
+
+
+def _save(fig, path: Path, note: str = "") -> Path:
+    """Write the figure (with a small note at the bottom right, if any) and free it."""
+    if note:
+        fig.text(0.99, 0.01, note, ha="right", va="bottom", fontsize=7, color="#555")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return path
 
 
 def _clean(values):
@@ -37,13 +49,7 @@ def bar_chart(path: Path, labels: list[str], means: list[float], stds: list[floa
     ax.set_title(title)
     ax.grid(axis="y", alpha=0.3)
     ax.legend(loc="upper left", fontsize=8)
-    if note:
-        fig.text(0.99, 0.01, note, ha="right", va="bottom", fontsize=7, color="#555")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _save(fig, path, note)
 
 
 COLORS = ["#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#9D755D"]
@@ -93,7 +99,8 @@ def _axis_scale(set_scale, scale: str) -> None:
 
 def _draw_panel(ax, panel: Panel) -> None:
     for color, s in zip(COLORS * 3, panel.series):
-        ax.errorbar(s.x, _clean(s.y), yerr=None if s.yerr is None else _clean(s.yerr),
+        # A missing mean (NaN) leaves a gap in the line rather than a point at zero.
+        ax.errorbar(s.x, s.y, yerr=None if s.yerr is None else _clean(s.yerr),
                     xerr=None if s.xerr is None else _clean(s.xerr), marker="o", ms=4,
                     capsize=3, color=color, label=s.label)
         for x, y, text in zip(s.x, s.y, s.point_labels or []):
@@ -109,6 +116,8 @@ def _draw_panel(ax, panel: Panel) -> None:
                    label=panel.hline[1])
     _axis_scale(ax.set_xscale, panel.xscale)
     _axis_scale(ax.set_yscale, panel.yscale)
+    if panel.yscale == "log":  # label minor ticks too: a narrow range may span no full decade
+        ax.yaxis.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
     if panel.xticks is not None:
         ax.set_xticks(panel.xticks, panel.xticklabels or [str(t) for t in panel.xticks])
         ax.minorticks_off()
@@ -127,13 +136,7 @@ def line_chart(path: Path, panels: list[Panel], *, title: str = "", note: str = 
         _draw_panel(ax, panel)
     if title:
         fig.suptitle(title)
-    if note:
-        fig.text(0.99, 0.01, note, ha="right", va="bottom", fontsize=7, color="#555")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _save(fig, path, note)
 
 
 @dataclass(frozen=True)
@@ -171,10 +174,4 @@ def grouped_bars(path: Path, groups: list[str], sets: list[BarSet], *, ylabel: s
     ax.set_title(title)
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=8)
-    if note:
-        fig.text(0.99, 0.01, note, ha="right", va="bottom", fontsize=7, color="#555")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _save(fig, path, note)

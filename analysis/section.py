@@ -88,20 +88,48 @@ def reps_label(df: pd.DataFrame) -> str:
     return str(low) if low == high else f"{low}–{high}"
 
 
-STANDARD_NOTE = ("Mean ± sample std over {reps} repetitions; percentiles of the pooled "
-                 "repetitions from fio's json+ histogram bins; latency is total (submission + "
-                 "completion); MB/s = 10^6 B/s. ⚠ marks a CV above 5%.")
+def standard_note(df: pd.DataFrame) -> str:
+    """What the table's numbers are, under every section table."""
+    reps = reps_label(df)
+    spread = ("one repetition, so no ± and no CV" if reps == "1" else
+              f"mean ± sample std over {reps} repetitions")
+    return (f"{spread[0].upper()}{spread[1:]}; percentiles of the pooled repetitions from fio's "
+            "json+ histogram bins; latency is total (submission + completion); "
+            "MB/s = 10^6 B/s. ⚠ marks a CV above 5%.")
+
+
+def snippet(heading: str, setup: str, blocks: list[str], figures: list[tuple[str, str]],
+            findings: list[str]) -> str:
+    """A section's out/section_<n>_<name>.md: heading, setup line, its blocks (table, notes),
+    the figures as (alt text, path under the toolkit) linked from out/, then the findings."""
+    parts = [heading, "", setup, ""]
+    for block in blocks:
+        parts += [block, ""]
+    for alt, path in figures:
+        parts += [f"![{alt}](../{path})", ""]
+    parts += ["### Findings", ""] + [f"- {f}" for f in findings]
+    return "\n".join(parts) + "\n"
+
+
+def worst_cv(row) -> str:
+    """'latency CV 7.2%': the metric whose spread over the repetitions marked the point."""
+    cvs = {"IOPS": row.iops_cv, "MB/s": row.bw_MBps_std / row.bw_MBps_mean,
+           "latency": row.lat_us_std / row.lat_us_mean}
+    name = max(cvs, key=lambda k: -1 if math.isnan(cvs[k]) else cvs[k])
+    return f"{name} CV {cvs[name] * 100:.1f}%"
 
 
 def stability_finding(df: pd.DataFrame, label: Callable[[object], str]) -> str:
     """The stability line every snippet ends with: which points have a CV above 5%."""
     unstable = df[df.unstable.astype(bool)]
+    if df.n.max() < 2:
+        return ("**Stability:** one repetition per point, so no spread to judge; run with "
+                "--repeat 3 or more before quoting these numbers.")
     if unstable.empty:
         return (f"**Stability:** every point has a CV at or below 5% over "
                 f"{reps_label(df)} repetitions.")
     return ("**Stability:** unstable (CV above 5%): "
-            + ", ".join(f"{label(r)} (IOPS CV {r.iops_cv * 100:.1f}%)"
-                        for r in unstable.itertuples())
+            + ", ".join(f"{label(r)} ({worst_cv(r)})" for r in unstable.itertuples())
             + "; lengthen --runtime or add repetitions before quoting them.")
 
 

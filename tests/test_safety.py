@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 
@@ -23,10 +24,21 @@ def refused(toolkit, dev, *extra):
     return result.stderr
 
 
+@contextlib.contextmanager
+def frozen(where):
+    """The mounted filesystem's own writes (journal commits, superblock times) held back, so
+    only a write to the device itself could change its bytes; the mount stays in place."""
+    subprocess.run(["fsfreeze", "--freeze", str(where)], check=True)
+    try:
+        yield where
+    finally:
+        subprocess.run(["fsfreeze", "--unfreeze", str(where)], check=False)
+
+
 def test_mounted_device_is_refused_and_unchanged(toolkit):
     with loop_device(toolkit / "tmp" / "fs.img", size_mb=64) as dev:
         mkfs_ext4(dev)
-        with mounted(dev, toolkit / "tmp" / "mnt") as where:
+        with mounted(dev, toolkit / "tmp" / "mnt") as where, frozen(where):
             err = refused(toolkit, dev)
             assert f"mounted at {where}" in err
             # No option overrides a mount, not even --destroy naming the device.

@@ -14,12 +14,12 @@ import pandas as pd
 from analysis import markdown as md
 from analysis.plots import bar_chart
 from analysis.section import (
-    STANDARD_NOTE,
     SectionRun,
     clat_note,
-    reps_label,
     run_section,
+    snippet,
     stability_finding,
+    standard_note,
 )
 
 SECTION = "qd1"
@@ -115,18 +115,10 @@ def render_markdown(df: pd.DataFrame, setup: str) -> str:
                      md.pm(r.bw_MBps_mean, r.bw_MBps_std), md.pm(r.lat_us_mean, r.lat_us_std),
                      md.num(r.lat_p50_us), md.num(r.lat_p95_us), md.num(r.lat_p99_us),
                      md.num(r.lat_p99_9_us)])
-    parts = [
-        "## §2 QD=1 baselines", "",
-        setup, "",
-        md.table(["pattern (QD=1)", "IOPS", "MB/s", "mean lat (µs)", "p50 (µs)", "p95 (µs)",
-                  "p99 (µs)", "p99.9 (µs)"], rows), "",
-        STANDARD_NOTE.format(reps=reps_label(df)), "",
-        f"![QD=1 mean latency](../{FIG_LATENCY})", "",
-        f"![QD=1 IOPS](../{FIG_IOPS})", "",
-        "### Findings", "",
-    ]
-    parts += [f"- {f}" for f in findings(df)]
-    return "\n".join(parts) + "\n"
+    table = md.table(["pattern (QD=1)", "IOPS", "MB/s", "mean lat (µs)", "p50 (µs)", "p95 (µs)",
+                      "p99 (µs)", "p99.9 (µs)"], rows)
+    return snippet("## §2 QD=1 baselines", setup, [table, standard_note(df)],
+                   [("QD=1 mean latency", FIG_LATENCY), ("QD=1 IOPS", FIG_IOPS)], findings(df))
 
 
 def draw_figures(df: pd.DataFrame, root: Path) -> None:

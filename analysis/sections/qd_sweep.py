@@ -19,12 +19,12 @@ from analysis import markdown as md
 from analysis import sweeps
 from analysis.plots import BarSet, Highlight, Panel, Series, grouped_bars, line_chart
 from analysis.section import (
-    STANDARD_NOTE,
     SectionRun,
     clat_note,
-    reps_label,
     run_section,
+    snippet,
     stability_finding,
+    standard_note,
     stored_settings,
 )
 
@@ -180,6 +180,8 @@ def tail_finding(s: Sweep) -> str:
         text += (f"; at the knee ({_qd(mid.iodepth)}) p99 {md.num(mid.lat_p99_us)} µs "
                  f"(×{mid.lat_p99_us / first.lat_p99_us:.1f}), p99.9 "
                  f"{md.num(mid.lat_p99_9_us)} µs (×{mid.lat_p99_9_us / first.lat_p99_9_us:.1f})")
+    if len(s.rows) == 1:
+        return text + "; one depth swept, so no growth to compare."
     text += (f"; at {_qd(last.iodepth)} p99 {md.num(last.lat_p99_us)} µs "
              f"(×{last.lat_p99_us / first.lat_p99_us:.1f}) and p99.9 "
              f"{md.num(last.lat_p99_9_us)} µs (×{last.lat_p99_9_us / first.lat_p99_9_us:.1f}), "
@@ -240,26 +242,21 @@ def render_markdown(df: pd.DataFrame, found: list[Sweep], settings: dict, setup:
                      md.num(r.little_pred_iops), f"{r.little_error_pct:+.1f}%",
                      "–" if math.isnan(r.gain_pct) else f"{r.gain_pct:+.1f}%",
                      "–" if math.isnan(r.latency_growth_pct) else f"{r.latency_growth_pct:+.0f}%"])
-    parts = [
-        "## §5 Queue-depth sweep", "",
-        setup, "",
-        md.table(["pattern", "QD", "IOPS", "MB/s", "of peak", "mean lat (µs)", "p50 (µs)",
-                  "p99 (µs)", "p99.9 (µs)", "Little IOPS", "Little err", "Δ IOPS",
-                  "Δ mean lat"], rows, ["l", "l"] + ["r"] * 11), "",
-        STANDARD_NOTE.format(reps=reps_label(df)) + (
+    table = md.table(["pattern", "QD", "IOPS", "MB/s", "of peak", "mean lat (µs)", "p50 (µs)",
+                      "p99 (µs)", "p99.9 (µs)", "Little IOPS", "Little err", "Δ IOPS",
+                      "Δ mean lat"], rows, ["l", "l"] + ["r"] * 11)
+    note = standard_note(df) + (
             f" ◆ the knee (first step gaining < {settings['knee_gain_pct']:g}% IOPS while mean "
             f"latency grows > {settings['knee_latency_pct']:g}%); ● the smallest depth reaching "
             "90% of peak. Little IOPS = QD / mean latency per repetition; Δ from the previous "
-            "depth."), "",
-        f"![Throughput against latency](../{FIG_CURVE})", "",
-        f"![Throughput by queue depth](../{FIG_THROUGHPUT})", "",
-        f"![Mean latency by queue depth](../{FIG_LATENCY})", "",
-        f"![Latency percentiles by queue depth](../{FIG_PERCENTILES})", "",
-        f"![Tail percentiles at selected depths](../{FIG_TAILS})", "",
-        "### Findings", "",
-    ]
-    parts += [f"- {f}" for f in findings(df, found, settings)]
-    return "\n".join(parts) + "\n"
+            "depth.")
+    return snippet("## §5 Queue-depth sweep", setup, [table, note],
+                   [("Throughput against latency", FIG_CURVE),
+                    ("Throughput by queue depth", FIG_THROUGHPUT),
+                    ("Mean latency by queue depth", FIG_LATENCY),
+                    ("Latency percentiles by queue depth", FIG_PERCENTILES),
+                    ("Tail percentiles at selected depths", FIG_TAILS)],
+                   findings(df, found, settings))
 
 
 # --- figures ----------------------------------------------------------------------------------

@@ -1,0 +1,376 @@
+"""§3 block-size sweep: tables/bs_sweep.csv, figs/bs_sweep_{iops,bw,latency}.png,
+out/section_3_bs_sweep.md.
+
+At a fixed queue depth, small blocks are bounded by how many commands the drive completes per
+second: IOPS stay nearly flat and MB/s grow with the block size. Large blocks are bounded by how
+many bytes it moves: MB/s flatten, IOPS halve and latency doubles with each doubling of the block.
+The transition is read off the MB/s curve: the smallest block size reaching 90% of the peak.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from analysis import markdown as md
+from analysis import sweeps
+from analysis.plots import COLORS, Highlight, Panel, Series, line_chart
+from analysis.section import (
+    SectionRun,
+    clat_note,
+    reps_label,
+    run_section,
+    snippet,
+    stability_finding,
+    standard_note,
+)
+
+SECTION = "bs_sweep"
+TABLE = "tables/bs_sweep.csv"
+FIG_IOPS = "figs/bs_sweep_iops.png"
+FIG_BW = "figs/bs_sweep_bw.png"
+FIG_LATENCY = "figs/bs_sweep_latency.png"
+SNIPPET = "out/section_3_bs_sweep.md"
+
+BOUND_FRACTION = 0.9  # the smallest size reaching this share of peak MB/s: bandwidth-bound
+FLAT_PCT = 5.0  # a step or a fall past the peak within this % is a plateau, not a change
+IOPS_FLAT_FRACTION = 0.9  # IOPS within 10% of the smallest size's: still IOPS-bound
+GAP_CLOSED_PCT = 10.0  # random and sequential MB/s within this % of each other: no gap
+
+
+@dataclass(frozen=True)
+class Transition:
+    """Where a MB/s curve over block sizes turns flat, from the means in size order."""
+    peak_bs: int
+    bound_bs: int  # the smallest size reaching BOUND_FRACTION of the peak
+    still_rising: bool  # the peak is the largest size and the last step gained > FLAT_PCT
+    last_step_pct: float  # MB/s gained by the last step of the sweep (NaN with one size)
+    falls: list  # (bs, % below the peak) past the peak, beyond FLAT_PCT
+
+
+def transition(sizes: list[int], bw: list[float], fraction: float = BOUND_FRACTION,
+               flat_pct: float = FLAT_PCT) -> Transition:
+    peak_bs = sizes[bw.index(max(bw))]
+    last_step = sweeps.step_changes(bw)[-1]
+    return Transition(
+        peak_bs=peak_bs,
+        bound_bs=sweeps.first_reaching(sizes, bw, fraction),
+        still_rising=len(sizes) > 1 and peak_bs == sizes[-1] and last_step > flat_pct,
+        last_step_pct=last_step,
+        falls=sweeps.falls_after_peak(sizes, bw, flat_pct))
+
+
+def iops_flat_until(sizes: list[int], iops: list[float],
+                    fraction: float = IOPS_FLAT_FRACTION) -> int:
+    """The largest size up to which IOPS stay within `fraction` of the smallest size's IOPS (the
+    IOPS-bound range, where a bigger block costs the drive no extra command time)."""
+    last = sizes[0]
+    for bs, value in zip(sizes, iops):
+        if value < fraction * iops[0]:
+            break
+        last = bs
+    return last
+
+
+def series_label(rw: str, read_pct: int) -> str:
+    """'random read', 'sequential write', 'random read/write 70/30'."""
+    label = md.pattern(rw, 4096).removeprefix(md.bs_label(4096) + " ")
+    return f"{label} {read_pct}/{100 - read_pct}" if 0 < read_pct < 100 else label
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """One pattern over the block sizes: its table rows (size ascending) and what was found."""
+    label: str  # 'random read'
+    rw: str
+    rows: pd.DataFrame
+    found: Transition
+
+    @property
+    def sizes(self) -> list[int]:
+        return [int(b) for b in self.rows.bs]
+
+    def at(self, bs: int):
+        return self.rows[self.rows.bs == bs].iloc[0]
+
+
+def sweep_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """The row that stands for each case: its only direction, or `total` for a mixed job."""
+    counts = table.groupby("case").direction.transform("count")
+    return table[(counts == 1) | (table.direction == "total")]
+
+
+def analyse(table: pd.DataFrame) -> tuple[pd.DataFrame, list[Sweep]]:
+    """The section table (one row per pattern and block size, with the sweep columns) and each
+    pattern's sweep, patterns in the order the cases were run."""
+    rows = sweep_rows(table).copy()
+    rows.insert(1, "pattern", [md.pattern(r.rw, r.bs) for r in rows.itertuples()])
+    rows["series"] = [series_label(r.rw, r.read_pct) for r in rows.itertuples()]
+    parts, found = [], []
+    for label, group in rows.groupby("series", sort=False):
+        group = group.sort_values("bs").copy()
+        sizes, bw = [int(b) for b in group.bs], list(group.bw_MBps_mean)
+        t = transition(sizes, bw)
+        group["bw_pct_of_peak"] = sweeps.pct_of_peak(bw)
+        group["bw_gain_pct"] = sweeps.step_changes(bw)
+        group["is_90pct_of_peak"] = [bs == t.bound_bs for bs in sizes]
+        group["is_peak"] = [bs == t.peak_bs for bs in sizes]
+        parts.append(group)
+        found.append(Sweep(str(label), group.rw.iloc[0], group, t))
+    return pd.concat(parts).drop(columns="series"), found
+
+
+# --- findings -------------------------------------------------------------------------------
+def _kib(bs: int) -> str:
+    return md.bs_label(int(bs))
+
+
+def _pct(value: float) -> str:
+    return f"{value:+.0f}%" if abs(value) >= 1 else f"{value:+.1f}%"
+
+
+def bandwidth_finding(s: Sweep) -> str:
+    t = s.found
+    head = f"**{s.label.capitalize()}"
+    if len(s.rows) == 1:
+        r = s.rows.iloc[0]
+        return (f"{head}:** only {_kib(r.bs)} was measured ({md.num(r.bw_MBps_mean)} MB/s); "
+                "sweep two or more block sizes to find where it turns bandwidth-bound.")
+    peak, bound = s.at(t.peak_bs), s.at(t.bound_bs)
+    prev = s.rows.iloc[-2]
+    if t.still_rising:
+        text = (f"{head}: not bandwidth-bound within the sweep.** MB/s is still rising at the "
+                f"largest size swept: {md.pm(peak.bw_MBps_mean, peak.bw_MBps_std)} MB/s at "
+                f"{_kib(t.peak_bs)}, {_pct(t.last_step_pct)} over {_kib(prev.bs)} "
+                f"({md.num(prev.bw_MBps_mean)} MB/s), so the peak and the transition lie beyond "
+                f"{_kib(t.peak_bs)}.")
+        if t.bound_bs != t.peak_bs:
+            text += (f" 90% of the highest MB/s measured is first reached at {_kib(t.bound_bs)} "
+                     f"({md.num(bound.bw_MBps_mean)} MB/s), a lower bound at best.")
+        return text
+    text = (f"{head}: bandwidth-bound from {_kib(t.bound_bs)}.** Peak "
+            f"{md.pm(peak.bw_MBps_mean, peak.bw_MBps_std)} MB/s at {_kib(t.peak_bs)}; "
+            f"{_kib(t.bound_bs)} is the smallest block size reaching 90% of it "
+            f"({md.num(bound.bw_MBps_mean)} MB/s, {bound.bw_pct_of_peak:.0f}%)")
+    below = s.rows[s.rows.bs < t.bound_bs]
+    if below.empty:
+        text += (f", and the smallest size swept: the drive is bandwidth-bound at every size "
+                 f"here (sweep below {_kib(t.bound_bs)} to see it IOPS-bound).")
+    else:
+        b = below.iloc[-1]
+        more = 100 - bound.bw_pct_of_peak
+        text += (f", against {b.bw_pct_of_peak:.0f}% at {_kib(b.bs)}: below it the drive is "
+                 "IOPS-bound; from it on, larger blocks add "
+                 + (f"at most {more:.0f}% more MB/s." if more >= 1 else "less than 1% MB/s."))
+    if t.falls:
+        listed = ", ".join(f"{_kib(bs)} {md.num(s.at(bs).bw_MBps_mean)} MB/s ({_pct(-pct)})"
+                           for bs, pct in t.falls)
+        text += (f" Past the {_kib(t.peak_bs)} peak MB/s falls again, beyond {FLAT_PCT:.0f}%: "
+                 f"{listed}.")
+    elif t.peak_bs != s.sizes[-1]:
+        low = s.rows[s.rows.bs > t.peak_bs].bw_pct_of_peak.min()
+        text += (f" Past the peak every size stays within {FLAT_PCT:.0f}% of it (lowest "
+                 f"{low:.0f}%): a plateau, no fall.")
+    else:
+        text += (f" The largest size is the peak by {_pct(t.last_step_pct)} over "
+                 f"{_kib(prev.bs)}, within {FLAT_PCT:.0f}%: a plateau.")
+    return text
+
+
+def _growth(sizes: list[int], values: list[float]) -> float:
+    ok = [(b, v) for b, v in zip(sizes, values) if not math.isnan(v) and v > 0]
+    if len(ok) < 2:
+        return math.nan
+    return sweeps.growth_per_doubling([b for b, _ in ok], [v for _, v in ok])
+
+
+def iops_latency_finding(s: Sweep) -> str | None:
+    if len(s.rows) < 2:
+        return None
+    first, last = s.rows.iloc[0], s.rows.iloc[-1]
+    sizes = s.sizes
+    drop = (1 - last.iops_mean / first.iops_mean) * 100
+    text = (f"**{s.label.capitalize()}, IOPS and latency:** IOPS go from "
+            f"{md.num(first.iops_mean)} at {_kib(first.bs)} to {md.num(last.iops_mean)} at "
+            f"{_kib(last.bs)} ({_pct(-drop)}: {first.iops_mean / last.iops_mean:.1f}× fewer "
+            f"I/Os of {last.bs / first.bs:.0f}× the bytes each)")
+    flat = iops_flat_until(sizes, list(s.rows.iops_mean))
+    if flat != sizes[0]:
+        text += (f"; they stay within {100 - IOPS_FLAT_FRACTION * 100:.0f}% of the "
+                 f"{_kib(first.bs)} figure up to {_kib(flat)}")
+    mean_g = _growth(sizes, list(s.rows.lat_us_mean))
+    p99_g = _growth(sizes, list(s.rows.lat_p99_us))
+    text += (f". Mean latency grows {mean_g:.2f}× per doubling of the block "
+             f"({md.num(first.lat_us_mean)} → {md.num(last.lat_us_mean)} µs)")
+    if not math.isnan(p99_g):
+        text += (f", p99 {p99_g:.2f}× ({md.num(first.lat_p99_us)} → "
+                 f"{md.num(last.lat_p99_us)} µs)")
+    bound = s.found.bound_bs
+    if not s.found.still_rising and sizes[0] < bound < sizes[-1]:
+        lat = list(s.rows.lat_us_mean)
+        i = sizes.index(bound)
+        before, after = _growth(sizes[:i + 1], lat[:i + 1]), _growth(sizes[i:], lat[i:])
+        text += (f"; up to {_kib(bound)} {before:.2f}× per doubling, beyond it {after:.2f}× "
+                 "(1.00× is a fixed cost per command, 2.00× a fixed MB/s: twice the bytes, "
+                 "twice the time)")
+    return text + "."
+
+
+def gap_finding(rand: Sweep, seq: Sweep, op: str) -> str | None:
+    """Sequential against random MB/s at each block size both swept."""
+    common = [bs for bs in rand.sizes if bs in seq.sizes]
+    if not common:
+        return None
+    gaps, noisy = [], []
+    for bs in common:
+        r, q = rand.at(bs), seq.at(bs)
+        gaps.append((q.bw_MBps_mean / r.bw_MBps_mean - 1) * 100)
+        spread = math.hypot(r.bw_MBps_std, q.bw_MBps_std)
+        if not math.isnan(spread) and abs(q.bw_MBps_mean - r.bw_MBps_mean) <= spread:
+            noisy.append(bs)
+    listed = ", ".join(f"{_pct(g)} at {_kib(bs)}" for bs, g in zip(common, gaps))
+    text = f"**Random vs sequential {op}s:** sequential MB/s against random: {listed}"
+    if noisy:
+        text += (f" ({', '.join(_kib(bs) for bs in noisy)}: within the repetitions' spread, "
+                 "the difference is at most the combined std)")
+    text += "."
+    if len(common) > 1:
+        widest = max(range(len(common)), key=lambda i: abs(gaps[i]))
+        closed = next((common[i] for i in range(len(common))
+                       if all(abs(g) <= GAP_CLOSED_PCT for g in gaps[i:])), None)
+        text += f" The widest gap is at {_kib(common[widest])} ({_pct(gaps[widest])})"
+        if closed == common[0]:
+            text += f"; at every size the two are within {GAP_CLOSED_PCT:.0f}%."
+        elif closed is not None:
+            text += (f"; from {_kib(closed)} on the two stay within {GAP_CLOSED_PCT:.0f}%, "
+                     "the access pattern no longer matters.")
+        else:
+            text += (f"; at {_kib(common[-1])} they still differ by more than "
+                     f"{GAP_CLOSED_PCT:.0f}%.")
+    return text
+
+
+def findings(df: pd.DataFrame, found: list[Sweep]) -> list[str]:
+    out = [bandwidth_finding(s) for s in found]
+    out += [f for f in (iops_latency_finding(s) for s in found) if f]
+    by_rw = {s.rw: s for s in found}
+    for op in ("read", "write"):
+        if f"rand{op}" in by_rw and op in by_rw:
+            gap = gap_finding(by_rw[f"rand{op}"], by_rw[op], op)
+            if gap:
+                out.append(gap)
+    out.append(stability_finding(df, lambda r: r.pattern))
+    out += clat_note(df)
+    return out
+
+
+# --- markdown ---------------------------------------------------------------------------------
+def _queue_line(df: pd.DataFrame) -> str:
+    depths = sorted({int(d) for d in df.iodepth})
+    jobs = sorted({int(j) for j in df.numjobs})
+    depth = ", ".join(str(d) for d in depths)
+    return (f"Queue depth {depth} in every case, {', '.join(str(j) for j in jobs)} "
+            f"job{'s' if jobs != [1] else ''}; the row standing for each case is its only "
+            "direction, or read + write for a mixed pattern.")
+
+
+def render_markdown(df: pd.DataFrame, found: list[Sweep], setup: str) -> str:
+    rows = []
+    for s in found:
+        for r in s.rows.itertuples():
+            marks = (" ⚠" if r.unstable else "") + (" ● 90%" if r.is_90pct_of_peak else "") + \
+                (" ▲ peak" if r.is_peak else "")
+            rows.append([s.label, _kib(r.bs) + marks, md.pm(r.iops_mean, r.iops_std),
+                         md.pm(r.bw_MBps_mean, r.bw_MBps_std), f"{r.bw_pct_of_peak:.0f}%",
+                         md.pm(r.lat_us_mean, r.lat_us_std), md.num(r.lat_p50_us),
+                         md.pm(r.lat_p99_us, r.lat_p99_us_std), md.num(r.lat_p99_9_us)])
+    table = md.table(["pattern", "block size", "IOPS", "MB/s", "of peak MB/s", "mean lat (µs)",
+                      "p50 (µs)", "p99 (µs)", "p99.9 (µs)"], rows, ["l", "l"] + ["r"] * 7)
+    note = standard_note(df) + (" p99 ± is the std of the repetitions' own p99. ● the smallest "
+                                "block size reaching 90% of the pattern's peak MB/s; ▲ the peak.")
+    return snippet("## §3 Block-size sweep", setup, [_queue_line(df), table, note],
+                   [("IOPS by block size", FIG_IOPS), ("MB/s by block size", FIG_BW),
+                    ("Mean and p99 latency by block size", FIG_LATENCY)], findings(df, found))
+
+
+# --- figures ----------------------------------------------------------------------------------
+def _size_axis(found: list[Sweep]) -> dict:
+    kib = sorted({b / 1024 for s in found for b in s.sizes})
+    return {"xscale": "log2", "xticks": kib, "xticklabels": [f"{k:g}" for k in kib],
+            "xlabel": "block size (KiB, log2 scale)"}
+
+
+def _series(found: list[Sweep], col: str, std_col: str, bw_marks: bool = False) -> list[Series]:
+    out = []
+    for s in found:
+        label = s.label
+        if bw_marks and len(s.rows) > 1:
+            label += (f" (○ still rising at {_kib(s.found.peak_bs)})" if s.found.still_rising
+                      else f" (○ 90% of peak from {_kib(s.found.bound_bs)})")
+        out.append(Series(label, [b / 1024 for b in s.sizes], list(s.rows[col]),
+                          list(s.rows[std_col])))
+    return out
+
+
+def _rings(found: list[Sweep], col: str) -> list[Highlight]:
+    """A ring in the series' colour on each pattern's 90%-of-peak size (the peak while the
+    curve is still rising); the legend says which size it is."""
+    out = []
+    for color, s in zip(COLORS * 3, found):
+        if len(s.rows) > 1:
+            bs = s.found.peak_bs if s.found.still_rising else s.found.bound_bs
+            out.append(Highlight(bs / 1024, s.at(bs)[col], "", color))
+    return out
+
+
+def draw_figures(found: list[Sweep], root: Path, reps: str) -> list[str]:
+    axis = _size_axis(found)
+    depth = "/".join(sorted({str(int(d)) for s in found for d in s.rows.iodepth}))
+    note = f"error bars: ± std over {reps} repetitions; QD {depth}"
+    line_chart(root / FIG_IOPS, [
+        Panel("IOPS by block size", ylabel="IOPS (log scale)", yscale="log", **axis,
+              series=_series(found, "iops_mean", "iops_std"))], note=note)
+    line_chart(root / FIG_BW, [
+        Panel("MB/s by block size", ylabel="MB/s (10^6 B/s)",
+              **axis, series=_series(found, "bw_MBps_mean", "bw_MBps_std", bw_marks=True),
+              highlights=_rings(found, "bw_MBps_mean"))], note=note)
+    panels = [Panel("mean total latency", ylabel="mean latency (µs, log scale)", yscale="log",
+                    **axis, series=_series(found, "lat_us_mean", "lat_us_std"))]
+    with_p99 = [s for s in found if s.rows.lat_p99_us.notna().any()]
+    if with_p99:  # fio output without percentiles (json, not json+, of a mix) has none
+        clat = any((s.rows.pct_source == "clat").any() for s in with_p99)
+        source = "completion" if clat else "total"
+        panels.append(Panel(f"p99 {source} latency (pooled repetitions)",
+                            ylabel="p99 latency (µs, log scale)", yscale="log", **axis,
+                            series=_series(with_p99, "lat_p99_us", "lat_p99_us_std")))
+        note += "; p99 bars: std of the repetitions' own p99"
+    line_chart(root / FIG_LATENCY, panels, title="Latency by block size", note=note)
+    return [FIG_IOPS, FIG_BW, FIG_LATENCY]
+
+
+def print_summary(df: pd.DataFrame) -> None:
+    print(f"{'case':<16} {'IOPS':>18} {'MB/s':>16} {'of peak':>8} {'mean µs':>10} "
+          f"{'p99 µs':>10}")
+    for r in df.itertuples():
+        flags = (" 90%" if r.is_90pct_of_peak else "") + (" peak" if r.is_peak else "") + \
+            (" unstable" if r.unstable else "")
+        print(f"{r.case:<16} {md.pm(r.iops_mean, r.iops_std):>18} "
+              f"{md.pm(r.bw_MBps_mean, r.bw_MBps_std):>16} {r.bw_pct_of_peak:>7.0f}% "
+              f"{md.num(r.lat_us_mean):>10} {md.num(r.lat_p99_us):>10}{flags}")
+
+
+def produce(run: SectionRun) -> list[str]:
+    df, found = analyse(run.table)
+    figures = draw_figures(found, run.root, reps_label(df))
+    written = [run.write_table(TABLE, df), *figures,
+               run.write_text(SNIPPET, render_markdown(df, found, run.setup))]
+    print_summary(df)
+    return written
+
+
+def main(argv: list[str]) -> int:
+    return run_section(argv, section=SECTION, script="bs_sweep_test.bash", description=__doc__,
+                       produce=produce)

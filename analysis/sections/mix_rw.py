@@ -1,0 +1,485 @@
+"""§4 read/write mix: tables/mix_rw.csv, figs/mix_rw_{bw,latency}.png, out/section_4_mix_rw.md.
+
+Each mix is one randrw job: reads and writes share the queue as they do in an application, and
+fio measures each direction on its own. The questions: what a mix moves and how long its I/Os
+take against pure reads, what writes cost against reads (the write penalty, which is negative on
+a drive whose write cache makes writes faster), whether a mix costs more than its parts, and
+which direction pays for the sharing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from analysis import markdown as md
+from analysis.plots import BarSet, Panel, Series, grouped_bars, line_chart
+from analysis.section import (
+    SectionRun,
+    clat_note,
+    run_section,
+    snippet,
+    stability_finding,
+    standard_note,
+)
+
+SECTION = "mix_rw"
+TABLE = "tables/mix_rw.csv"
+FIG_BW = "figs/mix_rw_bw.png"
+FIG_LATENCY = "figs/mix_rw_latency.png"
+SNIPPET = "out/section_4_mix_rw.md"
+DIRECTIONS = ("read", "write", "total")
+# Without repetitions there is no spread to judge a difference by; below this it counts as small.
+SMALL_PCT = 5.0
+WORKLOAD_NOTE = ("each mix is one randrw job, so reads and writes share the queue and each "
+                 "direction is measured on its own. `total` pools both directions: IOPS and MB/s "
+                 "add up; its latency and percentiles are over all I/Os (percentiles from the "
+                 "merged histogram bins of both directions).")
+WITHIN = "†"  # beside a difference inside the repetitions' spread
+
+
+@dataclass(frozen=True)
+class Mix:
+    """One mix (one case): its read, write and total table rows."""
+    label: str  # "R70/W30"
+    case: str
+    read_pct: int  # the read share asked for (rwmixread)
+    read: pd.Series
+    write: pd.Series
+    total: pd.Series
+
+    @property
+    def has_read(self) -> bool:
+        return self.read.iops_mean > 0
+
+    @property
+    def has_write(self) -> bool:
+        return self.write.iops_mean > 0
+
+    @property
+    def mixed(self) -> bool:
+        return self.has_read and self.has_write
+
+    @property
+    def measured_read_share(self) -> float:
+        """The share of the I/Os that were reads (rwmixread is a probability, not a quota)."""
+        return self.read.iops_mean / self.total.iops_mean
+
+    def row(self, direction: str) -> pd.Series:
+        return {"read": self.read, "write": self.write, "total": self.total}[direction]
+
+
+@dataclass(frozen=True)
+class Change:
+    """A value against a reference: pct = value / reference - 1, in %. `spread_pct` is the
+    repetitions' spread of that difference (the two stds combined, in % of the reference), NaN
+    when a std is unknown (a single repetition, or a foreign JSON)."""
+    value: float
+    reference: float
+    pct: float
+    spread_pct: float
+
+    @property
+    def within_spread(self) -> bool | None:
+        return None if math.isnan(self.spread_pct) else abs(self.pct) <= self.spread_pct
+
+    @property
+    def small(self) -> bool:
+        """Not a measurable difference: inside the spread, or under SMALL_PCT without one."""
+        if self.within_spread is None:
+            return abs(self.pct) < SMALL_PCT
+        return self.within_spread
+
+
+def change(value: float, value_std: float, reference: float, reference_std: float) -> Change:
+    if not reference:
+        return Change(value, reference, math.nan, math.nan)
+    return Change(value, reference, (value / reference - 1) * 100,
+                  math.hypot(value_std, reference_std) / reference * 100)
+
+
+def _change_of(a: pd.Series, b: pd.Series, column: str, std_column: str) -> Change:
+    return change(a[column], a[std_column], b[column], b[std_column])
+
+
+def mix_label(read_pct: int) -> str:
+    return f"R{read_pct}/W{100 - read_pct}"
+
+
+def mixes(df: pd.DataFrame) -> list[Mix]:
+    """The mixes of the table, pure read first (read share descending, ties in table order)."""
+    cases = list(dict.fromkeys(df.case))
+    found = []
+    for case in cases:
+        rows = df[df.case == case].set_index("direction")
+        if not {"read", "write", "total"} <= set(rows.index):
+            continue
+        read_pct = int(rows.loc["total", "read_pct"])
+        found.append(Mix(mix_label(read_pct), case, read_pct, rows.loc["read"],
+                         rows.loc["write"], rows.loc["total"]))
+    found.sort(key=lambda m: -m.read_pct)
+    labels = [m.label for m in found]
+    return [Mix(f"{m.label} ({m.case})", m.case, m.read_pct, m.read, m.write, m.total)
+            if labels.count(m.label) > 1 else m for m in found]
+
+
+def with_mix(df: pd.DataFrame) -> pd.DataFrame:
+    """The table in mix order (pure read first), with a `mix` column beside the case."""
+    order = {m.case: i for i, m in enumerate(mixes(df))}
+    labels = {m.case: m.label for m in mixes(df)}
+    df = df[df.case.isin(order)].copy()
+    df.insert(1, "mix", [labels[c] for c in df.case])
+    rank = df.case.map(order) * len(DIRECTIONS) + df.direction.map(
+        {d: i for i, d in enumerate(DIRECTIONS)}).fillna(len(DIRECTIONS))
+    return df.assign(_rank=rank).sort_values("_rank", kind="stable").drop(columns="_rank")
+
+
+def pure_read(ms: list[Mix]) -> Mix | None:
+    return next((m for m in ms if m.read_pct == 100 and m.has_read and not m.has_write), None)
+
+
+def pure_write(ms: list[Mix]) -> Mix | None:
+    return next((m for m in ms if m.read_pct == 0 and m.has_write and not m.has_read), None)
+
+
+def blend_iops(read_share: float, read_iops: float, write_iops: float) -> float:
+    """The IOPS a mix would reach if each I/O cost what it costs in its pure run:
+    1 / IOPS = r / IOPS_read + (1 - r) / IOPS_write."""
+    return 1 / (read_share / read_iops + (1 - read_share) / write_iops)
+
+
+# ---- findings --------------------------------------------------------------------------------
+
+def _pct(value: float) -> str:
+    """'+12%' / '−41%' (a real minus sign), one decimal under 10%."""
+    if math.isnan(value):
+        return "–"
+    digits = 1 if abs(value) < 10 else 0
+    text = f"{abs(value):.{digits}f}%"
+    if text in ("0.0%", "0%"):
+        return "±0%"
+    return ("+" if value > 0 else "−") + text
+
+
+def _tag(c: Change) -> str:
+    return WITHIN if c.within_spread else ""
+
+
+def _pct_tagged(c: Change) -> str:
+    return _pct(c.pct) + _tag(c)
+
+
+def _join(items: list[str]) -> str:
+    if len(items) <= 2:
+        return " and ".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _missing(ms: list[Mix]) -> str:
+    """'no pure-read (R100/W0) point' / '... and no pure-write ...' or ''."""
+    gaps = []
+    if pure_read(ms) is None:
+        gaps.append("no pure-read (R100/W0) point")
+    if pure_write(ms) is None:
+        gaps.append("no pure-write (R0/W100) point")
+    return " and ".join(gaps)
+
+
+def _has_p99(*rows: pd.Series) -> bool:
+    return not any(math.isnan(r.lat_p99_us) for r in rows)
+
+
+def throughput_finding(ms: list[Mix]) -> str:
+    base = pure_read(ms)
+    if base is None:
+        listed = "; ".join(f"{m.label} {md.num(m.total.iops_mean)} IOPS "
+                           f"({md.num(m.total.bw_MBps_mean)} MB/s)" for m in ms)
+        return (f"**Throughput (read + write):** {listed}. This run has no pure-read (R100/W0) "
+                "point, so throughput and latency relative to pure read cannot be computed; add "
+                "100 to --mix.")
+    text = (f"**Throughput against pure read (read + write):** {base.label} reaches "
+            f"{md.num(base.total.iops_mean)} IOPS ({md.num(base.total.bw_MBps_mean)} MB/s)")
+    parts = []
+    for m in ms:
+        if m is not base:
+            c = _change_of(m.total, base.total, "iops_mean", "iops_std")
+            parts.append(f"{m.label} {md.num(m.total.iops_mean)} IOPS "
+                         f"({md.num(m.total.bw_MBps_mean)} MB/s), {_pct_tagged(c)}")
+    if not parts:
+        return text + "; no other mix was measured to compare with it."
+    return text + "; " + "; ".join(parts) + "."
+
+
+def latency_finding(ms: list[Mix]) -> str | None:
+    base = pure_read(ms)
+    others = [m for m in ms if m is not base]
+    if base is None or not others:
+        return None  # the throughput finding says why
+    parts = []
+    for m in others:
+        mean = _change_of(m.total, base.total, "lat_us_mean", "lat_us_std")
+        text = f"{m.label} {md.num(m.total.lat_us_mean)} µs ({_pct_tagged(mean)})"
+        if _has_p99(m.total, base.total):
+            p99 = _change_of(m.total, base.total, "lat_p99_us", "lat_p99_us_std")
+            text += f", p99 {md.num(m.total.lat_p99_us)} µs ({_pct_tagged(p99)})"
+        parts.append(text)
+    text = (f"**Latency against pure read:** the mean over all I/Os of a mix is "
+            f"{md.num(base.total.lat_us_mean)} µs at {base.label} (p99 "
+            f"{md.num(base.total.lat_p99_us)} µs); " + "; ".join(parts) + ".")
+    if any(math.isnan(m.total.lat_p99_us) for m in others if m.mixed):
+        text += (" The p99 of a mix's reads and writes together needs json+ histogram bins, "
+                 "which this output lacks.")
+    return text
+
+
+def write_penalty_finding(ms: list[Mix]) -> str:
+    r, w = pure_read(ms), pure_write(ms)
+    in_mix = [(m, _change_of(m.write, m.read, "lat_us_mean", "lat_us_std"))
+              for m in ms if m.mixed]
+    in_mix_text = ""
+    if in_mix:
+        in_mix_text = (" Sharing the queue in the mixes, writes take " + _join(
+            [f"{md.num(m.write.lat_us_mean)} µs against {md.num(m.read.lat_us_mean)} µs for "
+             f"reads at {m.label} ({_pct_tagged(c)})" for m, c in in_mix]) + ".")
+    if r is None or w is None:
+        return (f"**Write penalty:** this run has {_missing(ms)}, so the penalty of pure writes "
+                "against pure reads cannot be computed; add 100 and 0 to --mix." + in_mix_text)
+    iops = _change_of(w.total, r.total, "iops_mean", "iops_std")
+    lat = _change_of(w.total, r.total, "lat_us_mean", "lat_us_std")
+    penalty = -iops.pct  # the share of the read IOPS lost by writing instead
+    ratio = w.total.iops_mean / r.total.iops_mean
+    text = (f"**Write penalty:** pure writes ({w.label}) reach {md.num(w.total.iops_mean)} IOPS "
+            f"against {md.num(r.total.iops_mean)} for pure reads, a write penalty of "
+            f"{_pct(penalty)}{_tag(iops)}")
+    if iops.small:
+        text += ": writes and reads run at about the same rate"
+    elif penalty < 0:
+        text += f", negative: writes are faster than reads on this device ({ratio:.2f}× the IOPS)"
+    else:
+        text += f": writes reach {ratio * 100:.0f}% of the read IOPS"
+    text += (f". Mean latency {md.num(w.total.lat_us_mean)} µs against "
+             f"{md.num(r.total.lat_us_mean)} µs ({_pct_tagged(lat)})")
+    if _has_p99(w.total, r.total):
+        p99 = _change_of(w.total, r.total, "lat_p99_us", "lat_p99_us_std")
+        text += (f", p99 {md.num(w.total.lat_p99_us)} µs against "
+                 f"{md.num(r.total.lat_p99_us)} µs ({_pct_tagged(p99)})")
+    return text + "." + in_mix_text
+
+
+def mixing_cost_finding(ms: list[Mix]) -> str | None:
+    r, w = pure_read(ms), pure_write(ms)
+    inside = [m for m in ms if m.mixed]
+    if not inside:
+        return None  # the who-pays finding says why
+    if r is None or w is None:
+        return (f"**Mixing cost:** this run has {_missing(ms)}, so what a mix would reach from "
+                "the pure runs alone (their blend) cannot be computed.")
+    parts, worse, better = [], [], []
+    for m in inside:
+        share = m.measured_read_share
+        predicted = blend_iops(share, r.total.iops_mean, w.total.iops_mean)
+        # The prediction's spread: the larger relative spread of the two pure runs.
+        c = change(m.total.iops_mean, m.total.iops_std, predicted,
+                   predicted * max(r.total.iops_cv, w.total.iops_cv))
+        parts.append(f"{m.label} (reads {share * 100:.0f}% of the I/Os) would reach "
+                     f"{md.num(predicted)} IOPS and reaches {md.num(m.total.iops_mean)} "
+                     f"({_pct_tagged(c)})")
+        if not c.small:
+            (worse if c.pct < 0 else better).append(m.label)
+    text = ("**Mixing cost:** if every I/O cost what it costs in its pure run "
+            "(1/IOPS = r/IOPS_read + (1−r)/IOPS_write), " + "; ".join(parts) + ".")
+    if not worse and not better:
+        text += " No mix differs measurably from that blend: mixing shows no cost of its own."
+    if worse:
+        text += (f" {_join(worse)} {'falls' if len(worse) == 1 else 'fall'} short of the blend: "
+                 "reads and writes hinder each other inside the drive.")
+    if better:
+        text += (f" {_join(better)} {'beats' if len(better) == 1 else 'beat'} the blend: "
+                 "reads and writes overlap inside the drive.")
+    return text
+
+
+def _against_pure(inside: list[Mix], base: Mix, direction: str) -> list[tuple[Mix, Change]]:
+    return [(m, _change_of(m.row(direction), base.row(direction), "lat_us_mean", "lat_us_std"))
+            for m in inside]
+
+
+def _pure_sentence(direction: str, base: Mix, changes: list[tuple[Mix, Change]]) -> str:
+    def one(m: Mix, c: Change) -> str:
+        text = f"{md.num(c.value)} µs at {m.label} ({_pct_tagged(c)}"
+        if _has_p99(m.row(direction), base.row(direction)):
+            p99 = _change_of(m.row(direction), base.row(direction), "lat_p99_us",
+                             "lat_p99_us_std")
+            text += f"; p99 {_pct_tagged(p99)}"
+        return text + ")"
+    return (f"{direction} latency against pure {direction}s "
+            f"({md.num(base.row(direction).lat_us_mean)} µs) is "
+            + _join([one(m, c) for m, c in changes]))
+
+
+def who_pays_finding(ms: list[Mix]) -> str:
+    inside = [m for m in ms if m.mixed]
+    if not inside:
+        return ("**Who pays in the mix:** this run has no mixed case (a read share strictly "
+                "between 0 and 100), so whether reads or writes suffer more from sharing the "
+                "queue cannot be computed.")
+    r, w = pure_read(ms), pure_write(ms)
+    reads = _against_pure(inside, r, "read") if r else []
+    writes = _against_pure(inside, w, "write") if w else []
+    if not reads and not writes:
+        return (f"**Who pays in the mix:** this run has {_missing(ms)}, so neither direction's "
+                "latency in the mixes can be set against its pure run, and whether reads suffer "
+                "more than writes cannot be computed; add 100 and 0 to --mix.")
+    sentences = ([_pure_sentence("read", r, reads)] if reads else []) + (
+        [_pure_sentence("write", w, writes)] if writes else [])
+    text = "**Who pays in the mix:** " + "; ".join(sentences) + "."
+    text = text.replace(":** r", ":** R", 1).replace(":** w", ":** W", 1)
+    if not reads or not writes:
+        side = "reads'" if not reads else "writes'"
+        return (f"{text} This run has {_missing(ms)}, so the {side} side, and whether reads "
+                "suffer more than writes, cannot be computed.")
+    pairs = [(m, a, b) for (m, a), (_, b) in zip(reads, writes)]
+    if all(a.small and b.small for _, a, b in pairs):
+        return text + (" Neither direction is measurably slowed by sharing the queue: every "
+                       "change is within the repetitions' spread" if all(
+                           a.within_spread is not None for _, a, _ in pairs)
+                       else f" Neither direction is slowed by more than {SMALL_PCT:.0f}%") + "."
+    worse = [(m, _fares_worse(a, b)) for m, a, b in pairs]
+    by = {who: [m.label for m, w in worse if w == who] for who in ("reads", "writes", "")}
+    every = "every mixed case" if len(pairs) > 1 else f"the mixed case {pairs[0][0].label}"
+    for who, other, mine, theirs in (("reads", "writes", 1, 2), ("writes", "reads", 2, 1)):
+        if len(by[who]) == len(pairs):
+            text += f" {who.capitalize()} suffer more than {other} in {every}"
+            if all(p[mine].small or p[mine].pct <= 0 for p in pairs):
+                text += f", though only relatively: {who} are not measurably slower than alone"
+                if all(not p[theirs].small and p[theirs].pct < 0 for p in pairs):
+                    text += f", while {other} run faster than alone"
+            return text + "."
+    if len(by[""]) == len(pairs):
+        return text + (" Neither direction suffers more: read and write latency move alike "
+                       "against their pure runs.")
+    parts = [f"{who or 'neither'} at {_join(by[who])}" for who in ("reads", "writes", "")
+             if by[who]]
+    return text + " Neither suffers more throughout: more for " + "; ".join(parts) + "."
+
+
+def _fares_worse(a: Change, b: Change) -> str:
+    """'reads' / 'writes' / '': whose latency rose more against its own pure run (a = reads',
+    b = writes'), when that is measured: the gap between the two changes is beyond their
+    spreads (SMALL_PCT without one), or one rose measurably while the other did not."""
+    def rose(c: Change) -> bool:
+        return not c.small and c.pct > 0
+    if rose(a) != rose(b):
+        return "reads" if rose(a) else "writes"
+    gap = a.pct - b.pct
+    noise = math.hypot(a.spread_pct, b.spread_pct)
+    if abs(gap) > (SMALL_PCT if math.isnan(noise) else noise):
+        return "reads" if gap > 0 else "writes"
+    return ""
+
+
+def stability_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows the stability line names: a pure mix's total repeats its one direction."""
+    df = with_mix(df)
+    pure = {m.case for m in mixes(df) if not m.mixed}
+    return df[~((df.direction == "total") & df.case.isin(pure))]
+
+
+def findings(df: pd.DataFrame) -> list[str]:
+    ms = mixes(df)
+    out = [throughput_finding(ms), latency_finding(ms), write_penalty_finding(ms),
+           mixing_cost_finding(ms), who_pays_finding(ms)]
+    out = [f for f in out if f]
+    if any(WITHIN in f for f in out):
+        out.append(f"{WITHIN} marks a difference within the repetitions' spread (smaller than "
+                   "the two standard deviations combined): not a measured effect.")
+    if int(df.n.max()) < 2:  # no CV either: the stability line would have nothing to judge
+        out.append(f"**Stability:** one repetition per mix, so no spread is known and "
+                   f"differences under {SMALL_PCT:.0f}% are read as none; add repetitions "
+                   "(--repeat) for error bars.")
+    else:
+        out.append(stability_finding(stability_rows(df), lambda r: f"{r.mix} {r.direction}"))
+    return out + clat_note(df)
+
+
+# ---- snippet, figures, summary ---------------------------------------------------------------
+
+def workload(df: pd.DataFrame) -> str:
+    """'4 KiB random, QD=32, 1 job': what every mix shares, from the JSON's own options."""
+    def values(col):
+        return ", ".join(str(v) for v in dict.fromkeys(df[col]))
+    bs = ", ".join(md.bs_label(int(b)) if str(b).isdigit() else str(b)
+                   for b in dict.fromkeys(df.bs))
+    kinds = {"random" if str(rw).startswith("rand") else "sequential" for rw in df.rw}
+    jobs = values("numjobs")
+    return (f"{bs} {'/'.join(sorted(kinds))}, QD={values('iodepth')}"
+            + ("" if jobs == "1" else f" × {jobs} jobs"))
+
+
+def render_markdown(df: pd.DataFrame, setup: str) -> str:
+    rows = []
+    for r in with_mix(df).itertuples():
+        flag = " ⚠" if r.unstable else ""
+        if r.iops_mean == 0:
+            rows.append([r.mix, r.direction, "0", "0", "–", "–", "–", "–", "–"])
+            continue
+        rows.append([r.mix, r.direction + flag, md.pm(r.iops_mean, r.iops_std),
+                     md.pm(r.bw_MBps_mean, r.bw_MBps_std), md.pm(r.lat_us_mean, r.lat_us_std),
+                     md.num(r.lat_p50_us), md.num(r.lat_p95_us), md.num(r.lat_p99_us),
+                     md.num(r.lat_p99_9_us)])
+    table = md.table(["mix", "direction", "IOPS", "MB/s", "mean lat (µs)", "p50 (µs)",
+                      "p95 (µs)", "p99 (µs)", "p99.9 (µs)"], rows, align=["l", "l"] + ["r"] * 7)
+    return snippet("## §4 Read/write mix", setup,
+                   [f"Workload: {workload(df)}; {WORKLOAD_NOTE}", table, standard_note(df)],
+                   [("MB/s per mix, read and write", FIG_BW),
+                    ("Mean and p99 latency per mix and direction", FIG_LATENCY)], findings(df))
+
+
+def draw_figures(df: pd.DataFrame, root: Path) -> None:
+    ms = mixes(df)
+    groups = [m.label for m in ms]
+    title = workload(df)
+    sets = [BarSet(d, [m.row(d).bw_MBps_mean for m in ms], [m.row(d).bw_MBps_std for m in ms])
+            for d in DIRECTIONS]
+    grouped_bars(root / FIG_BW, groups, sets, ylabel="MB/s (10^6 B/s)",
+                 title=f"Throughput per mix ({title})",
+                 note="bars: mean ± std over repetitions; total = read + write")
+    x = list(range(len(ms)))
+    panels = []
+    for column, std, name in (("lat_us_mean", "lat_us_std", "mean"),
+                              ("lat_p99_us", "lat_p99_us_std", "p99")):
+        series = []
+        for d in ("read", "write"):
+            points = [(i, m.row(d)) for i, m in zip(x, ms) if m.row(d).iops_mean > 0]
+            series.append(Series(d, [i for i, _ in points], [r[column] for _, r in points],
+                                 [r[std] for _, r in points]))
+        panels.append(Panel(f"{name} total latency per direction", "mix (read/write share)",
+                            f"{name} latency (µs)", series, xticks=x, xticklabels=groups))
+    line_chart(root / FIG_LATENCY, panels, title=f"Latency per mix ({title})",
+               note="error bars: ± std over repetitions (p99: of the repetitions' own p99)")
+
+
+def print_summary(df: pd.DataFrame) -> None:
+    print(f"{'mix':<10} {'direction':<9} {'IOPS':>18} {'MB/s':>8} {'mean µs':>10} {'p99 µs':>10}")
+    for r in with_mix(df).itertuples():
+        iops = md.pm(r.iops_mean, r.iops_std) if r.iops_mean else "0"
+        bw = md.num(r.bw_MBps_mean) if r.iops_mean else "0"
+        print(f"{r.mix:<10} {r.direction:<9} {iops:>18} {bw:>8} {md.num(r.lat_us_mean):>10} "
+              f"{md.num(r.lat_p99_us):>10}" + ("  unstable" if r.unstable else ""))
+
+
+def produce(run: SectionRun) -> list[str]:
+    df = run.table
+    draw_figures(df, run.root)
+    written = [run.write_table(TABLE, with_mix(df)), FIG_BW, FIG_LATENCY,
+               run.write_text(SNIPPET, render_markdown(df, run.setup))]
+    print_summary(df)
+    return written
+
+
+def main(argv: list[str]) -> int:
+    return run_section(argv, section=SECTION, script="mix_rw_test.bash", description=__doc__,
+                       produce=produce, always=("read", "write"))

@@ -1,0 +1,271 @@
+"""§3 block-size sweep: the analysis on inputs with known answers, and the section end to end.
+
+Known answers come from real fio output only: a real drive's sweep from the shared samples
+(still rising at its largest size), and fio runs made here on a file with a rate cap that turns
+the target into a drive of known limits, 500 commands per second and 16 MiB/s, so MB/s must
+flatten at 32 KiB (500 x 32 KiB = 16.4 MB/s against a 16.8 MB/s cap). The end-to-end runs check
+every table number against the repetitions' JSON, read with nothing but the json module.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from analysis.cases import frame_of_groups, section_frame
+from analysis.fio_json import read_groups
+from analysis.sections import bs_sweep
+from tests.conftest import REPO, SAMPLES
+from tests.toolkit import TINY, load_json, loop_device, run
+
+KIB = 1024
+MIB = 1024 * KIB
+root_only = pytest.mark.skipif(os.geteuid() != 0, reason="block devices need root")
+
+# --- a real drive: randrw 50/50 at QD1, 4k..256k, still rising at 256k ----------------------
+SWEEP_SAMPLE = (SAMPLES / "NightHydra__AdvancedComputerSystemsProjects" / "Project3" / "raw_data"
+                / "data_analysis" / "block_size_sweep_random.json")
+
+
+def sample_totals() -> list[tuple[int, float, float, float]]:
+    """(bs, MB/s, IOPS, mean total latency µs) of each job, read + write, from the JSON alone."""
+    out = []
+    for job in json.loads(SWEEP_SAMPLE.read_text())["jobs"]:
+        r, w = job["read"], job["write"]
+        n = r["lat_ns"]["N"] + w["lat_ns"]["N"]
+        lat = (r["lat_ns"]["mean"] * r["lat_ns"]["N"] + w["lat_ns"]["mean"] * w["lat_ns"]["N"])
+        out.append((int(job["job options"]["bs"].removesuffix("k")) * KIB,
+                    (r["bw_bytes"] + w["bw_bytes"]) / 1e6, r["iops"] + w["iops"], lat / n / 1000))
+    return out
+
+
+def test_sample_still_rising_at_largest_size():
+    table, found = bs_sweep.analyse(frame_of_groups(read_groups(SWEEP_SAMPLE)))
+    totals = sample_totals()
+    sizes = [t[0] for t in totals]
+    assert sizes == [4 * KIB << i for i in range(7)]
+    # One row per block size, the mix's read + write ('total'), named for what it is.
+    assert list(table.bs) == sizes and set(table.direction) == {"total"}
+    assert [s.label for s in found] == ["random read/write 50/50"]
+    assert list(table.bw_MBps_mean) == pytest.approx([t[1] for t in totals], rel=1e-6)
+    t = found[0].found
+    # 1528 MB/s at 256k is the peak, 1007 at 128k is 66% of it: the 90% point is the largest
+    # size, the last step gains 52%, so there is no transition within the sweep.
+    assert (t.peak_bs, t.bound_bs, t.still_rising, t.falls) == (256 * KIB, 256 * KIB, True, [])
+    assert t.last_step_pct == pytest.approx((totals[-1][1] / totals[-2][1] - 1) * 100)
+    assert list(table.is_90pct_of_peak) == [False] * 6 + [True]
+    assert table.bw_pct_of_peak.iloc[-2] == pytest.approx(totals[-2][1] / totals[-1][1] * 100)
+    # IOPS: within 10% of 4k's 21,037 up to 8k (19,274), 16k is 76%.
+    assert bs_sweep.iops_flat_until(sizes, [t[2] for t in totals]) == 8 * KIB
+
+    text = "\n".join(bs_sweep.findings(table, found))
+    assert "not bandwidth-bound within the sweep" in text and "still rising" in text
+    assert "bandwidth-bound from" not in text
+    assert "1,528 MB/s at 256 KiB, +52% over 128 KiB (1,007 MB/s)" in text
+    drop = (1 - totals[-1][2] / totals[0][2]) * 100
+    growth = (totals[-1][3] / totals[0][3]) ** (1 / 6)
+    assert f"from 21,037 at 4 KiB to 5,828 at 256 KiB (-{drop:.0f}%" in text
+    assert f"Mean latency grows {growth:.2f}× per doubling" in text
+    assert "completion latency only (clat)" in text  # the sample has no lat percentiles
+
+
+def test_sample_findings_follow_the_numbers():
+    """The same drive swept only to 64 KiB: other numbers, other findings."""
+    table, found = bs_sweep.analyse(frame_of_groups(read_groups(SWEEP_SAMPLE)[:5]))
+    t = found[0].found
+    assert (t.peak_bs, t.bound_bs, t.still_rising) == (64 * KIB, 64 * KIB, True)
+    text = "\n".join(bs_sweep.findings(table, found))
+    assert "687 MB/s at 64 KiB, +56% over 32 KiB (440 MB/s)" in text
+    assert "256 KiB" not in text
+
+
+# --- fio runs with a rate cap: a target of known limits ------------------------------------
+IOPS_CAP, BW_CAP = 500, 16 * MIB
+SIZES = [4 * KIB << i for i in range(7)]  # 4k .. 256k
+FALL_CAP = {"read": {256 * KIB: 8 * MIB}}  # sequential read: 256k capped at half the plateau
+
+
+def cap(rw: str, bs: int) -> int:
+    return FALL_CAP.get(rw, {}).get(bs, min(IOPS_CAP * bs, BW_CAP))
+
+
+@pytest.fixture(scope="module")
+def capped_results():
+    """results/bs_sweep/<rw>-<bs>/rep{1,2}.json of real fio runs, each job capped to
+    `cap(rw, bs)` bytes/s; all jobs of a repetition run at once (about 1 s each). Eight I/Os
+    in flight keep the cap reachable when the disk is slow or busy (one at a time, 500 IOPS
+    would need every I/O done within 2 ms)."""
+    (REPO / "tmp").mkdir(exist_ok=True)
+    root = Path(tempfile.mkdtemp(prefix="pytest-bs-sweep-", dir=REPO / "tmp"))
+    target = root / "target.img"
+    target.write_bytes(os.urandom(16 * MIB))
+    try:
+        for rep in (1, 2):
+            procs = []
+            for rw in ("randread", "read"):
+                for bs in SIZES:
+                    case = root / "results" / "bs_sweep" / f"{rw}-{bs // KIB}k"
+                    case.mkdir(parents=True, exist_ok=True)
+                    procs.append(subprocess.Popen(
+                        ["fio", f"--name={case.name}", f"--filename={target}", f"--rw={rw}",
+                         f"--bs={bs}", f"--rate={cap(rw, bs)}", "--direct=1",
+                         "--ioengine=libaio", "--iodepth=8", "--runtime=1", "--time_based", "--randrepeat=0",
+                         "--lat_percentiles=1", "--output-format=json+",
+                         f"--output={case / f'rep{rep}.json'}"],
+                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+            for p in procs:
+                assert p.wait(timeout=60) == 0, p.stderr.read()
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_capped_known_answers(capped_results):
+    table, found = bs_sweep.analyse(section_frame(capped_results / "results" / "bs_sweep"))
+    assert [s.label for s in found] == ["random read", "sequential read"]
+    assert len(table) == 14 and set(table.n) == {2}
+    for s in found:
+        assert s.sizes == SIZES
+        expected = [cap(s.rw, bs) / 1e6 for bs in SIZES]
+        assert list(s.rows.bw_MBps_mean) == pytest.approx(expected, rel=0.04)
+        t = s.found
+        # 32k moves 16.4 MB/s, 98% of the 16.8 MB/s cap; 16k only 49%.
+        assert t.bound_bs == 32 * KIB and not t.still_rising
+        assert s.at(16 * KIB).bw_pct_of_peak == pytest.approx(8.192 / 16.777 * 100, abs=3)
+        assert s.at(32 * KIB).bw_pct_of_peak == pytest.approx(16.384 / 16.777 * 100, abs=3)
+        assert list(s.rows.is_90pct_of_peak) == [bs == 32 * KIB for bs in SIZES]
+        # 500 IOPS up to 32k, then the byte cap halves them with each doubling.
+        assert bs_sweep.iops_flat_until(s.sizes, list(s.rows.iops_mean)) == 32 * KIB
+    rand, seq = found
+    assert rand.found.peak_bs in SIZES[4:] and rand.found.falls == []
+    # Sequential read falls to half the plateau at 256k, the only size past the peak that does.
+    assert seq.found.peak_bs in (64 * KIB, 128 * KIB)
+    [(fall_bs, fall_pct)] = seq.found.falls
+    assert fall_bs == 256 * KIB and fall_pct == pytest.approx(50, abs=3)
+    assert rand.at(256 * KIB).iops_mean == pytest.approx(BW_CAP / (256 * KIB), rel=0.04)
+
+    text = "\n".join(bs_sweep.findings(table, found))
+    assert text.count("bandwidth-bound from 32 KiB.**") == 2
+    assert "still rising" not in text
+    assert f"Past the {bs_sweep.md.bs_label(seq.found.peak_bs)} peak MB/s falls again" in text
+    assert re.search(r"256 KiB 8\.\d\d MB/s \(-(49|50|51)%\)", text)
+    # Random read: flat past its peak (or the peak is 256k itself, by less than 5%).
+    assert "a plateau" in bs_sweep.bandwidth_finding(rand)
+    assert "up to 32 KiB" in text
+    # Random against sequential: the same caps up to 128k, sequential halved at 256k.
+    gap = next(f for f in bs_sweep.findings(table, found) if f.startswith("**Random vs"))
+    assert "at 256 KiB they still differ by more than 10%" in gap and "-50% at 256 KiB" in gap
+
+
+def test_capped_short_sweep_is_still_rising(capped_results):
+    """Swept only to 32 KiB the same target never flattens: no transition is claimed."""
+    frame = section_frame(capped_results / "results" / "bs_sweep")
+    table, found = bs_sweep.analyse(frame[frame.bs <= 32 * KIB])
+    assert all(s.found.still_rising and s.found.peak_bs == 32 * KIB for s in found)
+    text = "\n".join(bs_sweep.findings(table, found))
+    assert text.count("not bandwidth-bound within the sweep") == 2
+    assert "bandwidth-bound from" not in text
+
+
+def test_capped_section_outputs(capped_results, capsys):
+    assert bs_sweep.main(["--root", str(capped_results)]) == 0
+    csv = pd.read_csv(capped_results / bs_sweep.TABLE)
+    assert len(csv) == 14 and list(csv.bs[:7]) == SIZES
+    snippet = (capped_results / bs_sweep.SNIPPET).read_text()
+    assert snippet.count("| random read | ") == 7 and snippet.count("| sequential read | ") == 7
+    # The 90% mark on 32k (after ⚠ where a CV is above 5%), and nowhere else.
+    assert len(re.findall(r"\| 32 KiB (⚠ )?● 90%", snippet)) == 2
+    assert snippet.count("● 90%") == 2
+    for fig in (bs_sweep.FIG_IOPS, bs_sweep.FIG_BW, bs_sweep.FIG_LATENCY):
+        assert (capped_results / fig).read_bytes()[:4] == b"\x89PNG"
+    assert "wrote tables/bs_sweep.csv" in capsys.readouterr().out
+
+
+# --- end to end: the script on the default file target and on a loop device -----------------
+CASES = [f"{rw}-{bs}" for rw in ("randread", "read") for bs in ("4k", "64k", "1m")]
+ARGS = [*TINY, "--bs", "4k,64k,1m", "--rw", "randread,read"]
+LABEL = {4096: "4 KiB", 65536: "64 KiB", 1048576: "1 MiB"}
+
+
+def check_section_outputs(root: Path, target: str) -> None:
+    table = pd.read_csv(root / "tables" / "bs_sweep.csv")
+    assert list(table.case) == CASES
+    for col in ("case", "pattern", "rw", "bs", "iodepth", "numjobs", "direction", "n",
+                "iops_mean", "iops_std", "bw_MBps_mean", "bw_MBps_std", "lat_us_mean",
+                "lat_us_std", "lat_p50_us", "lat_p95_us", "lat_p99_us", "lat_p99_9_us",
+                "bw_pct_of_peak", "is_90pct_of_peak"):
+        assert col in table.columns, col
+    bw = {}
+    for row in table.itertuples():
+        rw, bs = row.case.split("-")
+        assert (row.rw, row.bs, row.direction, row.iodepth, row.n) == (
+            rw, {"4k": 4096, "64k": 65536, "1m": 1048576}[bs], "read", 32, 2)
+        reps = [load_json(p)["jobs"][0]["read"]
+                for p in sorted((root / "results" / "bs_sweep" / row.case).glob("rep*.json"))]
+        assert len(reps) == 2
+        iops = [r["iops"] for r in reps]
+        assert row.iops_mean == pytest.approx(statistics.mean(iops), rel=1e-5)
+        assert row.iops_std == pytest.approx(statistics.stdev(iops), rel=1e-4, abs=1e-6)
+        mbps = [r["bw_bytes"] / 1e6 for r in reps]
+        assert row.bw_MBps_mean == pytest.approx(statistics.mean(mbps), rel=1e-5)
+        assert row.bw_MBps_std == pytest.approx(statistics.stdev(mbps), rel=1e-4, abs=1e-6)
+        assert row.lat_us_mean == pytest.approx(
+            statistics.mean(r["lat_ns"]["mean"] for r in reps) / 1000, rel=1e-5)
+        own = [r["lat_ns"]["percentile"]["99.000000"] / 1000 for r in reps]
+        assert min(own) <= row.lat_p99_us <= max(own)
+        assert row.lat_p50_us <= row.lat_p95_us <= row.lat_p99_us <= row.lat_p99_9_us
+        bw.setdefault(rw, []).append((row.bs, row.bw_MBps_mean))
+        job = (root / "results" / "bs_sweep" / row.case / "job.fio").read_text()
+        assert f"filename={target}" in job and "iodepth=32" in job and f"bs={bs}" in job
+
+    snippet = (root / "out" / "section_3_bs_sweep.md").read_text()
+    assert snippet.startswith("## §3 Block-size sweep\n")
+    assert f"`{target}`" in snippet
+    for fig in ("bs_sweep_iops.png", "bs_sweep_bw.png", "bs_sweep_latency.png"):
+        data = (root / "figs" / fig).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+        assert f"](../figs/{fig})" in snippet
+    for row in table.itertuples():
+        assert f"| {LABEL[row.bs]}" in snippet
+        assert f"{row.iops_mean:,.0f} ± " in snippet and f"{row.lat_us_mean:,.0f} ± " in snippet
+    # The transition found from the JSON's own means, independently of the module.
+    for rw, label in (("randread", "Random read"), ("read", "Sequential read")):
+        sizes, values = zip(*bw[rw])
+        peak = max(values)
+        bound = next(bs for bs, v in zip(sizes, values) if v >= 0.9 * peak)
+        rising = values[-1] == peak and values[-1] > values[-2] * 1.05
+        expected = (f"**{label}: not bandwidth-bound within the sweep.**" if rising else
+                    f"**{label}: bandwidth-bound from {LABEL[bound]}.**")
+        assert expected in snippet
+        assert f"**{label}, IOPS and latency:**" in snippet
+    assert "**Random vs sequential reads:**" in snippet and "**Stability:**" in snippet
+
+
+def test_default_file_target(toolkit):
+    result = run(toolkit, "bs_sweep_test.bash", *ARGS)
+    assert result.returncode == 0, result.stderr
+    target = toolkit / "tmp" / "target.img"
+    assert target.stat().st_size == 64 << 20
+    check_section_outputs(toolkit, str(target))
+    assert "[12/12] read-1m rep 2/2" in result.stderr
+    assert "wrote tables/bs_sweep.csv" in result.stdout
+
+
+@root_only
+def test_loop_device(toolkit):
+    with loop_device(toolkit / "tmp" / "loop.img", fill=False) as dev:
+        result = run(toolkit, "bs_sweep_test.bash", *ARGS, "--target", dev)
+        assert result.returncode == 0, result.stderr
+        check_section_outputs(toolkit, dev)
+        assert (toolkit / "results" / "bs_sweep" / "prefill.done").exists()
+        assert math.isfinite(pd.read_csv(toolkit / "tables" / "bs_sweep.csv").iops_std.sum())
