@@ -17,6 +17,8 @@ COMMANDS = {
     "bs_sweep": ("analysis.sections.bs_sweep", "§3 block-size sweep from results/bs_sweep"),
     "mix_rw": ("analysis.sections.mix_rw", "§4 read/write mix from results/mix_rw"),
     "qd_sweep": ("analysis.sections.qd_sweep", "§5 queue-depth sweep from results/qd_sweep"),
+    "wss_burst": ("analysis.sections.wss_burst", "§6 working set, burst, compressibility"),
+    "health-log": ("analysis.health_log", "CSV of the health samples taken during a burst"),
     "report": ("analysis.report", "assemble out/report.md from env.txt and section snippets"),
     "safety": ("analysis.safety", "may this block device be written? exit 0 yes, 3 no"),
     "manifest": ("analysis.manifest", "write or compare results/<section>/manifest.json"),
@@ -26,7 +28,7 @@ COMMANDS = {
 
 def usage() -> str:
     lines = ["usage: python -m analysis <command> [args...]", "", "commands:"]
-    lines += [f"  {name:<9} {desc}" for name, (_, desc) in COMMANDS.items()]
+    lines += [f"  {name:<10} {desc}" for name, (_, desc) in COMMANDS.items()]
     return "\n".join(lines)
 
 

@@ -44,6 +44,20 @@ def bs_label(bs) -> str:
     return str(bs)
 
 
+def human_size(n: float) -> str:
+    """Bytes as a reader wants them: '256 MiB', '8 GiB', '1.5 GiB' (powers of 1024)."""
+    for unit, shift in (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift:
+            value = n / (1 << shift)
+            return f"{value:.0f} {unit}" if value == int(value) else f"{value:.1f} {unit}"
+    return f"{int(n)} B"
+
+
+def image(alt: str, path: str) -> str:
+    """A figure under the toolkit (figs/...) linked from a snippet in out/."""
+    return f"![{alt}](../{path})"
+
+
 def pattern(rw: str, bs) -> str:
     """'4 KiB random read', '128 KiB sequential write', '4 KiB random read/write'."""
     kind = "random" if rw.startswith("rand") else "sequential"

@@ -175,3 +175,53 @@ def grouped_bars(path: Path, groups: list[str], sets: list[BarSet], *, ylabel: s
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=8)
     return _save(fig, path, note)
+
+
+@dataclass(frozen=True)
+class Span:
+    """A shaded stretch of the time axis (a phase: the burst, the steady-state window)."""
+    start: float
+    end: float
+    label: str
+    color: str = "#54A24B"
+
+
+@dataclass(frozen=True)
+class Event:
+    """A moment on the time axis: a vertical line with its caption (the cliff, a throttle)."""
+    t: float
+    label: str
+    color: str = "#E45756"
+
+
+def timeseries_chart(path: Path, t: list[float], y: list[float], *, ylabel: str, title: str,
+                     label: str = "", spans: list[Span] = (), events: list[Event] = (),
+                     levels: list[tuple[float, str]] = (), second: Series | None = None,
+                     second_ylabel: str = "", yscale: str = "linear", note: str = "") -> Path:
+    """A per-second series over time, phases shaded, events marked, an optional second series
+    (e.g. the drive's temperature) on its own right-hand axis."""
+    fig, ax = plt.subplots(figsize=(10, 4.4), dpi=120)
+    ax.plot(t, y, color=COLORS[0], linewidth=1, label=label or ylabel)
+    for span in spans:
+        ax.axvspan(span.start, span.end, color=span.color, alpha=0.12, label=span.label)
+    for value, text in levels:
+        ax.axhline(value, color="#555", linestyle=":", linewidth=1, label=text)
+    for ev in events:
+        ax.axvline(ev.t, color=ev.color, linestyle="--", linewidth=1.2, label=ev.label)
+    _axis_scale(ax.set_yscale, yscale)
+    if yscale == "linear":
+        ax.set_ylim(bottom=0)  # a rate drawn from zero: a 10% wobble looks like 10%
+    ax.set_xlabel("time since the start of the run (s)")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    handles, labels = ax.get_legend_handles_labels()
+    if second is not None and second.x:
+        ax2 = ax.twinx()
+        ax2.plot(second.x, second.y, color=COLORS[1], marker=".", linewidth=1,
+                 label=second.label)
+        ax2.set_ylabel(second_ylabel)
+        more = ax2.get_legend_handles_labels()
+        handles, labels = handles + more[0], labels + more[1]
+    ax.legend(handles, labels, fontsize=7, loc="lower left")
+    return _save(fig, path, note)

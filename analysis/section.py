@@ -106,7 +106,7 @@ def snippet(heading: str, setup: str, blocks: list[str], figures: list[tuple[str
     for block in blocks:
         parts += [block, ""]
     for alt, path in figures:
-        parts += [f"![{alt}](../{path})", ""]
+        parts += [md.image(alt, path), ""]
     parts += ["### Findings", ""] + [f"- {f}" for f in findings]
     return "\n".join(parts) + "\n"
 

@@ -8,6 +8,9 @@
 # and declares its cases with add_case, then calls section_main "$@". A section whose matrix
 # depends on its options (a list of block sizes, depths...) parses them in section_option and
 # declares its cases in section_cases, which section_main calls once the options are read.
+# Optional hooks, called when defined: section_plan (the target is resolved: cases that depend on
+# its size), section_prepare (after the prefill, before the first case), and
+# section_before_repetition / section_after_repetition INDEX REP (around each fio run).
 # ANALYSIS_ARGS are passed on to `python -m analysis <section>` (thresholds of the findings).
 
 # shellcheck source=lib/common.bash
@@ -16,16 +19,23 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.bash"
 source "$TK_ROOT/lib/target.bash"
 # shellcheck source=lib/collect.bash
 source "$TK_ROOT/lib/collect.bash"
+# shellcheck source=lib/sampler.bash
+source "$TK_ROOT/lib/sampler.bash"
 
-# Seconds fio itself adds to each run (start, layout, stop), measured on the lab machines; used
-# only for the time estimates.
-readonly FIO_RUN_OVERHEAD_S=0.3
+# Milliseconds fio itself adds to each run (start, layout, stop), measured on the lab machines;
+# used only for the time estimates.
+readonly FIO_RUN_OVERHEAD_MS=300
 
 CASE_NAMES=()
 CASE_OPTS=()
 ANALYSIS_ARGS=()
 
-# add_case NAME OPTION=VALUE...: one case of the section's matrix, in fio's own option names.
+# add_case NAME OPTION=VALUE...: one case of the section's matrix, in fio's own option names
+# (a job-level runtime=, ramp_time= or size= overrides the profile's for this case). Options
+# starting with @ are the toolkit's, never given to fio: @repeat=N runs the case N times instead
+# of --repeat (a 15-minute burst is one long time series, not a sample to repeat).
+# ${TK_LOG} in an option is fio's environment expansion: rep<k> in the case's results folder,
+# the prefix of the logs (write_iops_log=${TK_LOG}) of the repetition being run.
 add_case() {
     local name=$1
     shift
@@ -39,6 +49,19 @@ case_option() { # INDEX KEY: the value of a fio option in the case, empty if not
         [[ $opt == "$2="* ]] && printf '%s' "${opt#*=}" && return 0
     done
     return 0
+}
+
+case_repeat() { # INDEX: how many repetitions the case gets
+    local r
+    r=$(case_option "$1" @repeat)
+    echo "${r:-$REPEAT}"
+}
+
+case_ms() { # INDEX: planned milliseconds of one repetition (runtime, ramp, fio's own overhead)
+    local runtime ramp
+    runtime=$(case_option "$1" runtime)
+    ramp=$(case_option "$1" ramp_time)
+    echo $(((${runtime:-$RUNTIME} + ${ramp:-$RAMP}) * 1000 + FIO_RUN_OVERHEAD_MS))
 }
 
 case_writes() { # INDEX: true when the case writes (anything but a pure read pattern)
@@ -80,7 +103,7 @@ lat_percentiles=1
 
 [${CASE_NAMES[$i]}]
 EOF
-    for opt in ${CASE_OPTS[$i]}; do printf '%s\n' "$opt"; done
+    for opt in ${CASE_OPTS[$i]}; do [[ $opt == @* ]] || printf '%s\n' "$opt"; done
 }
 
 # --- engine -----------------------------------------------------------------------------------
@@ -151,13 +174,8 @@ acquire_lock() {
 }
 
 # --- plan -------------------------------------------------------------------------------------
-estimate_seconds() { # RUNS
-    awk -v n="$1" -v r="$RUNTIME" -v p="$RAMP" -v o="$FIO_RUN_OVERHEAD_S" \
-        'BEGIN { printf "%d", n * (r + p + o) + 0.5 }'
-}
-
 print_plan() {
-    local runs=$((${#CASE_NAMES[@]} * REPEAT)) i
+    local runs=0 ms=0 i
     info "§$SECTION_NUMBER $SECTION_TITLE: plan"
     info "  target   $TARGET_PATH ($TARGET_KIND$([[ -n $TARGET_DEFAULT ]] && echo ", the toolkit's default file"))"
     info "  region   $(human_bytes "$REGION_BYTES")${REGION_NOTE:+ ($REGION_NOTE)}"
@@ -165,8 +183,10 @@ print_plan() {
     info "  engine   ${ENGINE_NOTE:-$ENGINE}"
     for i in "${!CASE_NAMES[@]}"; do
         info "  case     ${CASE_NAMES[$i]}: ${CASE_OPTS[$i]}$(case_writes "$i" && echo "  (writes)")"
+        runs=$((runs + $(case_repeat "$i")))
+        ms=$((ms + $(case_repeat "$i") * $(case_ms "$i")))
     done
-    info "  runs     $runs, about $(human_seconds "$(estimate_seconds "$runs")")"
+    info "  runs     $runs, about $(human_seconds $(((ms + 500) / 1000)))"
     if [[ -n $TARGET_CREATE ]]; then
         info "  prefill  creates $TARGET_PATH full of random data first"
     elif [[ -n $TARGET_DEFAULT ]]; then
@@ -254,6 +274,7 @@ on_interrupt() {
 }
 
 on_exit() {
+    if declare -F health_sampler_stop >/dev/null; then health_sampler_stop; fi
     service_stop
     [[ -n ${TK_TMP:-} ]] && rm -rf -- "$TK_TMP"
 }
@@ -268,7 +289,10 @@ run_repetition() {
         reply=$(service_ask safety "$TARGET_PATH" "$DESTROY")
         [[ $reply == ok ]] || die "$EXIT_UNSAFE" "${reply#refused$'\t'}"
     fi
-    run_fio "$dir/rep$k.stderr" --output-format=json+ --output="$PARTIAL" "$dir/job.fio" || rc=$?
+    if declare -F section_before_repetition >/dev/null; then section_before_repetition "$i" "$k"; fi
+    TK_LOG="$dir/rep$k" run_fio "$dir/rep$k.stderr" --output-format=json+ --output="$PARTIAL" \
+        "$dir/job.fio" || rc=$?
+    if declare -F section_after_repetition >/dev/null; then section_after_repetition "$i" "$k"; fi
     reply=$(service_ask check-result "$PARTIAL")
     if [[ $reply == ok ]]; then
         mv -f -- "$PARTIAL" "$final"
@@ -282,35 +306,38 @@ run_repetition() {
     PARTIAL=""
 }
 
+now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
+
 run_all() {
-    local total=$((${#CASE_NAMES[@]} * REPEAT)) n=0 i k todo=0
-    local started=$EPOCHREALTIME spent remaining eta
+    local total=0 n=0 i k reps todo=0 todo_ms=0 done_ms=0 started eta
     DONE_RUNS=0 FAILED=()
     for i in "${!CASE_NAMES[@]}"; do
-        for ((k = 1; k <= REPEAT; k++)); do
-            [[ -e $RESULTS_DIR/${CASE_NAMES[$i]}/rep$k.json ]] && DONE_RUNS=$((DONE_RUNS + 1)) || todo=$((todo + 1))
+        reps=$(case_repeat "$i")
+        total=$((total + reps))
+        for ((k = 1; k <= reps; k++)); do
+            if [[ -e $RESULTS_DIR/${CASE_NAMES[$i]}/rep$k.json ]]; then
+                DONE_RUNS=$((DONE_RUNS + 1))
+            else
+                todo=$((todo + 1)) todo_ms=$((todo_ms + $(case_ms "$i")))
+            fi
         done
     done
     ((DONE_RUNS == 0)) || info "resuming: $DONE_RUNS of $total repetitions already done, $todo to run"
-    local ran=0
+    started=$(now_ms)
     for i in "${!CASE_NAMES[@]}"; do
         mkdir -p "$RESULTS_DIR/${CASE_NAMES[$i]}"
         render_jobfile "$i" "$ENGINE_USED" "$DIRECT" >"$TK_ROOT/tmp/$SECTION/${CASE_NAMES[$i]}.fio"
         cp -- "$TK_ROOT/tmp/$SECTION/${CASE_NAMES[$i]}.fio" "$RESULTS_DIR/${CASE_NAMES[$i]}/job.fio"
-        for ((k = 1; k <= REPEAT; k++)); do
+        reps=$(case_repeat "$i")
+        for ((k = 1; k <= reps; k++)); do
             n=$((n + 1))
             [[ -e $RESULTS_DIR/${CASE_NAMES[$i]}/rep$k.json ]] && continue
-            # ETA from the measured pace once a run has finished, from the plan before that.
-            remaining=$((todo - ran))
-            if ((ran > 0)); then
-                spent=$(awk -v a="$started" -v b="$EPOCHREALTIME" 'BEGIN { print b - a }')
-                eta=$(awk -v s="$spent" -v d="$ran" -v r="$remaining" 'BEGIN { printf "%d", s / d * r + 0.5 }')
-            else
-                eta=$(estimate_seconds "$remaining")
-            fi
-            info "[$n/$total] ${CASE_NAMES[$i]} rep $k/$REPEAT ... ETA $(human_seconds "$eta")"
+            # ETA: the plan's time still to run, scaled by how the runs so far kept to the plan.
+            eta=$((todo_ms - done_ms))
+            ((done_ms == 0)) || eta=$((eta * ($(now_ms) - started) / done_ms))
+            info "[$n/$total] ${CASE_NAMES[$i]} rep $k/$reps ... ETA $(human_seconds $(((eta + 500) / 1000)))"
             run_repetition "$i" "$k"
-            ran=$((ran + 1))
+            done_ms=$((done_ms + $(case_ms "$i")))
             [[ -e $RESULTS_DIR/${CASE_NAMES[$i]}/rep$k.json ]] && DONE_RUNS=$((DONE_RUNS + 1))
         done
     done
@@ -322,6 +349,8 @@ section_main() {
     if declare -F section_cases >/dev/null; then section_cases; fi
     require_tools fio
     resolve_target
+    # Cases that depend on the target (a working set as large as the region) are added here.
+    if declare -F section_plan >/dev/null; then section_plan; fi
     cd "$TK_ROOT" || exit "$EXIT_FAIL"
     RESULTS_DIR="$TK_ROOT/results/$SECTION"
     ENGINE_NOTE=""
@@ -359,6 +388,7 @@ section_main() {
     fi
     health_snapshot before
     prefill
+    if declare -F section_prepare >/dev/null; then section_prepare; fi
     run_all
     health_snapshot after
 

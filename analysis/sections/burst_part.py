@@ -1,0 +1,206 @@
+"""§6, burst -> steady state: one long write, logged per second, judged by analysis.burst.
+
+The run's own logs give bandwidth, IOPS and mean latency per second (fio's 1 s averaged logs) and
+a clat p99 per second (its histogram log); the health samples taken while it ran give the
+temperature and the throttle counters on the same time axis (t = 0 when fio started).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from analysis import burst as rules
+from analysis import markdown as md
+from analysis.cases import Case
+from analysis.fio_hist_log import percentile_series, read_hist_log
+from analysis.fio_logs import find_logs, latency_unit, read_per_second
+from analysis.health_log import events as health_events
+from analysis.health_log import samples_table
+from analysis.plots import Event, Series, Span, timeseries_chart
+
+TABLE = "tables/wss_burst_burst.csv"
+FIG_BW = "figs/wss_burst_burst_bw.png"
+FIG_P99 = "figs/wss_burst_burst_p99.png"
+SNIA_ROUND_S = 60
+SNIA_WINDOW = 5
+
+
+@dataclass(frozen=True)
+class BurstRun:
+    case: Case
+    table: pd.DataFrame  # per second: t_s, bw_MBps, iops, lat_us_mean, clat_p99_us, temperature_c
+    result: rules.Burst
+    health: pd.DataFrame  # the samples: t_s, temperature_c, throttle counters
+    health_reason: str | None  # why there are no samples, if there are none
+    health_events: list  # (t_s, what): counters that moved, the temperature peak
+
+    @property
+    def peak_temperature_c(self) -> float | None:
+        temps = self.health.temperature_c.dropna() if not self.health.empty else []
+        return float(max(temps)) if len(temps) else None
+
+
+def round_seconds(run_s: float) -> float:
+    """SNIA's 1-minute rounds when the run holds 5 of them; a shorter run (the quick profile) is
+    judged over 10 shorter rounds, and the snippet says so."""
+    return SNIA_ROUND_S if run_s >= SNIA_ROUND_S * SNIA_WINDOW else max(1.0, run_s // 10)
+
+
+def per_second_table(case_dir: Path, fio_version: str) -> pd.DataFrame:
+    bw = read_per_second(find_logs(case_dir, "rep1", "bw")).complete()
+    n = len(bw.seconds)
+    table = pd.DataFrame({"t_s": bw.seconds, "bw_MBps": bw.total()})
+    iops_logs = find_logs(case_dir, "rep1", "iops")
+    if iops_logs:
+        table["iops"] = read_per_second(iops_logs).complete().total()[:n]
+    lat_logs = find_logs(case_dir, "rep1", "lat")
+    if lat_logs:
+        lat = read_per_second(lat_logs, lat_unit=latency_unit(fio_version)).complete()
+        table["lat_us_mean"] = pd.Series(lat.direction("write")[:n])
+    hist = sorted(case_dir.glob("rep1_clat_hist.*.log"))
+    if hist:
+        p99 = {round(t): v for t, v in percentile_series(read_hist_log(hist[0]), 99.0)}
+        table["clat_p99_us"] = [p99.get(round(t), math.nan) for t in table.t_s]
+    return table
+
+
+def analyse(results_dir: Path, cases: dict[str, Case]) -> BurstRun | None:
+    name = next((n for n, c in cases.items() if c.reps[0].options.get("write_bw_log")), None)
+    if name is None:
+        return None
+    case_dir = results_dir / name
+    table = per_second_table(case_dir, cases[name].reps[0].fio_version)
+    if table.empty:
+        return None
+    run_s = float(table.t_s.iloc[-1])
+    result = rules.analyse_burst(table.bw_MBps.to_numpy(), table.t_s.to_numpy(),
+                                 round_s=round_seconds(run_s))
+    start = case_dir / "rep1.start"
+    health = samples_table(case_dir / "health",
+                           start=float(start.read_text()) if start.exists() else None)
+    reason = health.attrs.get("reason")
+    if not health.empty:
+        temps = health.set_index("t_s").temperature_c
+        table["temperature_c"] = [_nearest(temps, t) for t in table.t_s]
+    return BurstRun(cases[name], table, result, health, reason,
+                    health_events(health) if not health.empty else [])
+
+
+def _nearest(series: pd.Series, t: float, within_s: float = 5.0) -> float:
+    """The sample closest to t, if one was taken within `within_s` of it."""
+    gaps = np.abs(series.index.to_numpy(dtype=float) - t)
+    i = int(np.argmin(gaps))
+    return float(series.iloc[i]) if gaps[i] <= within_s else math.nan
+
+
+# --- text ---------------------------------------------------------------------------------------
+def _workload(b: BurstRun) -> str:
+    g = b.case.reps[0]
+    kind = "sequential" if g.rw == "write" else "random"
+    return f"{md.bs_label(g.bs)} {kind} write at QD {g.iodepth}"
+
+
+def blocks(b: BurstRun) -> list[str]:
+    r = b.result
+    rows = [["burst plateau", f"{r.plateau.start_s:.0f}–{r.plateau.end_s:.0f} s",
+             md.num(r.plateau.median_MBps), (f"{md.num(r.plateau.p5_MBps)}–"
+             f"{md.num(r.plateau.p95_MBps)}")]]
+    if r.cliff is not None:
+        rows.append(["cliff", f"{r.cliff.time_s:.0f} s",
+                     f"{md.num(r.cliff.before_MBps)} → {md.num(r.cliff.after_MBps)}",
+                     f"−{r.cliff.drop_pct:.0f}%, after {r.cliff.written_GiB:.1f} GiB"])
+        rows.append(["after the cliff", f"{r.post.start_s:.0f}–{r.post.end_s:.0f} s",
+                     md.num(r.post.median_MBps),
+                     f"{md.num(r.post.p5_MBps)}–{md.num(r.post.p95_MBps)}"])
+    s = r.steady
+    rows.append(["steady state", (f"rounds {s.first_round}–{s.last_round} of {s.round_s:g} s"
+                                  if s.reached else "not reached"),
+                 md.num(s.level_MBps) if s.reached else "–", s.reason])
+    table = md.table(["burst → steady state", "when", "MB/s (median)", "p5–p95 / note"], rows)
+    return ["### Burst → steady state",
+            (f"{_workload(b)} for {r.run_s:.0f} s, {r.written_GiB:.1f} GiB written; per-second "
+            "bandwidth from fio's 1 s averaged log."), table]
+
+
+def findings(b: BurstRun) -> list[str]:
+    r, out = b.result, []
+    head = f"**Burst ({_workload(b)}, {r.run_s:.0f} s):**"
+    if r.cliff is not None:
+        c = r.cliff
+        out.append(
+            f"{head} {md.num(r.plateau.median_MBps)} MB/s for the first {c.time_s:.0f} s, then "
+            f"a cliff: bandwidth falls {c.drop_pct:.0f}% to {md.num(c.after_MBps)} MB/s once "
+            f"{c.written_GiB:.1f} GiB were written. That is the estimate of the drive's fast "
+            "write cache (SLC): an upper bound on what it absorbs at burst speed, smaller when "
+            "the cache was already partly full (the prefill writes the region just before).")
+    else:
+        out.append(
+            f"{head} no lasting drop of {r.settings['min_drop_pct']:.0f}% or more over "
+            f"{r.written_GiB:.1f} GiB written (median {md.num(r.plateau.median_MBps)} MB/s, p5–p95 "
+            f"{md.num(r.plateau.p5_MBps)}–{md.num(r.plateau.p95_MBps)}): a write cache, if the "
+            "drive has one, holds more than this run wrote, or the drive writes at its sustained "
+            "speed from the start.")
+    s = r.steady
+    text = f"**Steady state (SNIA PTS rule):** {s.message.rstrip('.')}."
+    if s.round_s < SNIA_ROUND_S:
+        text += (f" The run is shorter than 5 SNIA rounds of {SNIA_ROUND_S} s, so it was judged "
+                 f"over {s.round_s:g} s rounds: an indication only; run the standard profile "
+                 "(15 minutes) for the SNIA verdict.")
+    out.append(text)
+    p99 = b.table.get("clat_p99_us")
+    if p99 is not None and p99.notna().any():
+        if r.cliff is not None:
+            before = p99[b.table.t_s <= r.cliff.time_s].median()
+            after = p99[b.table.t_s > r.cliff.time_s].median()
+            out.append(f"**Write latency through the burst:** clat p99 per second, median "
+                       f"{md.num(before)} µs before the cliff and {md.num(after)} µs after "
+                       f"({after / before:.1f}×); worst second {md.num(p99.max())} µs.")
+        else:
+            out.append(f"**Write latency through the burst:** clat p99 per second, median "
+                       f"{md.num(p99.median())} µs, worst second {md.num(p99.max())} µs.")
+    if b.health_reason:
+        out.append(f"**Temperature and throttling:** {b.health_reason}; the run went on without "
+                   "them.")
+    elif b.health_events:
+        out.append("**Temperature and throttling:** " + "; ".join(
+            f"{what} at {t:.0f} s" for t, what in b.health_events) + ".")
+    return out
+
+
+# --- figures --------------------------------------------------------------------------------------
+def draw(b: BurstRun, root: Path) -> list[tuple[str, str]]:
+    r, t = b.result, list(b.table.t_s)
+    end = t[-1] if t else 0
+    spans, events = [], []
+    if r.cliff is not None:
+        spans.append(Span(0, r.cliff.time_s, "burst", "#4C78A8"))
+        spans.append(Span(r.cliff.time_s, end, "after the cliff", "#E45756"))
+        events.append(Event(r.cliff.time_s, f"cliff ({r.cliff.written_GiB:.1f} GiB written)"))
+    if r.steady.reached:
+        s = r.steady
+        spans.append(Span((s.first_round - 1) * s.round_s, s.last_round * s.round_s,
+                          "steady-state window", "#54A24B"))
+    events += [Event(ts, what, "#B279A2") for ts, what in b.health_events
+               if not what.startswith("temperature peak")]
+    temps = (Series("temperature (°C)", list(b.health.t_s), list(b.health.temperature_c))
+             if not b.health.empty and b.health.temperature_c.notna().any() else None)
+    note = "temperature: unavailable on this device" if temps is None else ""
+    timeseries_chart(root / FIG_BW, t, list(b.table.bw_MBps), ylabel="MB/s (10^6 B/s)",
+                     title=f"Bandwidth per second: {_workload(b)}", label="MB/s per second",
+                     spans=spans, events=events, second=temps, second_ylabel="°C",
+                     levels=[(r.plateau.median_MBps, "burst plateau (median)")]
+                     + ([(r.post.median_MBps, "after the cliff (median)")] if r.post else []),
+                     note=note)
+    figures = [("Bandwidth per second through the burst", FIG_BW)]
+    if "clat_p99_us" in b.table and b.table.clat_p99_us.notna().any():
+        timeseries_chart(root / FIG_P99, t, list(b.table.clat_p99_us),
+                         ylabel="clat p99 (µs, log scale)", yscale="log",
+                         title="Completion-latency p99 per second (fio's histogram log)",
+                         label="p99 per second", events=events[:1])
+        figures.append(("Latency p99 per second through the burst", FIG_P99))
+    return figures

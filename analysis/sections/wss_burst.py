@@ -1,0 +1,331 @@
+"""§6 working set, burst -> steady state, compressibility: tables/wss_burst_*.csv,
+figs/wss_burst_*.png, out/section_6_wss_burst.md.
+
+Three parts, each present only when its cases ran (`--parts`):
+- working set: 4 KiB random read and write at QD 32 over growing address ranges. A drive's
+  caches (DRAM mapping table, SLC) cover a hot set up to some size; beyond it latency rises and
+  per-second throughput wavers.
+- burst: one long write logged per second (analysis.sections.burst_part).
+- compressibility: the same 128 KiB sequential write of random, 50% compressible and zero data.
+Across the section: the host writes the drive counted against the bytes fio wrote.
+"""
+
+from __future__ import annotations
+
+import math
+from itertools import pairwise
+from pathlib import Path
+
+import pandas as pd
+
+from analysis import markdown as md
+from analysis.cases import Case, load_section, read_manifest
+from analysis.fio_logs import find_logs, read_per_second, series_stats
+from analysis.health import THROTTLE_KEYS, UNAVAILABLE, health_delta, health_summary
+from analysis.plots import BarSet, Panel, Series, grouped_bars, line_chart
+from analysis.section import (
+    SectionRun,
+    clat_note,
+    run_section,
+    snippet,
+    stability_finding,
+    standard_note,
+)
+from analysis.sections import burst_part
+from analysis.stats import rep_stats
+
+SECTION = "wss_burst"
+SNIPPET = "out/section_6_wss_burst.md"
+TABLE_WSS = "tables/wss_burst_wss.csv"
+TABLE_COMPRESS = "tables/wss_burst_compress.csv"
+FIG_WSS_LATENCY = "figs/wss_burst_wss_latency.png"
+FIG_WSS_TIME = "figs/wss_burst_wss_iops_time.png"
+FIG_COMPRESS = "figs/wss_burst_compress.png"
+WSS_PCTS = [("mean", "lat_us_mean", "lat_us_std"), ("p99", "lat_p99_us", "lat_p99_us_std"),
+            ("p99.9", "lat_p99_9_us", "lat_p99_9_us_std")]
+STEP_PCT = 20  # a latency rise above this between neighbouring working sets is called a step
+
+
+# --- case parameters, from the JSON's own job options --------------------------------------------
+def job_option(case: Case, key: str):
+    return case.reps[0].options.get(key)
+
+
+def part_of(case: Case) -> str:
+    """Which part a case belongs to, by what its job logs: the burst logs bandwidth per second,
+    a working set logs IOPS per second, a compressibility case logs nothing."""
+    if job_option(case, "write_bw_log"):
+        return "burst"
+    if job_option(case, "write_iops_log"):
+        return "wss"
+    return "compress"
+
+
+def wss_bytes(case: Case) -> int:
+    return int(job_option(case, "size"))
+
+
+def data_kind(case: Case) -> str:
+    """What the write buffers held: the data pattern a compressing drive would see."""
+    if str(job_option(case, "zero_buffers") or "0") not in ("0", ""):
+        return "all zeros"
+    pct = job_option(case, "buffer_compress_percentage")
+    if pct not in (None, "", "0"):
+        return f"{pct}% compressible"
+    return "random (incompressible)"
+
+
+def per_second_iops_cv(case_dir: Path, reps: int) -> tuple[float, float]:
+    """The CV of per-second IOPS within each repetition (from its 1 s IOPS log), averaged over
+    the repetitions, and its std: how steady the drive is within a run, not between runs."""
+    cvs = []
+    for k in range(1, reps + 1):
+        logs = find_logs(case_dir, f"rep{k}", "iops")
+        if not logs:
+            continue
+        values = read_per_second(logs).complete().total()
+        if len(values) >= 2:
+            cvs.append(series_stats(values).cv)
+    stats = rep_stats(cvs)
+    return stats["mean"], stats["std"]
+
+
+# --- the working-set part ---------------------------------------------------------------------
+def wss_table(table: pd.DataFrame, cases: dict[str, Case], results_dir: Path) -> pd.DataFrame:
+    names = [n for n, c in cases.items() if part_of(c) == "wss"]
+    rows = table[table.case.isin(names)].copy()
+    if rows.empty:
+        return rows
+    rows["wss_bytes"] = [wss_bytes(cases[c]) for c in rows.case]
+    cv = [per_second_iops_cv(results_dir / c, len(cases[c].reps)) for c in rows.case]
+    rows["iops_per_s_cv"] = [c[0] for c in cv]
+    rows["iops_per_s_cv_std"] = [c[1] for c in cv]
+    rows.insert(1, "pattern", [md.pattern(r.rw, r.bs) for r in rows.itertuples()])
+    return rows.sort_values(["rw", "wss_bytes"], kind="stable")
+
+
+def wss_findings(df: pd.DataFrame) -> list[str]:
+    out = []
+    for pattern, part in df.groupby("pattern", sort=False):
+        first, last = part.iloc[0], part.iloc[-1]
+        size = f"{md.human_size(first.wss_bytes)} → {md.human_size(last.wss_bytes)}"
+        if len(part) == 1:
+            out.append(f"**{pattern}:** one working set ({md.human_size(first.wss_bytes)}): "
+                       f"{md.num(first.iops_mean)} IOPS, mean {md.num(first.lat_us_mean)} µs, "
+                       f"p99 {md.num(first.lat_p99_us)} µs.")
+            continue
+        text = (f"**{pattern}, working set {size}:** IOPS {_change(first.iops_mean, last.iops_mean)}"
+                f" ({md.num(first.iops_mean)} → {md.num(last.iops_mean)}), mean latency "
+                f"{_change(first.lat_us_mean, last.lat_us_mean)}, p99 "
+                f"{_change(first.lat_p99_us, last.lat_p99_us)} ({md.num(first.lat_p99_us)} → "
+                f"{md.num(last.lat_p99_us)} µs), p99.9 "
+                f"{_change(first.lat_p99_9_us, last.lat_p99_9_us)}.")
+        steps = [(a, b) for a, b in pairwise(part.itertuples())
+                 if (b.lat_us_mean / a.lat_us_mean - 1) * 100 > STEP_PCT]
+        if steps:
+            text += " Latency steps up " + ", ".join(
+                f"from {md.human_size(a.wss_bytes)} to {md.human_size(b.wss_bytes)} "
+                f"({_change(a.lat_us_mean, b.lat_us_mean)})" for a, b in steps) + (
+                ": the hot set no longer fits a cache of the drive (or of the stack under a "
+                "file target) there.")
+        else:
+            text += (f" No step between neighbouring working sets exceeds {STEP_PCT}% in mean "
+                     "latency: nothing measured here caches a small hot set better than the "
+                     "whole range.")
+        cvs = ", ".join(f"{md.human_size(r.wss_bytes)} {r.iops_per_s_cv * 100:.1f}%"
+                        for r in part.itertuples() if not math.isnan(r.iops_per_s_cv))
+        if cvs:
+            text += f" Per-second IOPS CV within a run: {cvs}."
+        out.append(text)
+    return out
+
+
+def _change(a: float, b: float) -> str:
+    if not a or math.isnan(a) or math.isnan(b):
+        return "–"
+    pct = (b / a - 1) * 100
+    return f"{pct:+.0f}%" if abs(pct) < 1000 else f"×{b / a:.0f}"
+
+
+def draw_wss(df: pd.DataFrame, results_dir: Path, root: Path) -> list[str]:
+    sizes = sorted(set(df.wss_bytes))
+    axis = {"xscale": "log2", "xticks": sizes, "xticklabels": [md.human_size(s) for s in sizes],
+            "xlabel": "working set (log2 scale)"}
+    panels = [Panel(pattern, ylabel="latency (µs, log scale)", yscale="log", **axis,
+                    series=[Series(name, list(part.wss_bytes), list(part[col]), list(part[std]))
+                            for name, col, std in WSS_PCTS])
+              for pattern, part in df.groupby("pattern", sort=False)]
+    line_chart(root / FIG_WSS_LATENCY, panels, title="Latency by working set",
+               note="error bars: ± std over repetitions (p99, p99.9: of the repetitions' own)")
+    time_panels = []
+    for pattern, part in df.groupby("pattern", sort=False):
+        series = []
+        for r in part.itertuples():
+            logs = find_logs(results_dir / r.case, "rep1", "iops")
+            if logs:
+                per_s = read_per_second(logs).complete()
+                series.append(Series(md.human_size(r.wss_bytes), list(per_s.seconds),
+                                     list(per_s.total())))
+        time_panels.append(Panel(pattern, "time (s)", "IOPS (per second)", series))
+    line_chart(root / FIG_WSS_TIME, time_panels,
+               title="Per-second IOPS over time, first repetition of each working set")
+    return [FIG_WSS_LATENCY, FIG_WSS_TIME]
+
+
+# --- the compressibility part -------------------------------------------------------------------
+def compress_table(table: pd.DataFrame, cases: dict[str, Case]) -> pd.DataFrame:
+    names = [n for n, c in cases.items() if part_of(c) == "compress"]
+    rows = table[table.case.isin(names)].copy()
+    rows.insert(1, "data", [data_kind(cases[c]) for c in rows.case])
+    return rows
+
+
+def compress_findings(df: pd.DataFrame, target_kind: str) -> list[str]:
+    base = df[df.data.str.startswith("random")]
+    if base.empty or len(df) < 2:
+        return []
+    ref = base.iloc[0]
+    parts, faster, slower = [], False, False
+    for r in df[df.case != ref.case].itertuples():
+        pct = (r.bw_MBps_mean / ref.bw_MBps_mean - 1) * 100
+        spread = math.hypot(r.bw_MBps_std, ref.bw_MBps_std) / ref.bw_MBps_mean * 100
+        within = not math.isnan(spread) and abs(pct) <= spread
+        measurable = not within and not math.isnan(spread)
+        faster |= measurable and pct > 0
+        slower |= measurable and pct < 0
+        parts.append(f"{r.data} {md.num(r.bw_MBps_mean)} MB/s ({pct:+.1f}%"
+                     + (", within the repetitions' spread" if within else "") + ")")
+    text = (f"**Compressibility:** against {md.num(ref.bw_MBps_mean)} MB/s of random data, "
+            + "; ".join(parts) + ". ")
+    if faster:
+        text += ("Compressible data is written faster: this drive (or the layer under the "
+                 "target) compresses or deduplicates what it writes, so benchmarks with "
+                 "compressible buffers overstate its speed for real, incompressible data.")
+    elif slower:
+        text += ("Compressible data is written slower, which compression would not cause: "
+                 "read this as run-to-run variation (see the stability line) and repeat with "
+                 "longer runs before drawing a conclusion.")
+    else:
+        text += ("No measurable difference: a drive without compression writes every pattern "
+                 "at the same speed, which is what this run shows.")
+    if target_kind == "file":
+        text += (" On a file target the filesystem and any virtual disk under it sit between "
+                 "fio and the drive.")
+    return [text]
+
+
+def draw_compress(df: pd.DataFrame, root: Path) -> list[str]:
+    labels = list(df.data)
+    grouped_bars(root / FIG_COMPRESS, labels, [
+        BarSet("MB/s", list(df.bw_MBps_mean), list(df.bw_MBps_std)),
+        BarSet("mean latency (µs)", list(df.lat_us_mean), list(df.lat_us_std),
+               markers=list(df.lat_p99_us), marker_label="p99 latency (µs)")],
+        ylabel="MB/s  |  µs", yscale="log",
+        title="128 KiB sequential write by data pattern (QD 32)",
+        note="bars: mean ± std over repetitions")
+    return [FIG_COMPRESS]
+
+
+# --- health across the section -----------------------------------------------------------------
+def fio_bytes_written(cases: dict[str, Case]) -> int:
+    return sum(g.directions["write"].io_bytes for c in cases.values() for g in c.reps
+               if "write" in g.directions)
+
+
+def health_findings(results_dir: Path, cases: dict[str, Case], peak_c: float | None) -> list[str]:
+    before, after = results_dir / "health" / "before", results_dir / "health" / "after"
+    written = fio_bytes_written(cases)
+    head = (f"**Health across the section:** fio wrote {md.human_size(written)} "
+            f"({written / 1e9:,.1f} GB) in the measured runs")
+    if not (before.is_dir() and after.is_dir()):
+        return [head + "; no before/after health snapshots were taken."]
+    b, a = health_summary(before), health_summary(after)
+    if not (b.get("available") and a.get("available")):
+        reason = a.get("reason") or b.get("reason") or UNAVAILABLE
+        return [head + f"; the drive's own counters: {reason}."]
+    delta = health_delta(b, a)
+    host = delta.get("host_written_bytes")
+    text = head
+    if host:
+        text += (f"; the drive counted {host / 1e9:,.1f} GB of host writes "
+                 f"({host / written:.2f}× fio's, which includes the prefill and any other "
+                 "writer on the device)" if written else "")
+    temps = [t for t in (b.get("temperature_c"), a.get("temperature_c"), peak_c) if t is not None]
+    if temps:
+        text += f"; temperature {b.get('temperature_c')} → {a.get('temperature_c')} °C"
+        if peak_c is not None:
+            text += f", peak {peak_c:.0f} °C during the burst"
+    moved = [k for k in THROTTLE_KEYS if delta.get(k)]
+    text += (f"; throttle counters moved: {', '.join(moved)}." if moved else
+             "; no throttle counter moved.")
+    return [text]
+
+
+# --- the section --------------------------------------------------------------------------------
+def produce(run: SectionRun) -> list[str]:
+    manifest = read_manifest(run.results_dir)
+    order = (manifest.get("cases") or "").split()
+    cases = {c.name: c for c in load_section(run.results_dir, order)}
+    written, blocks, findings = [], [], []
+
+    # Each part: its heading, table and figures in the snippet, its findings in the list.
+    burst = burst_part.analyse(run.results_dir, cases)
+    if burst is not None:
+        written.append(run.write_table(burst_part.TABLE, burst.table))
+        figures = burst_part.draw(burst, run.root)
+        blocks += burst_part.blocks(burst) + [md.image(alt, path) for alt, path in figures]
+        written += [path for _, path in figures]
+        findings += burst_part.findings(burst)
+
+    wss = wss_table(run.table, cases, run.results_dir)
+    if not wss.empty:
+        written.append(run.write_table(TABLE_WSS, wss))
+        latency, over_time = draw_wss(wss, run.results_dir, run.root)
+        blocks += ["### Working set", _wss_markdown(wss),
+                   md.image("Latency by working set", latency),
+                   md.image("Per-second IOPS over time by working set", over_time)]
+        written += [latency, over_time]
+        findings += wss_findings(wss)
+
+    compress = compress_table(run.table, cases)
+    if not compress.empty:
+        written.append(run.write_table(TABLE_COMPRESS, compress))
+        figure = draw_compress(compress, run.root)[0]
+        blocks += ["### Compressibility", _compress_markdown(compress),
+                   md.image("Write speed by data pattern", figure)]
+        written.append(figure)
+        findings += compress_findings(compress, manifest.get("target_kind", ""))
+
+    findings += health_findings(run.results_dir, cases, burst.peak_temperature_c if burst else None)
+    repeated = run.table[~run.table.case.str.startswith("burst")]
+    if not repeated.empty:
+        findings.append(stability_finding(repeated, lambda r: r.case))
+    findings += clat_note(run.table)
+    notes = [standard_note(repeated if not repeated.empty else run.table)]
+    text = snippet("## §6 Working set, burst and compressibility", run.setup, notes + blocks, [],
+                   findings)
+    written.append(run.write_text(SNIPPET, text))
+    return written
+
+
+def _wss_markdown(df: pd.DataFrame) -> str:
+    rows = [[r.pattern + (" ⚠" if r.unstable else ""), md.human_size(r.wss_bytes),
+             md.pm(r.iops_mean, r.iops_std), md.pm(r.lat_us_mean, r.lat_us_std),
+             md.num(r.lat_p99_us), md.num(r.lat_p99_9_us),
+             "–" if math.isnan(r.iops_per_s_cv) else f"{r.iops_per_s_cv * 100:.1f}%"]
+            for r in df.itertuples()]
+    return md.table(["pattern (QD 32)", "working set", "IOPS", "mean lat (µs)", "p99 (µs)",
+                     "p99.9 (µs)", "per-second IOPS CV"], rows, ["l", "r"] + ["r"] * 5)
+
+
+def _compress_markdown(df: pd.DataFrame) -> str:
+    rows = [[r.data + (" ⚠" if r.unstable else ""), md.pm(r.bw_MBps_mean, r.bw_MBps_std),
+             md.pm(r.lat_us_mean, r.lat_us_std), md.num(r.lat_p99_us)]
+            for r in df.itertuples()]
+    return md.table(["data written (128 KiB sequential, QD 32)", "MB/s", "mean lat (µs)",
+                     "p99 (µs)"], rows)
+
+
+def main(argv: list[str]) -> int:
+    return run_section(argv, section=SECTION, script="wss_burst_test.bash", description=__doc__,
+                       produce=produce)

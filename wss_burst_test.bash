@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# §6 working set, burst -> steady state, compressibility: what the other sections cannot show.
+#
+# Usage: sudo bash wss_burst_test.bash [--parts LIST] [--wss LIST] [--duration S]
+#        [--burst-rw RW] [--burst-bs SIZE] [--precondition [--yes]] [common options]
+#        (see --help). Results in results/wss_burst/, then tables/wss_burst_*.csv,
+#        figs/wss_burst_*.png and out/section_6_wss_burst.md.
+# Run time: standard 15 min burst + 8 working-set cases x 3 x 35 s + 3 compressibility cases
+#           x 3 x 35 s = about 33 minutes; quick about 4 minutes. Both plus a one-time prefill.
+set -euo pipefail
+
+# shellcheck source=lib/run.bash
+source "$(dirname "${BASH_SOURCE[0]}")/lib/run.bash"
+
+SECTION=wss_burst
+SECTION_NUMBER=6
+SECTION_TITLE="Working set, burst and compressibility"
+readonly DEFAULT_PARTS=burst,wss,compress
+readonly DEFAULT_WSS=256m,1g,8g,all
+readonly DEFAULT_BURST_RW=write
+readonly DEFAULT_BURST_BS=128k
+readonly HEALTH_SAMPLE_S=5
+# A guess of sustained write speed for the precondition's time estimate only.
+readonly PRECONDITION_GUESS_MBPS=500
+
+section_usage() {
+    cat <<EOF
+Usage: sudo bash $TK_PROG [options]
+
+§6 of the report, in three parts:
+  burst     one sustained write (128 KiB sequential, QD 32) for --duration, logged per second:
+            the burst plateau, the cliff where a write cache fills (and how much was written
+            before it: an SLC cache estimate), steady state by the SNIA PTS rule, and the
+            drive's temperature and throttle counters sampled every ${HEALTH_SAMPLE_S} s
+  wss       4 KiB random read and write at QD 32 over growing working sets (256 MiB ... the
+            whole region): how latency and its stability change as the hot set outgrows caches
+  compress  128 KiB sequential writes of random, 50% compressible and all-zero data: a drive
+            that compresses writes them at different speeds; one that does not, at the same
+
+Section options:
+  --parts LIST       which parts, from burst, wss, compress (PARTS; default $DEFAULT_PARTS)
+  --wss LIST         working sets, sizes or 'all' for the whole region (WSS_LIST;
+                     default $DEFAULT_WSS); sizes larger than the region are skipped with a note
+  --duration S       seconds of the sustained write (DURATION; standard 900, quick 30)
+  --burst-rw RW      write or randwrite (BURST_RW; default $DEFAULT_BURST_RW)
+  --burst-bs SIZE    block size of the sustained write (BURST_BS; default $DEFAULT_BURST_BS)
+  --precondition     before the writes, SNIA's workload-independent preconditioning: 128 KiB
+                     sequential writes over twice the device's capacity. Block devices only,
+                     with --destroy naming the target; the plan shows the time it may take and
+                     asks before starting (PRECONDITION=1)
+  --yes              start the preconditioning without asking (YES=1)
+
+EOF
+    common_usage
+    cat <<EOF
+
+Outputs: results/wss_burst/<case>/rep<k>.json (fio json+) and rep<k>_{iops,bw,lat}.1.log (fio's
+per-second logs), results/wss_burst/burst-*/health/ (temperature samples),
+tables/wss_burst_wss.csv, tables/wss_burst_burst.csv (per second), tables/wss_burst_compress.csv,
+figs/wss_burst_*.png, out/section_6_wss_burst.md.
+Example: sudo bash $TK_PROG --profile quick
+         sudo bash $TK_PROG --target /dev/nvme0n1 --destroy /dev/nvme0n1 --precondition
+EOF
+}
+
+opt_parts="" opt_wss="" opt_duration="" opt_burst_rw="" opt_burst_bs="" opt_precondition=""
+opt_yes=""
+section_option() {
+    case "$1" in
+        --parts) need_value "$@" && opt_parts=$2 && SECTION_SHIFT=2 ;;
+        --wss) need_value "$@" && opt_wss=$2 && SECTION_SHIFT=2 ;;
+        --duration) need_value "$@" && opt_duration=$2 && SECTION_SHIFT=2 ;;
+        --burst-rw) need_value "$@" && opt_burst_rw=$2 && SECTION_SHIFT=2 ;;
+        --burst-bs) need_value "$@" && opt_burst_bs=$2 && SECTION_SHIFT=2 ;;
+        --precondition) opt_precondition=1 && SECTION_SHIFT=1 ;;
+        --yes) opt_yes=1 && SECTION_SHIFT=1 ;;
+    esac
+}
+
+has_part() { [[ ",$PARTS," == *",$1,"* ]]; }
+
+# Working sets: each size of the list that fits the region, and 'all' (the region itself).
+# Sizes at or above the region are the whole region already: skipped, with a note.
+add_wss_cases() {
+    local wss_list=$1 item bytes label rw
+    WSS_NOTES=()
+    split_list WSS_LIST "$wss_list"
+    for item in "${LIST_ITEMS[@]}"; do
+        if [[ $item == all ]]; then
+            bytes=$REGION_BYTES label=all
+        else
+            require_size WSS_LIST "$item"
+            bytes=$(size_bytes "$item")
+            label=$(block_size_token WSS_LIST "$item")
+            if ((bytes >= REGION_BYTES)); then
+                WSS_NOTES+=("working set $item skipped: the region is $(human_bytes "$REGION_BYTES")")
+                continue
+            fi
+        fi
+        for rw in randread randwrite; do
+            add_case "$rw-4k-wss-$label" "rw=$rw" bs=4k iodepth=32 "size=$bytes" \
+                "write_iops_log=\${TK_LOG}" log_avg_msec=1000
+        done
+    done
+}
+
+section_cases() {
+    PARTS=${opt_parts:-${PARTS:-$DEFAULT_PARTS}}
+    local duration=${opt_duration:-${DURATION:-}} part
+    local burst_rw=${opt_burst_rw:-${BURST_RW:-$DEFAULT_BURST_RW}}
+    local burst_bs=${opt_burst_bs:-${BURST_BS:-$DEFAULT_BURST_BS}}
+    PRECONDITION=${opt_precondition:-${PRECONDITION:-}}
+    YES=${opt_yes:-${YES:-}}
+    [[ $PRECONDITION != 0 ]] || PRECONDITION=""
+    [[ $YES != 0 ]] || YES=""
+    split_list PARTS "$PARTS"
+    for part in "${LIST_ITEMS[@]}"; do require_one_of PARTS "$part" burst wss compress; done
+    if [[ -z $duration ]]; then
+        duration=900
+        [[ $PROFILE == quick ]] && duration=30
+    fi
+    require_int DURATION "$duration" 10
+    require_one_of BURST_RW "$burst_rw" write randwrite
+    burst_bs=$(block_size_token BURST_BS "$burst_bs")
+    BURST_OPTS=("rw=$burst_rw" "bs=$burst_bs" iodepth=32 "runtime=$((10#$duration))" ramp_time=0)
+    BURST_NAME="burst-$burst_rw-$burst_bs"
+    # The region is known only once the target is: the cases are declared in section_plan.
+    WSS_LIST_VALUE=${opt_wss:-${WSS_LIST:-$DEFAULT_WSS}}
+}
+
+# Called once the target (and so the region) is resolved, before the plan. The burst runs first,
+# on a drive that has not just been written by the other parts (only by the prefill, if any).
+section_plan() {
+    if has_part burst; then
+        # One long run logged per second (a time series, not a sample to repeat); the clat
+        # histogram log gives a p99 per second.
+        add_case "$BURST_NAME" "${BURST_OPTS[@]}" @repeat=1 "write_bw_log=\${TK_LOG}" \
+            "write_iops_log=\${TK_LOG}" "write_lat_log=\${TK_LOG}" log_avg_msec=1000 \
+            "write_hist_log=\${TK_LOG}" log_hist_msec=1000
+    fi
+    if has_part wss; then
+        add_wss_cases "$WSS_LIST_VALUE"
+        local note
+        for note in "${WSS_NOTES[@]}"; do info "note: $note"; done
+    fi
+    if has_part compress; then
+        # Incompressible is the toolkit's default (refill_buffers with random data).
+        add_case write-128k-random rw=write bs=128k iodepth=32
+        add_case write-128k-compress50 rw=write bs=128k iodepth=32 \
+            buffer_compress_percentage=50 buffer_compress_chunk=4k
+        add_case write-128k-zeros rw=write bs=128k iodepth=32 zero_buffers=1 refill_buffers=0
+    fi
+    if [[ -n $PRECONDITION ]]; then
+        [[ $TARGET_KIND == block ]] ||
+            die "$EXIT_USAGE" "--precondition writes a whole device twice over: it needs a block device target, not the file $TARGET_PATH"
+        [[ -n $DESTROY && $(realpath -- "$DESTROY") == "$TARGET_PATH" ]] ||
+            die "$EXIT_UNSAFE" "--precondition overwrites all of $TARGET_PATH twice: add --destroy $TARGET_PATH to confirm the device holds nothing you need"
+    fi
+}
+
+# SNIA PTS workload-independent preconditioning: sequential 128 KiB writes over twice the
+# device's user capacity, so every LBA has been written before the measured writes.
+section_prepare() {
+    local marker="$RESULTS_DIR/precondition.done" capacity seconds
+    [[ -n $PRECONDITION && ! -e $marker ]] || return 0
+    capacity=$(blockdev --getsize64 "$TARGET_PATH")
+    seconds=$((2 * capacity / (PRECONDITION_GUESS_MBPS * 1000000)))
+    info "precondition: 128 KiB sequential writes over 2 x $(human_bytes "$capacity") of $TARGET_PATH"
+    info "              about $(human_seconds "$seconds") at $PRECONDITION_GUESS_MBPS MB/s (the drive's sustained write speed decides)"
+    if [[ -z $YES ]]; then
+        [[ -t 0 ]] || die "$EXIT_USAGE" "--precondition asks before writing the whole device twice, and there is no terminal to ask on; add --yes (YES=1) to start it unattended"
+        local answer
+        read -r -p "Overwrite all of $TARGET_PATH twice now? Type yes to go on: " answer
+        [[ $answer == yes ]] || die "$EXIT_USAGE" "preconditioning not confirmed; nothing was written"
+    fi
+    local reply
+    reply=$(service_ask safety "$TARGET_PATH" "$DESTROY")
+    [[ $reply == ok ]] || die "$EXIT_UNSAFE" "${reply#refused$'\t'}"
+    run_fio "$RESULTS_DIR/precondition.stderr" --name=precondition \
+        --filename="$(fio_filename "$TARGET_PATH")" --rw=write --bs=128k --iodepth=32 \
+        --ioengine="$ENGINE_USED" --direct="$DIRECT" --loops=2 --refill_buffers=1 \
+        --output-format=json --output="$RESULTS_DIR/precondition.json" ||
+        die "$EXIT_FAIL" "preconditioning failed (see $RESULTS_DIR/precondition.stderr)"
+    printf 'device %s written twice sequentially at %(%F %T)T\n' "$TARGET_PATH" -1 >"$marker"
+}
+
+# The burst case samples the drive's temperature and throttle counters while it runs.
+section_before_repetition() {
+    [[ ${CASE_NAMES[$1]} == burst-* ]] || return 0
+    local dir="$RESULTS_DIR/${CASE_NAMES[$1]}"
+    health_sampler_start "$dir/health" "$TARGET_PATH" "$HEALTH_SAMPLE_S"
+    # t = 0 of the health samples: fio starts right after this.
+    printf '%s\n' "$EPOCHREALTIME" >"$dir/rep$2.start"
+}
+section_after_repetition() {
+    [[ ${CASE_NAMES[$1]} == burst-* ]] || return 0
+    health_sampler_stop
+}
+
+main() {
+    section_main "$@"
+}
+
+main "$@"
