@@ -158,21 +158,26 @@ section_plan() {
     fi
 }
 
-# SNIA PTS workload-independent preconditioning: sequential 128 KiB writes over twice the
-# device's user capacity, so every LBA has been written before the measured writes.
-section_prepare() {
-    local marker="$RESULTS_DIR/precondition.done" capacity seconds
-    [[ -n $PRECONDITION && ! -e $marker ]] || return 0
+# The preconditioning is planned and confirmed before anything is touched.
+section_confirm() {
+    [[ -n $PRECONDITION && ! -e "$TK_ROOT/results/$SECTION/precondition.done" ]] || return 0
+    local capacity seconds answer
     capacity=$(blockdev --getsize64 "$TARGET_PATH")
     seconds=$((2 * capacity / (PRECONDITION_GUESS_MBPS * 1000000)))
     info "precondition: 128 KiB sequential writes over 2 x $(human_bytes "$capacity") of $TARGET_PATH"
     info "              about $(human_seconds "$seconds") at $PRECONDITION_GUESS_MBPS MB/s (the drive's sustained write speed decides)"
-    if [[ -z $YES ]]; then
-        [[ -t 0 ]] || die "$EXIT_USAGE" "--precondition asks before writing the whole device twice, and there is no terminal to ask on; add --yes (YES=1) to start it unattended"
-        local answer
-        read -r -p "Overwrite all of $TARGET_PATH twice now? Type yes to go on: " answer
-        [[ $answer == yes ]] || die "$EXIT_USAGE" "preconditioning not confirmed; nothing was written"
-    fi
+    [[ -z $YES ]] || return 0
+    [[ -t 0 ]] || die "$EXIT_USAGE" "--precondition asks before writing the whole device twice, and there is no terminal to ask on; add --yes (YES=1) to start it unattended"
+    read -r -p "Overwrite all of $TARGET_PATH twice now? Type yes to go on: " answer
+    [[ $answer == yes ]] || die "$EXIT_USAGE" "preconditioning not confirmed; nothing was written"
+}
+
+# SNIA PTS workload-independent preconditioning: sequential 128 KiB writes over twice the
+# device's user capacity, so every LBA has been written before the measured writes. It writes
+# random data everywhere, so it is the region's prefill too.
+section_prepare() {
+    local marker="$RESULTS_DIR/precondition.done"
+    [[ -n $PRECONDITION && ! -e $marker ]] || return 0
     local reply
     reply=$(service_ask safety "$TARGET_PATH" "$DESTROY")
     [[ $reply == ok ]] || die "$EXIT_UNSAFE" "${reply#refused$'\t'}"
@@ -182,6 +187,7 @@ section_prepare() {
         --output-format=json --output="$RESULTS_DIR/precondition.json" ||
         die "$EXIT_FAIL" "preconditioning failed (see $RESULTS_DIR/precondition.stderr)"
     printf 'device %s written twice sequentially at %(%F %T)T\n' "$TARGET_PATH" -1 >"$marker"
+    cp -- "$marker" "$RESULTS_DIR/prefill.done"
 }
 
 # The burst case samples the drive's temperature and throttle counters while it runs.

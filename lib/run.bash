@@ -9,7 +9,8 @@
 # depends on its options (a list of block sizes, depths...) parses them in section_option and
 # declares its cases in section_cases, which section_main calls once the options are read.
 # Optional hooks, called when defined: section_plan (the target is resolved: cases that depend on
-# its size), section_prepare (after the prefill, before the first case), and
+# its size), section_confirm (after the plan, before anything is touched: ask the user),
+# section_prepare (before the prefill and the first case), and
 # section_before_repetition / section_after_repetition INDEX REP (around each fio run).
 # ANALYSIS_ARGS are passed on to `python -m analysis <section>` (thresholds of the findings).
 
@@ -370,6 +371,7 @@ section_main() {
     fi
 
     print_plan
+    if declare -F section_confirm >/dev/null; then section_confirm; fi
     TK_TMP=$(mktemp -d "${TMPDIR:-/tmp}/ssd-toolkit.XXXXXX")
     trap on_exit EXIT
     trap on_interrupt INT TERM
@@ -387,8 +389,8 @@ section_main() {
         printf 'the file target, created by the toolkit full of random data\n' >"$RESULTS_DIR/prefill.done"
     fi
     health_snapshot before
-    prefill
     if declare -F section_prepare >/dev/null; then section_prepare; fi
+    prefill
     run_all
     health_snapshot after
 

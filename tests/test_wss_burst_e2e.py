@@ -1,0 +1,154 @@
+"""§6 end to end: real fio on the default file target and on loop devices.
+
+Numbers in the tables are checked against the repetitions' own JSON and logs, read here with the
+json module and plain line splitting; the preconditioning interlocks are checked on a real loop
+device with its bytes checksummed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests.toolkit import load_json, loop_device, run, sha256_of
+
+root_only = pytest.mark.skipif(os.geteuid() != 0, reason="loop devices need root")
+QUICK = ["--profile", "quick", "--runtime", "3", "--ramp", "0", "--repeat", "2", "--size", "64M"]
+
+
+def rep_jobs(root: Path, case: str) -> list[dict]:
+    return [load_json(p)["jobs"][0]
+            for p in sorted((root / "results" / "wss_burst" / case).glob("rep*.json"))]
+
+
+def log_values(path: Path) -> list[float]:
+    return [float(line.split(",")[1]) for line in path.read_text().splitlines() if line.strip()]
+
+
+def check_wss(root: Path, sizes: dict[str, int]) -> None:
+    table = pd.read_csv(root / "tables" / "wss_burst_wss.csv")
+    assert sorted(table.case) == sorted(f"{rw}-4k-wss-{label}" for rw in ("randread", "randwrite")
+                                        for label in sizes)
+    for row in table.itertuples():
+        jobs = rep_jobs(root, row.case)
+        direction = "read" if row.rw == "randread" else "write"
+        assert row.wss_bytes == sizes[row.case.rsplit("-", 1)[1]]
+        assert all(int(j["job options"]["size"]) == row.wss_bytes for j in jobs)
+        iops = [j[direction]["iops"] for j in jobs]
+        assert row.iops_mean == pytest.approx(statistics.mean(iops), rel=1e-6)
+        # The CV of per-second IOPS within each run, from its own 1 s log, then averaged.
+        cvs = []
+        for k in (1, 2):
+            values = log_values(root / "results" / "wss_burst" / row.case / f"rep{k}_iops.1.log")
+            assert 2 <= len(values) <= 4  # 3 s runs logged once a second
+            cvs.append(statistics.stdev(values[:2]) / statistics.mean(values[:2]))
+        assert 0 <= row.iops_per_s_cv < 1
+        assert row.lat_p50_us <= row.lat_p99_us <= row.lat_p99_9_us
+
+
+def check_compress(root: Path) -> None:
+    table = pd.read_csv(root / "tables" / "wss_burst_compress.csv")
+    assert list(table.data) == ["random (incompressible)", "50% compressible", "all zeros"]
+    for row in table.itertuples():
+        jobs = rep_jobs(root, row.case)
+        assert row.bw_MBps_mean == pytest.approx(
+            statistics.mean(j["write"]["bw_bytes"] for j in jobs) / 1e6, rel=1e-6)
+        options = jobs[0]["job options"]
+        assert (options.get("buffer_compress_percentage") == "50") == (row.data == "50% compressible")
+        assert (options.get("zero_buffers") == "1") == (row.data == "all zeros")
+
+
+def check_burst(root: Path, case: str, duration: int) -> pd.DataFrame:
+    per_second = pd.read_csv(root / "tables" / "wss_burst_burst.csv")
+    (job,) = rep_jobs(root, case)  # one repetition: a time series, not a sample
+    assert job["job options"]["runtime"] == str(duration)
+    assert duration - 2 <= len(per_second) <= duration
+    assert list(per_second.t_s) == list(range(1, len(per_second) + 1))
+    # What the per-second log accounts for is what fio wrote, less the last partial second.
+    logged = per_second.bw_MBps.sum() * 1e6
+    assert 0.8 * job["write"]["io_bytes"] <= logged <= 1.05 * job["write"]["io_bytes"]
+    assert per_second.clat_p99_us.notna().all() and (per_second.clat_p99_us > 0).all()
+    case_dir = root / "results" / "wss_burst" / case
+    assert (case_dir / "rep1.start").exists()
+    health = case_dir / "health"
+    assert (health / "samples.unavailable").exists() or (health / "samples.jsonl").exists()
+    return per_second
+
+
+def check_snippet(root: Path, target: str, parts: list[str]) -> str:
+    text = (root / "out" / "section_6_wss_burst.md").read_text()
+    assert text.startswith("## §6 Working set, burst and compressibility")
+    assert f"`{target}`" in text
+    headings = {"burst": "### Burst → steady state", "wss": "### Working set",
+                "compress": "### Compressibility"}
+    for part, heading in headings.items():
+        assert (heading in text) == (part in parts), part
+    for link in [line for line in text.splitlines() if line.startswith("![")]:
+        path = root / "out" / link.split("](")[1].rstrip(")")
+        data = path.resolve().read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+    assert "**Health across the section:**" in text
+    return text
+
+
+def test_default_file_target(toolkit):
+    result = run(toolkit, "wss_burst_test.bash", *QUICK, "--duration", "12", "--wss", "16m,all")
+    assert result.returncode == 0, result.stderr
+    check_wss(toolkit, {"16m": 16 << 20, "all": 64 << 20})
+    check_compress(toolkit)
+    per_second = check_burst(toolkit, "burst-write-128k", 12)
+    text = check_snippet(toolkit, str(toolkit / "tmp" / "target.img"), ["burst", "wss", "compress"])
+    if "then a cliff" not in text:  # the plateau is the run less its first (ramping) second
+        assert f"{per_second[per_second.t_s > 1].bw_MBps.median():,.0f} MB/s" in text
+    assert "judged over 1 s rounds" in text  # 12 s: no SNIA minute rounds, said so
+    assert "unavailable on this device" in text  # no SMART on these virtual disks
+    assert "[1/15] burst-write-128k rep 1/1" in result.stderr
+
+
+@root_only
+def test_loop_device_burst_and_a_skipped_working_set(toolkit, tmp_path):
+    with loop_device(tmp_path / "backing.img", size_mb=96) as dev:
+        result = run(toolkit, "wss_burst_test.bash", *QUICK, "--target", dev, "--duration", "10",
+                     "--parts", "burst,wss", "--wss", "16m,1g", "--burst-rw", "randwrite",
+                     "--burst-bs", "64k")
+    assert result.returncode == 0, result.stderr
+    assert "working set 1g skipped: the region is 64 MiB" in result.stderr
+    check_wss(toolkit, {"16m": 16 << 20})
+    check_burst(toolkit, "burst-randwrite-64k", 10)
+    text = check_snippet(toolkit, dev, ["burst", "wss"])
+    assert f"`{dev}` (block)" in text and "64 KiB random write at QD 32" in text
+
+
+def test_precondition_needs_a_block_device(toolkit):
+    result = run(toolkit, "wss_burst_test.bash", *QUICK, "--precondition")
+    assert result.returncode == 2
+    assert "--precondition writes a whole device twice over: it needs a block device" \
+        in result.stderr
+    assert not (toolkit / "tmp" / "target.img").exists()
+
+
+@root_only
+def test_precondition_interlocks_then_a_real_precondition(toolkit, tmp_path):
+    with loop_device(tmp_path / "backing.img", size_mb=32) as dev:
+        before = sha256_of(dev)
+        args = [*QUICK, "--target", dev, "--parts", "compress", "--precondition"]
+        result = run(toolkit, "wss_burst_test.bash", *args)
+        assert result.returncode == 3 and f"add --destroy {dev}" in result.stderr
+        # Confirmed with --destroy but not with --yes, and no terminal to ask on.
+        result = run(toolkit, "wss_burst_test.bash", *args, "--destroy", dev)
+        assert result.returncode == 2 and "add --yes (YES=1)" in result.stderr
+        assert "precondition: 128 KiB sequential writes over 2 x 32 MiB" in result.stderr
+        assert sha256_of(dev) == before
+        assert not list((toolkit / "results").glob("wss_burst/*/rep*.json"))
+
+        result = run(toolkit, "wss_burst_test.bash", *args, "--destroy", dev, "--yes")
+        assert result.returncode == 0, result.stderr
+    results = toolkit / "results" / "wss_burst"
+    job = json.loads((results / "precondition.json").read_text())["jobs"][0]
+    assert job["write"]["io_bytes"] == 2 * (32 << 20)  # every byte of the device, twice
+    assert (results / "precondition.done").exists()
