@@ -6,10 +6,10 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := report
 PYTHON := .venv/bin/python
 # The sections in report order: results/<name>, `python -m analysis <name>`, <name>_test.bash.
-SECTIONS := qd1 bs_sweep mix_rw qd_sweep
+SECTIONS := qd1 bs_sweep mix_rw qd_sweep wss_burst
 SHELL_FILES := env.bash $(SECTIONS:%=%_test.bash) lib/*.bash .ci/run bench/overhead
 
-.PHONY: report env qd1 bs mix qd $(SECTIONS) analysis test lint clean help
+.PHONY: report env qd1 bs mix qd wss $(SECTIONS) analysis test lint clean help
 
 help:
 	@echo "make report    §1 env, every section, then out/report.md (default target)"
@@ -18,6 +18,7 @@ help:
 	@echo "make bs        §3 block-size sweep"
 	@echo "make mix       §4 read/write mix"
 	@echo "make qd        §5 queue-depth sweep: knee, Little's Law, tails"
+	@echo "make wss       §6 working set, burst -> steady state, compressibility"
 	@echo "make analysis  redraw all tables, figures and snippets from results/ (no device I/O)"
 	@echo "make test      shellcheck, ruff and the test suite (needs root for loop devices)"
 	@echo "make lint      shellcheck and ruff only"
@@ -40,6 +41,7 @@ $(SECTIONS):
 bs: bs_sweep
 mix: mix_rw
 qd: qd_sweep
+wss: wss_burst
 
 analysis:
 	@for s in $(SECTIONS); do \
