@@ -10,7 +10,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only; lab boxes and CI have no display
 import matplotlib.pyplot as plt
-from matplotlib.ticker import LogFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 
 def _save(fig, path: Path, note: str = "") -> Path:
@@ -90,11 +90,18 @@ class Panel:
     hline: tuple[float, str] | None = None  # a dashed level across the panel: (y, label)
 
 
-def _axis_scale(set_scale, scale: str) -> None:
+def _axis_scale(set_scale, scale: str, axis=None) -> None:
     if scale == "log2":
         set_scale("log", base=2)
     elif scale != "linear":
         set_scale(scale)
+        if scale == "log" and axis is not None:
+            # 1-2-5 ticks written as plain numbers: a latency axis spanning 300 µs to 5 ms
+            # gets 500, 1,000, 2,000 rather than a single 10^3.
+            axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+            axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1
+                                                   else f"{v:g}"))
+            axis.set_minor_formatter(NullFormatter())
 
 
 def _draw_panel(ax, panel: Panel) -> None:
@@ -115,9 +122,7 @@ def _draw_panel(ax, panel: Panel) -> None:
         ax.axhline(panel.hline[0], color="#888", linestyle="--", linewidth=1,
                    label=panel.hline[1])
     _axis_scale(ax.set_xscale, panel.xscale)
-    _axis_scale(ax.set_yscale, panel.yscale)
-    if panel.yscale == "log":  # label minor ticks too: a narrow range may span no full decade
-        ax.yaxis.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
+    _axis_scale(ax.set_yscale, panel.yscale, ax.yaxis)
     if panel.xticks is not None:
         ax.set_xticks(panel.xticks, panel.xticklabels or [str(t) for t in panel.xticks])
         ax.minorticks_off()
@@ -169,7 +174,7 @@ def grouped_bars(path: Path, groups: list[str], sets: list[BarSet], *, ylabel: s
         if stacked:
             bottom = tops
     ax.set_xticks(x, groups)
-    _axis_scale(ax.set_yscale, yscale)
+    _axis_scale(ax.set_yscale, yscale, ax.yaxis)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(axis="y", alpha=0.3)
@@ -208,7 +213,7 @@ def timeseries_chart(path: Path, t: list[float], y: list[float], *, ylabel: str,
         ax.axhline(value, color="#555", linestyle=":", linewidth=1, label=text)
     for ev in events:
         ax.axvline(ev.t, color=ev.color, linestyle="--", linewidth=1.2, label=ev.label)
-    _axis_scale(ax.set_yscale, yscale)
+    _axis_scale(ax.set_yscale, yscale, ax.yaxis)
     if yscale == "linear":
         ax.set_ylim(bottom=0)  # a rate drawn from zero: a 10% wobble looks like 10%
     ax.set_xlabel("time since the start of the run (s)")

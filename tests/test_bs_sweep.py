@@ -22,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from analysis import markdown as md
 from analysis.cases import frame_of_groups, section_frame
 from analysis.fio_json import read_groups
 from analysis.sections import bs_sweep
@@ -237,7 +238,7 @@ def check_section_outputs(root: Path, target: str) -> None:
         assert f"](../figs/{fig})" in snippet
     for row in table.itertuples():
         assert f"| {LABEL[row.bs]}" in snippet
-        assert f"{row.iops_mean:,.0f} ± " in snippet and f"{row.lat_us_mean:,.0f} ± " in snippet
+        assert md.pm(row.iops_mean, row.iops_std) in snippet and md.pm(row.lat_us_mean, row.lat_us_std) in snippet
     # The transition found from the JSON's own means, independently of the module.
     for rw, label in (("randread", "Random read"), ("read", "Sequential read")):
         sizes, values = zip(*bw[rw])

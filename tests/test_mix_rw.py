@@ -22,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from analysis import markdown as md
 from analysis.cases import frame_of_groups
 from analysis.fio_json import read_groups
 from analysis.sections import mix_rw
@@ -338,7 +339,7 @@ def check_section_outputs(root: Path, target: str, read_pcts: list[int]) -> pd.D
     assert "](../figs/mix_rw_bw.png)" in snippet and "](../figs/mix_rw_latency.png)" in snippet
     for r in table[table.iops_mean > 0].itertuples():
         assert f"| {r.mix} | {r.direction}" in snippet
-        assert f"{r.iops_mean:,.0f} ± " in snippet
+        assert md.pm(r.iops_mean, r.iops_std) in snippet
     assert snippet.count("| 0 | 0 | – |") == sum(p in (0, 100) for p in read_pcts)
     return table
 

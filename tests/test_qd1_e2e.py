@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from analysis import markdown as md
 from tests.toolkit import TINY, load_json, loop_device, rep_files, run, zram_size
 
 EXPECTED = {  # case -> (rw, bs, direction)
@@ -62,7 +63,7 @@ def check_section_outputs(root: Path, target: str) -> None:
     assert f"`{target}`" in snippet
     assert "../figs/qd1_latency.png" in snippet and "../figs/qd1_iops.png" in snippet
     for row in table.itertuples():
-        assert f"{row.iops_mean:,.0f} ± " in snippet
+        assert md.pm(row.iops_mean, row.iops_std) in snippet
         assert f"{row.little_product:.2f}" in snippet
     assert "Little's Law at QD=1" in snippet and "Tail to mean" in snippet
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from analysis import markdown as md
 from analysis import sweeps
 from analysis.cases import frame_of_groups
 from analysis.fio_json import read_groups
@@ -237,7 +238,7 @@ def test_default_file_target(toolkit):
     assert snippet.startswith("## §5 Queue-depth sweep")
     assert f"`{toolkit / 'tmp' / 'target.img'}`" in snippet
     for row in table.itertuples():
-        assert f"{row.iops_mean:,.0f} ± " in snippet
+        assert md.pm(row.iops_mean, row.iops_std) in snippet
     assert "**Knee (4 KiB random read)" in snippet and "**Knee (128 KiB sequential read)" in snippet
     assert "p99 ≤ 1,000 µs" in snippet
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from analysis.fio_logs import find_logs, read_per_second, series_stats
 from tests.toolkit import load_json, loop_device, run, sha256_of
 
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="loop devices need root")
@@ -41,13 +42,15 @@ def check_wss(root: Path, sizes: dict[str, int]) -> None:
         assert all(int(j["job options"]["size"]) == row.wss_bytes for j in jobs)
         iops = [j[direction]["iops"] for j in jobs]
         assert row.iops_mean == pytest.approx(statistics.mean(iops), rel=1e-6)
-        # The CV of per-second IOPS within each run, from its own 1 s log, then averaged.
+        # The CV of per-second IOPS within each run, from its own 1 s log (read by fio_logs,
+        # tested against fio's own totals in test_fio_logs), then averaged over the runs.
         cvs = []
         for k in (1, 2):
-            values = log_values(root / "results" / "wss_burst" / row.case / f"rep{k}_iops.1.log")
-            assert 2 <= len(values) <= 4  # 3 s runs logged once a second
-            cvs.append(statistics.stdev(values[:2]) / statistics.mean(values[:2]))
-        assert 0 <= row.iops_per_s_cv < 1
+            case_dir = root / "results" / "wss_burst" / row.case
+            assert 2 <= len(log_values(case_dir / f"rep{k}_iops.1.log")) <= 4  # 3 s, 1 s rows
+            cvs.append(series_stats(read_per_second(find_logs(case_dir, f"rep{k}", "iops"))
+                                    .complete().total()).cv)
+        assert row.iops_per_s_cv == pytest.approx(statistics.mean(cvs), rel=1e-9)
         assert row.lat_p50_us <= row.lat_p99_us <= row.lat_p99_9_us
 
 
@@ -72,7 +75,9 @@ def check_burst(root: Path, case: str, duration: int) -> pd.DataFrame:
     # What the per-second log accounts for is what fio wrote, less the last partial second.
     logged = per_second.bw_MBps.sum() * 1e6
     assert 0.8 * job["write"]["io_bytes"] <= logged <= 1.05 * job["write"]["io_bytes"]
-    assert per_second.clat_p99_us.notna().all() and (per_second.clat_p99_us > 0).all()
+    # A second without a completion has no histogram line (a stall on a loaded machine).
+    p99 = per_second.clat_p99_us.dropna()
+    assert len(p99) >= len(per_second) / 2 and (p99 > 0).all()
     case_dir = root / "results" / "wss_burst" / case
     assert (case_dir / "rep1.start").exists()
     health = case_dir / "health"

@@ -22,7 +22,7 @@ from analysis import markdown as md
 from analysis.cases import Case, load_section, read_manifest
 from analysis.fio_logs import find_logs, read_per_second, series_stats
 from analysis.health import THROTTLE_KEYS, UNAVAILABLE, health_delta, health_summary
-from analysis.plots import BarSet, Panel, Series, grouped_bars, line_chart
+from analysis.plots import Panel, Series, bar_chart, line_chart
 from analysis.section import (
     SectionRun,
     clat_note,
@@ -40,7 +40,8 @@ TABLE_WSS = "tables/wss_burst_wss.csv"
 TABLE_COMPRESS = "tables/wss_burst_compress.csv"
 FIG_WSS_LATENCY = "figs/wss_burst_wss_latency.png"
 FIG_WSS_TIME = "figs/wss_burst_wss_iops_time.png"
-FIG_COMPRESS = "figs/wss_burst_compress.png"
+FIG_COMPRESS_BW = "figs/wss_burst_compress_bw.png"
+FIG_COMPRESS_LATENCY = "figs/wss_burst_compress_latency.png"
 WSS_PCTS = [("mean", "lat_us_mean", "lat_us_std"), ("p99", "lat_p99_us", "lat_p99_us_std"),
             ("p99.9", "lat_p99_9_us", "lat_p99_9_us_std")]
 STEP_PCT = 20  # a latency rise above this between neighbouring working sets is called a step
@@ -215,15 +216,13 @@ def compress_findings(df: pd.DataFrame, target_kind: str) -> list[str]:
 
 
 def draw_compress(df: pd.DataFrame, root: Path) -> list[str]:
-    labels = list(df.data)
-    grouped_bars(root / FIG_COMPRESS, labels, [
-        BarSet("MB/s", list(df.bw_MBps_mean), list(df.bw_MBps_std)),
-        BarSet("mean latency (µs)", list(df.lat_us_mean), list(df.lat_us_std),
-               markers=list(df.lat_p99_us), marker_label="p99 latency (µs)")],
-        ylabel="MB/s  |  µs", yscale="log",
-        title="128 KiB sequential write by data pattern (QD 32)",
-        note="bars: mean ± std over repetitions")
-    return [FIG_COMPRESS]
+    labels = list(df.data.str.replace(" (", "\n(", regex=False))
+    bar_chart(root / FIG_COMPRESS_BW, labels, list(df.bw_MBps_mean), list(df.bw_MBps_std),
+              ylabel="MB/s (10^6 B/s)", title="128 KiB sequential write (QD 32) by data pattern")
+    bar_chart(root / FIG_COMPRESS_LATENCY, labels, list(df.lat_us_mean), list(df.lat_us_std),
+              ylabel="mean total latency (µs)", title="Write latency by data pattern",
+              markers=list(df.lat_p99_us), marker_label="p99 (pooled repetitions)")
+    return [FIG_COMPRESS_BW, FIG_COMPRESS_LATENCY]
 
 
 # --- health across the section -----------------------------------------------------------------
@@ -290,10 +289,11 @@ def produce(run: SectionRun) -> list[str]:
     compress = compress_table(run.table, cases)
     if not compress.empty:
         written.append(run.write_table(TABLE_COMPRESS, compress))
-        figure = draw_compress(compress, run.root)[0]
+        bw_figure, latency_figure = draw_compress(compress, run.root)
         blocks += ["### Compressibility", _compress_markdown(compress),
-                   md.image("Write speed by data pattern", figure)]
-        written.append(figure)
+                   md.image("Write speed by data pattern", bw_figure),
+                   md.image("Write latency by data pattern", latency_figure)]
+        written += [bw_figure, latency_figure]
         findings += compress_findings(compress, manifest.get("target_kind", ""))
 
     findings += health_findings(run.results_dir, cases, burst.peak_temperature_c if burst else None)
