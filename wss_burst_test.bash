@@ -201,6 +201,10 @@ section_before_repetition() {
 section_after_repetition() {
     [[ ${CASE_NAMES[$1]} == burst-* ]] || return 0
     health_sampler_stop
+    # The samples as a CSV beside the logs, on fio's time axis (empty where unavailable).
+    local dir="$RESULTS_DIR/${CASE_NAMES[$1]}"
+    tk_python health-log "$dir/health" --start "$(<"$dir/rep$2.start")" \
+        --csv "$dir/health/samples.csv" 2>/dev/null || warn "could not write $dir/health/samples.csv"
 }
 
 main() {

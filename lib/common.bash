@@ -89,20 +89,28 @@ split_list() {
     done
 }
 
-# A block size fio accepts, as the toolkit writes it: 4k, 128k, 1m (or bytes below 1 KiB). Must be
-# a multiple of 512 bytes: direct I/O needs sector-aligned transfers.
+# A size as the toolkit writes it in case names and fio options: 4k, 128k, 1m, 8g (the largest
+# unit that divides it; plain bytes below 1 KiB).
+size_token() { # BYTES
+    local bytes=$1 unit shift
+    for unit in t:40 g:30 m:20 k:10; do
+        shift=${unit#*:}
+        if ((bytes >= 1 << shift && bytes % (1 << shift) == 0)); then
+            echo "$((bytes >> shift))${unit%:*}"
+            return 0
+        fi
+    done
+    echo "$bytes"
+}
+
+# A block size fio accepts, as size_token writes it. Must be a multiple of 512 bytes: direct I/O
+# needs sector-aligned transfers.
 block_size_token() { # NAME VALUE
     require_size "$1" "$2"
     local bytes
     bytes=$(size_bytes "$2")
     ((bytes % 512 == 0)) || die "$EXIT_USAGE" "$1: $2 is not a multiple of 512 bytes, which direct I/O needs"
-    if ((bytes % (1 << 20) == 0)); then
-        echo "$((bytes >> 20))m"
-    elif ((bytes % 1024 == 0)); then
-        echo "$((bytes >> 10))k"
-    else
-        echo "$bytes"
-    fi
+    size_token "$bytes"
 }
 
 # Size in bytes of a size accepted by require_size.

@@ -80,6 +80,7 @@ def check_burst(root: Path, case: str, duration: int) -> pd.DataFrame:
     assert len(p99) >= len(per_second) / 2 and (p99 > 0).all()
     case_dir = root / "results" / "wss_burst" / case
     assert (case_dir / "rep1.start").exists()
+    assert (case_dir / "health" / "samples.csv").read_text().startswith("t_s,temperature_c")
     health = case_dir / "health"
     assert (health / "samples.unavailable").exists() or (health / "samples.jsonl").exists()
     return per_second
