@@ -120,6 +120,17 @@ def knee_finding(s: Sweep, settings: dict) -> str:
                 f"{k.latency_growth_pct:+.0f}% ({md.num(s.at(k.previous).lat_us_mean)} → "
                 f"{md.num(s.at(k.x).lat_us_mean)} µs): the first step that buys mostly queueing "
                 f"({rule}).")
+        # The rule takes the first such step; a curve that climbs well past it afterwards had a
+        # dip there (interference, an unstable point), not its knee. Say so rather than hide it.
+        base = s.at(k.previous).iops_mean
+        later = s.rows[(s.rows.iodepth > k.x)
+                       & (s.rows.iops_mean > base * (1 + settings["knee_gain_pct"] / 100))]
+        if not later.empty:
+            top = later.loc[later.iops_mean.idxmax()]
+            text += (f" Caution: IOPS climb again past it, to {md.num(top.iops_mean)} at "
+                     f"{_qd(top.iodepth)} ({(top.iops_mean / base - 1) * 100:+.0f}% over "
+                     f"{_qd(k.previous)}), so this step looks like a dip (see the stability "
+                     "line) rather than the drive's limit; rerun before quoting it.")
     else:
         last = s.rows.iloc[-1]
         text = (f"**Knee ({s.pattern}): none within the sweep.** No step meets the rule "
