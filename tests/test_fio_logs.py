@@ -19,7 +19,6 @@ The oracles:
 
 from __future__ import annotations
 
-import errno
 import json
 import math
 import os
@@ -43,7 +42,7 @@ from analysis.fio_logs import (
     read_per_second,
     series_stats,
 )
-from tests.conftest import REPO, SAMPLES
+from tests.conftest import REPO, SAMPLES, _supports_direct
 
 SSD860 = (SAMPLES / "louwrentius__fio-plot" / "benchmark_data" / "HPMICROSERVERG8" / "SATA300"
           / "FULL" / "SAMSUNG860PRO")
@@ -56,17 +55,6 @@ MMN_TEXT = (SAMPLES / "MMN0001__Repo-for-Advanced-Computer-Systems" / "Project3"
 AVG_JOBS, AVG_QD, AVG_RATE, AVG_RUNTIME = 2, 2, 20, 3
 PER_QD, PER_RATE, PER_RUNTIME = 2, 200, 2
 DIRS = ("read", "write")
-
-
-def _supports_direct(path: Path) -> bool:
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECT", 0))
-    except OSError as exc:
-        if exc.errno == errno.EINVAL:
-            return False
-        raise
-    os.close(fd)
-    return True
 
 
 @pytest.fixture(scope="module")
