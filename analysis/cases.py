@@ -163,6 +163,12 @@ def summary_rows(case: Case, always: tuple[str, ...] = ()) -> list[dict]:
     return out
 
 
+def case_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """The row that stands for each case: its only direction, or `total` for a mixed job."""
+    counts = table.groupby("case").direction.transform("count")
+    return table[(counts == 1) | (table.direction == "total")]
+
+
 def section_frame(results_dir: Path, always: tuple[str, ...] = ()) -> pd.DataFrame:
     """The summary rows of every case of a section, in the manifest's case order."""
     order = (read_manifest(results_dir).get("cases") or "").split()

@@ -17,6 +17,7 @@ import pandas as pd
 
 from analysis import markdown as md
 from analysis import sweeps
+from analysis.cases import case_rows
 from analysis.plots import COLORS, Highlight, Panel, Series, line_chart
 from analysis.section import (
     SectionRun,
@@ -97,16 +98,10 @@ class Sweep:
         return self.rows[self.rows.bs == bs].iloc[0]
 
 
-def sweep_rows(table: pd.DataFrame) -> pd.DataFrame:
-    """The row that stands for each case: its only direction, or `total` for a mixed job."""
-    counts = table.groupby("case").direction.transform("count")
-    return table[(counts == 1) | (table.direction == "total")]
-
-
 def analyse(table: pd.DataFrame) -> tuple[pd.DataFrame, list[Sweep]]:
     """The section table (one row per pattern and block size, with the sweep columns) and each
     pattern's sweep, patterns in the order the cases were run."""
-    rows = sweep_rows(table).copy()
+    rows = case_rows(table).copy()
     rows.insert(1, "pattern", [md.pattern(r.rw, r.bs) for r in rows.itertuples()])
     rows["series"] = [series_label(r.rw, r.read_pct) for r in rows.itertuples()]
     parts, found = [], []

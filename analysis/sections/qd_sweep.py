@@ -17,6 +17,7 @@ import pandas as pd
 
 from analysis import markdown as md
 from analysis import sweeps
+from analysis.cases import case_rows
 from analysis.plots import BarSet, Highlight, Panel, Series, grouped_bars, line_chart
 from analysis.section import (
     SectionRun,
@@ -58,15 +59,9 @@ class Sweep:
         return self.rows[self.rows.iodepth == depth].iloc[0]
 
 
-def sweep_rows(table: pd.DataFrame) -> pd.DataFrame:
-    """The row that stands for each case: its only direction, or `total` for a mixed job."""
-    counts = table.groupby("case").direction.transform("count")
-    return table[(counts == 1) | (table.direction == "total")]
-
-
 def analyse(table: pd.DataFrame, settings: dict) -> tuple[pd.DataFrame, list[Sweep]]:
     """The section table with the sweep columns added, and each pattern's findings."""
-    rows = sweep_rows(table).copy()
+    rows = case_rows(table).copy()
     rows.insert(1, "pattern", [md.pattern(r.rw, r.bs) for r in rows.itertuples()])
     if (rows.read_pct.between(1, 99)).any():  # a mixed job: name its mix
         rows["pattern"] = [f"{p} {r}/{100 - r}" if 0 < r < 100 else p
