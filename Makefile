@@ -9,7 +9,7 @@ PYTHON := .venv/bin/python
 SECTIONS := qd1 bs_sweep mix_rw qd_sweep wss_burst
 SHELL_FILES := env.bash $(SECTIONS:%=%_test.bash) lib/*.bash .ci/run bench/overhead
 
-.PHONY: report env qd1 bs mix qd wss $(SECTIONS) analysis test lint clean help
+.PHONY: report env qd1 bs mix qd wss compare $(SECTIONS) analysis test lint clean help
 
 help:
 	@echo "make report    §1 env, every section, then out/report.md (default target)"
@@ -19,6 +19,7 @@ help:
 	@echo "make mix       §4 read/write mix"
 	@echo "make qd        §5 queue-depth sweep: knee, Little's Law, tails"
 	@echo "make wss       §6 working set, burst -> steady state, compressibility"
+	@echo "make compare A=results-a B=results-b [FAIL_IF_WORSE=PCT]   B against A: ratios, Welch's t-test"
 	@echo "make analysis  redraw all tables, figures and snippets from results/ (no device I/O)"
 	@echo "make test      shellcheck, ruff and the test suite (needs root for loop devices)"
 	@echo "make lint      shellcheck and ruff only"
@@ -42,6 +43,10 @@ bs: bs_sweep
 mix: mix_rw
 qd: qd_sweep
 wss: wss_burst
+
+# Two results trees (folders like results/), B against A; FAIL_IF_WORSE=PCT gates a lab's CI.
+compare:
+	$(PYTHON) -m analysis compare $(A) $(B) $(if $(FAIL_IF_WORSE),--fail-if-worse $(FAIL_IF_WORSE))
 
 analysis:
 	@for s in $(SECTIONS); do \

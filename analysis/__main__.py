@@ -19,6 +19,7 @@ COMMANDS = {
     "qd_sweep": ("analysis.sections.qd_sweep", "§5 queue-depth sweep from results/qd_sweep"),
     "wss_burst": ("analysis.sections.wss_burst", "§6 working set, burst, compressibility"),
     "health-log": ("analysis.health_log", "CSV of the health samples taken during a burst"),
+    "compare": ("analysis.compare", "two results trees: compare A B [--fail-if-worse PCT]"),
     "report": ("analysis.report", "assemble out/report.md from env.txt and section snippets"),
     "safety": ("analysis.safety", "may this block device be written? exit 0 yes, 3 no"),
     "manifest": ("analysis.manifest", "write or compare results/<section>/manifest.json"),

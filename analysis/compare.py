@@ -1,0 +1,448 @@
+"""Compare two results trees: `python -m analysis compare A B [--out DIR] [--fail-if-worse PCT]`.
+
+A results tree is a folder holding `<section>/manifest.json` and the case folders (what is
+`results/` in a toolkit checkout; a toolkit folder holding `results/` is accepted too). Each
+section present in both trees is summarised again from the raw repetitions (`section_frame`), so
+no earlier `make analysis` is needed, and matched on (section, case, direction).
+
+Per case and metric: A, B, the ratio B/A, the difference in %, Welch's two-sided t-test over the
+repetitions and whether the change is significant (p < 0.05) and worse (lower IOPS or MB/s,
+higher latency). The t-test is computed from each side's mean, sample std (ddof=1) and n, which
+`section_frame` takes over the per-repetition values: that is exactly Welch's test on the
+per-repetition values. Percentiles are pooled over the repetitions (one number, no spread of its
+own): for p99 the test uses the std of the repetitions' own p99 (`lat_p99_us_std`) as the spread
+around the pooled p99, an approximation, marked `welch~` in the `test` column. With fewer than
+two repetitions on either side there is no spread: p is NaN, "not testable".
+
+Writes tables/compare.csv, out/compare.md and, for the sweeps present in both trees,
+figs/compare_bs_sweep.png (MB/s by block size) and figs/compare_qd_sweep.png (IOPS by queue
+depth), A against B with ± std error bars. Exit 0; 1 with --fail-if-worse PCT when a significant
+regression is larger than PCT %; 2 for bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from analysis import markdown as md
+from analysis.cases import case_rows, read_manifest, section_frame
+
+ALPHA = 0.05
+# section -> directions that always get a row (as the section's own analysis makes them)
+SECTIONS = {"qd1": (), "bs_sweep": (), "mix_rw": ("read", "write"), "qd_sweep": (),
+            "wss_burst": ()}
+# metric column -> (its std column, label, higher is better)
+METRICS = {
+    "iops_mean": ("iops_std", "IOPS", True),
+    "bw_MBps_mean": ("bw_MBps_std", "MB/s", True),
+    "lat_us_mean": ("lat_us_std", "mean lat (µs)", False),
+    "lat_p99_us": ("lat_p99_us_std", "p99 (µs)", False),
+}
+PARAMS = ["rw", "bs", "iodepth", "numjobs", "read_pct"]
+TABLE = "tables/compare.csv"
+SNIPPET = "out/compare.md"
+FIG_BS = "figs/compare_bs_sweep.png"
+FIG_QD = "figs/compare_qd_sweep.png"
+
+
+class BadInput(Exception):
+    """A tree that cannot be compared; the message says how to fix it."""
+
+
+# ---------------------------------------------------------------- Student t and Welch's test
+
+
+def _betacf(a: float, b: float, x: float, max_iter: int = 10_000, eps: float = 1e-15) -> float:
+    """Continued fraction of the incomplete beta function (modified Lentz, Numerical Recipes
+    `betacf`)."""
+    tiny = 1e-300
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, max_iter + 1):
+        m2 = 2 * m
+        for aa in (m * (b - m) * x / ((qam + m2) * (a + m2)),
+                   -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
+            d = 1.0 + aa * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + aa / c
+            c = c if abs(c) > tiny else tiny
+            step = d * c
+            h *= step
+        if abs(step - 1.0) < eps:
+            break
+    return h
+
+
+def betai(a: float, b: float, x: float) -> float:
+    """Regularized incomplete beta function I_x(a, b), a, b > 0, 0 <= x <= 1."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+                     + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _betacf(a, b, x) / a
+    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
+
+
+def t_two_sided_p(t: float, df: float) -> float:
+    """P(|T| >= |t|) for Student's t with df degrees of freedom (df may be fractional)."""
+    if math.isnan(t) or math.isnan(df) or df <= 0:
+        return math.nan
+    if math.isinf(t):
+        return 0.0
+    return min(1.0, betai(df / 2.0, 0.5, df / (df + t * t)))
+
+
+def welch(mean_a: float, std_a: float, n_a: float, mean_b: float, std_b: float,
+          n_b: float) -> tuple[float, float, float]:
+    """Welch's unequal-variance t-test of B against A: (t, df, two-sided p).
+
+    t = (mean_b - mean_a) / sqrt(s_a²/n_a + s_b²/n_b), df by Welch–Satterthwaite. n < 2 on
+    either side (no sample std) or a missing value gives NaN throughout: not testable.
+    Two samples without any spread give p = 1 when their means are equal, else 0.
+    """
+    values = (mean_a, std_a, n_a, mean_b, std_b, n_b)
+    if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in values):
+        return math.nan, math.nan, math.nan
+    if n_a < 2 or n_b < 2:
+        return math.nan, math.nan, math.nan
+    va, vb = std_a * std_a / n_a, std_b * std_b / n_b
+    se2 = va + vb
+    if se2 == 0:
+        if mean_a == mean_b:
+            return 0.0, math.nan, 1.0
+        return math.copysign(math.inf, mean_b - mean_a), math.nan, 0.0
+    t = (mean_b - mean_a) / math.sqrt(se2)
+    df = se2 * se2 / (va * va / (n_a - 1) + vb * vb / (n_b - 1))
+    return t, df, t_two_sided_p(t, df)
+
+
+# ---------------------------------------------------------------- reading the trees
+
+
+def tree_root(path: Path) -> Path:
+    """The folder holding <section>/manifest.json: `path` itself or its results/."""
+    path = Path(path)
+    if not path.is_dir():
+        raise BadInput(f"{path}: no such folder; give a results tree (the results/ folder of a "
+                       "toolkit run, e.g. results or a copy such as results/drive-a)")
+    for candidate in (path, path / "results"):
+        if any((candidate / s / "manifest.json").is_file() for s in SECTIONS):
+            return candidate
+    raise BadInput(f"{path} is not a results tree: it holds no <section>/manifest.json "
+                   f"(sections: {', '.join(SECTIONS)}); give the folder a section script wrote "
+                   "into (results/, or a copy of it), after running e.g. 'bash qd1_test.bash'")
+
+
+def load_tree(path: Path) -> dict[str, pd.DataFrame]:
+    """{section: its summary table} for every section of the tree with finished repetitions."""
+    root = tree_root(path)
+    out = {}
+    for section, always in SECTIONS.items():
+        folder = root / section
+        if (folder / "manifest.json").is_file():
+            table = section_frame(folder, always)
+            if not table.empty:
+                out[section] = table
+    return out
+
+
+# ---------------------------------------------------------------- the comparison
+
+
+def _f(v) -> float:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def compare_rows(a: pd.Series, b: pd.Series) -> list[dict]:
+    """One row per metric for one (section, case, direction) present in both trees."""
+    rows = []
+    for col, (std_col, label, higher_better) in METRICS.items():
+        ma, mb = _f(a[col]), _f(b[col])
+        sa, sb = _f(a[std_col]), _f(b[std_col])
+        na, nb = int(a["n"]), int(b["n"])
+        t, df, p = welch(ma, sa, na, mb, sb, nb)
+        ratio = mb / ma if ma and not math.isnan(ma) and not math.isnan(mb) else math.nan
+        diff = (ratio - 1.0) * 100 if not math.isnan(ratio) else math.nan
+        significant = bool(not math.isnan(p) and p < ALPHA)
+        # how much worse B is, in % of A (negative: better)
+        regression = -diff if higher_better else diff
+        worse = significant and not math.isnan(regression) and regression > 0
+        better = significant and not math.isnan(regression) and regression < 0
+        if math.isnan(ma) or math.isnan(mb):
+            test = "no value"
+        elif na < 2 or nb < 2:
+            test = "not testable (n<2)"
+        else:
+            test = "welch~" if col == "lat_p99_us" else "welch"
+        rows.append({"metric": col, "label": label, "a": ma, "a_std": sa, "a_n": na, "b": mb,
+                     "b_std": sb, "b_n": nb, "ratio": ratio, "diff_pct": diff, "t": t, "df": df,
+                     "p": p, "significant": significant, "worse": worse, "better": better,
+                     "regression_pct": regression, "test": test})
+    return rows
+
+
+@dataclass(frozen=True)
+class Comparison:
+    table: pd.DataFrame  # one row per section, case, direction and metric
+    only: list[tuple[str, str, str, str]]  # (section, case, direction, "A" | "B" | "params")
+    sections: list[str]  # compared: present in both trees
+    frames_a: dict[str, pd.DataFrame]
+    frames_b: dict[str, pd.DataFrame]
+
+
+COLUMNS = ["section", "case", "direction", *PARAMS, "metric", "label", "a", "a_std", "a_n", "b",
+           "b_std", "b_n", "ratio", "diff_pct", "t", "df", "p", "significant", "worse", "better",
+           "regression_pct", "test"]
+
+
+def compare_trees(frames_a: dict[str, pd.DataFrame],
+                  frames_b: dict[str, pd.DataFrame]) -> Comparison:
+    rows, only = [], []
+    sections = [s for s in SECTIONS if s in frames_a and s in frames_b]
+    for s in [s for s in SECTIONS if (s in frames_a) != (s in frames_b)]:
+        side = "A" if s in frames_a else "B"
+        frame = frames_a.get(s, frames_b.get(s))
+        only += [(s, r.case, r.direction, side) for r in frame.itertuples()]
+    for section in sections:
+        a = frames_a[section].set_index(["case", "direction"], drop=False)
+        b = frames_b[section].set_index(["case", "direction"], drop=False)
+        for key in a.index:
+            if key not in b.index:
+                only.append((section, *key, "A"))
+                continue
+            ra, rb = a.loc[key], b.loc[key]
+            if [str(ra[p]) for p in PARAMS] != [str(rb[p]) for p in PARAMS]:
+                only.append((section, *key, "params"))
+                continue
+            head = {"section": section, "case": key[0], "direction": key[1],
+                    **{p: ra[p] for p in PARAMS}}
+            rows += [{**head, **r} for r in compare_rows(ra, rb)]
+        only += [(section, *key, "B") for key in b.index if key not in a.index]
+    return Comparison(pd.DataFrame(rows, columns=COLUMNS), only, sections, frames_a, frames_b)
+
+
+def regressions(table: pd.DataFrame, pct: float) -> pd.DataFrame:
+    """Significant changes for the worse larger than pct %, largest first."""
+    bad = table[table.worse & (table.regression_pct > pct)]
+    return bad.sort_values("regression_pct", ascending=False)
+
+
+# ---------------------------------------------------------------- figures
+
+
+def _overlay(frames: list[tuple[str, pd.DataFrame]], x_of, col: str, std_col: str,
+             group_cols: list[str]) -> list:
+    from analysis.plots import Panel, Series  # matplotlib only when a sweep is drawn
+    panels = []
+    groups = sorted({tuple(r) for _, f in frames for r in f[group_cols].itertuples(index=False)},
+                    key=str)
+    for group in groups:
+        series = []
+        for label, frame in frames:
+            rows = frame[(frame[group_cols] == pd.Series(group, index=group_cols)).all(axis=1)]
+            rows = rows.assign(_x=[x_of(r) for r in rows.itertuples()]).sort_values("_x")
+            if not rows.empty:
+                series.append(Series(label, list(rows._x), list(rows[col]), list(rows[std_col])))
+        title = md.pattern(group[0], group[1]) if len(group) == 2 else str(group[0])
+        panels.append((title, series))
+    return [Panel(t, "", "", s) for t, s in panels]  # axes filled in by the caller
+
+
+def draw_figures(comp: Comparison, labels: tuple[str, str], out: Path) -> list[str]:
+    from analysis.plots import Panel, line_chart
+    written = []
+    specs = [("bs_sweep", FIG_BS, ["rw"], lambda r: r.bs / 1024, "block size (KiB)",
+              "bw_MBps_mean", "bw_MBps_std", "MB/s (10^6 B/s)", "MB/s by block size"),
+             ("qd_sweep", FIG_QD, ["rw", "bs"], lambda r: r.iodepth, "queue depth",
+              "iops_mean", "iops_std", "IOPS", "IOPS by queue depth")]
+    for section, fig, groups, x_of, xlabel, col, std_col, ylabel, title in specs:
+        if section not in comp.sections:
+            continue
+        frames = [(labels[0], case_rows(comp.frames_a[section])),
+                  (labels[1], case_rows(comp.frames_b[section]))]
+        panels = [Panel(p.title, xlabel, ylabel, p.series, xscale="log2",
+                        xticks=(ticks := sorted({x for s in p.series for x in s.x})),
+                        xticklabels=[f"{x:g}" for x in ticks])
+                  for p in _overlay(frames, x_of, col, std_col, groups)]
+        if panels:
+            line_chart(out / fig, panels, title=f"{title}: A against B",
+                       note="error bars: ± std over the repetitions")
+            written.append(fig)
+    return written
+
+
+# ---------------------------------------------------------------- markdown
+
+
+def _p(p: float) -> str:
+    if math.isnan(p):
+        return "n/a"
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def _pct(v: float) -> str:
+    return "–" if math.isnan(v) else f"{v:+.1f}%"
+
+
+def _verdict(r) -> str:
+    if r.test in ("no value", "not testable (n<2)"):
+        return r.test
+    if r.worse:
+        return "**worse**"
+    if r.better:
+        return "better"
+    return "no significant change"
+
+
+def _rows_md(df: pd.DataFrame) -> str:
+    rows = [[f"{r.section} {r.case}" + ("" if r.direction in ("read", "write") and
+                                          r.section != "mix_rw" else f" ({r.direction})"),
+             r.label, md.pm(r.a, r.a_std), md.pm(r.b, r.b_std),
+             "–" if math.isnan(r.ratio) else f"{r.ratio:.3f}", _pct(r.diff_pct),
+             _p(r.p) + ("~" if r.test == "welch~" else ""), _verdict(r)]
+            for r in df.itertuples()]
+    return md.table(["case", "metric", "A", "B", "B/A", "diff", "p", "verdict"], rows,
+                    ["l", "l", "r", "r", "r", "r", "r", "l"])
+
+
+def _tree_line(name: str, path: Path, frames: dict[str, pd.DataFrame], sections: list[str]) -> str:
+    section = next((s for s in sections if s in frames), next(iter(frames), None))
+    try:
+        m = read_manifest(tree_root(path) / section) if section else {}
+    except BadInput:  # tables given directly (tests, other tools): no manifest to quote
+        m = {}
+    return (f"- **{name}**: `{path}` · target `{m.get('target', '?')}` "
+            f"({m.get('target_kind', '?')}) · engine {m.get('engine', '?')} · profile "
+            f"{m.get('profile', '?')} ({m.get('runtime', '?')} s, {m.get('repeat', '?')} "
+            f"repetitions) · sections {', '.join(frames) or 'none'}")
+
+
+def findings(comp: Comparison, fail_pct: float | None) -> list[str]:
+    t = comp.table
+    tested = t[t.test.isin(["welch", "welch~"])]
+    out = [(f"{len(t)} comparisons over {t.groupby(['section', 'case', 'direction']).ngroups} "
+            f"case rows: {int(t.significant.sum())} significant (p < {ALPHA}), "
+            f"{int(t.worse.sum())} worse, {int(t.better.sum())} better, "
+            f"{len(t) - len(tested)} not testable.")]
+    worse = t[t.worse].sort_values("regression_pct", ascending=False)
+    better = t[t.better].sort_values("regression_pct")
+    if not worse.empty:
+        r = worse.iloc[0]
+        out.append(f"Largest significant regression: {r.section} {r.case} {r.label} "
+                   f"{md.num(r.a)} → {md.num(r.b)} ({_pct(r.diff_pct)}, p {_p(r.p)}).")
+    else:
+        out.append("No significant regression.")
+    if not better.empty:
+        r = better.iloc[0]
+        out.append(f"Largest significant improvement: {r.section} {r.case} {r.label} "
+                   f"{md.num(r.a)} → {md.num(r.b)} ({_pct(r.diff_pct)}, p {_p(r.p)}).")
+    else:
+        out.append("No significant improvement.")
+    if fail_pct is not None:
+        bad = regressions(t, fail_pct)
+        out.append(f"Gate --fail-if-worse {fail_pct:g}%: " +
+                   (f"FAILED, {len(bad)} significant regression(s) above {fail_pct:g}%."
+                    if len(bad) else "passed."))
+    for section, case, direction, side in comp.only:
+        where = ("parameters differ between the trees, not compared" if side == "params"
+                 else f"only in {side}")
+        out.append(f"{section} {case} ({direction}): {where}.")
+    return out
+
+
+def snippet(comp: Comparison, paths: tuple[Path, Path], figs: list[str],
+            fail_pct: float | None) -> str:
+    t = comp.table
+    sig = t[t.significant].sort_values("regression_pct", ascending=False)
+    parts = ["## Comparison: B against A", "",
+             _tree_line("A", paths[0], comp.frames_a, comp.sections),
+             _tree_line("B", paths[1], comp.frames_b, comp.sections), "",
+             (f"Sections compared: {', '.join(comp.sections)}. Values are mean ± sample std "
+              "over the repetitions (p99: pooled, ± std of the repetitions' own p99). p: Welch's "
+              "two-sided t-test over the repetitions (from mean, std and n); `~` marks p99, "
+              "where the spread is approximated by the std of the per-repetition p99s. "
+              f"Significant: p < {ALPHA}, with no correction for the number of comparisons. "
+              "Worse: lower IOPS or MB/s, higher latency."), "",
+             "### Significant changes", "",
+             _rows_md(sig) if not sig.empty else "None at p < 0.05.", "",
+             "### All comparisons", "", _rows_md(t), ""]
+    for fig in figs:
+        parts += [md.image(Path(fig).stem.replace("_", " "), fig), ""]
+    parts += ["### Findings", ""] + [f"- {f}" for f in findings(comp, fail_pct)]
+    return "\n".join(parts) + "\n"
+
+
+# ---------------------------------------------------------------- command line
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m analysis compare",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("a", type=Path, help="results tree A (the baseline)")
+    parser.add_argument("b", type=Path, help="results tree B (the one judged against A)")
+    parser.add_argument("--out", type=Path, default=Path("."),
+                        help="folder for tables/, out/ and figs/ (default: current folder)")
+    parser.add_argument("--fail-if-worse", type=float, metavar="PCT", default=None,
+                        help="exit 1 when any significant regression of B is larger than PCT %%")
+    args = parser.parse_args(argv)
+    try:
+        frames_a, frames_b = load_tree(args.a), load_tree(args.b)
+        for name, path, frames in (("A", args.a, frames_a), ("B", args.b, frames_b)):
+            if not frames:
+                raise BadInput(f"{name} ({path}) holds no finished repetition; run a section "
+                               "script into it first")
+        comp = compare_trees(frames_a, frames_b)
+        if comp.table.empty:
+            raise BadInput(f"nothing in common between {args.a} (sections "
+                           f"{', '.join(frames_a)}) and {args.b} (sections "
+                           f"{', '.join(frames_b)}): run the same section with the same cases "
+                           "into both trees")
+    except BadInput as e:
+        print(f"compare: {e}", file=sys.stderr)
+        return 2
+    out = args.out
+    (out / "tables").mkdir(parents=True, exist_ok=True)
+    comp.table.to_csv(out / TABLE, index=False, float_format="%.10g")
+    labels = (f"A ({_name(args.a)})", f"B ({_name(args.b)})")
+    figs = draw_figures(comp, labels, out)
+    (out / "out").mkdir(parents=True, exist_ok=True)
+    (out / SNIPPET).write_text(snippet(comp, (args.a, args.b), figs, args.fail_if_worse))
+    t = comp.table
+    print(f"compared {', '.join(comp.sections)}: {len(t)} comparisons, "
+          f"{int(t.significant.sum())} significant, {int(t.worse.sum())} worse, "
+          f"{int(t.better.sum())} better")
+    print(f"wrote {', '.join([TABLE, SNIPPET, *figs])} under {out}")
+    if args.fail_if_worse is not None:
+        bad = regressions(t, args.fail_if_worse)
+        if not bad.empty:
+            print(f"compare: {len(bad)} significant regression(s) larger than "
+                  f"{args.fail_if_worse:g}%:", file=sys.stderr)
+            for r in bad.itertuples():
+                print(f"  {r.section} {r.case} ({r.direction}) {r.label}: {md.num(r.a)} -> "
+                      f"{md.num(r.b)} ({_pct(r.diff_pct)}, p {_p(r.p)})", file=sys.stderr)
+            return 1
+    return 0
+
+
+def _name(path: Path) -> str:
+    """A short label for a tree: its folder name, or its parent's when it is just results/."""
+    path = Path(path).resolve()
+    return path.parent.name if path.name == "results" else path.name
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,252 @@
+"""`python -m analysis compare A B`: Welch's t-test, and two real results trees compared.
+
+The t distribution is checked against closed forms (df 1 and 2), published critical values, the
+published Welch examples of the Wikipedia article "Welch's t-test", and a numerical integration
+of the t density done here. End to end, §2 runs twice for real: on the default file target and on
+/dev/zram0 with psync (a RAM disk, an order of magnitude faster), and the comparison is checked
+against the repetitions' own JSON, read with nothing but the json module.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import statistics
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from analysis import compare
+from analysis.compare import betai, t_two_sided_p, welch
+from tests.toolkit import load_json, make_copy, run, zram_size
+
+# ------------------------------------------------------------------ the t-test
+
+
+@pytest.mark.parametrize("t", [0.0, 0.3, 1.0, 2.5, 12.706, 100.0])
+def test_t_closed_forms(t):
+    # df = 1 is the Cauchy distribution; df = 2 has a closed-form CDF.
+    assert t_two_sided_p(t, 1) == pytest.approx(1 - 2 / math.pi * math.atan(t), abs=1e-12)
+    assert t_two_sided_p(-t, 2) == pytest.approx(1 - t / math.sqrt(2 + t * t), abs=1e-12)
+
+
+@pytest.mark.parametrize("df,t,p", [(1, 12.706, 0.05), (5, 2.571, 0.05), (10, 2.228, 0.05),
+                                    (30, 2.042, 0.05), (10, 3.169, 0.01), (120, 1.980, 0.05),
+                                    (4, 8.610, 0.001)])
+def test_t_critical_values(df, t, p):
+    # Two-sided critical values as printed in t tables (3 decimals).
+    assert t_two_sided_p(t, df) == pytest.approx(p, rel=0.01)
+
+
+def _density_p(t: float, df: float, steps: int = 4000) -> float:
+    """1 - 2 * integral of the t density from 0 to |t|, by Simpson's rule."""
+    c = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(df * math.pi)
+    f = [c * (1 + (abs(t) * i / steps) ** 2 / df) ** (-(df + 1) / 2) for i in range(steps + 1)]
+    h = abs(t) / steps
+    area = h / 3 * (f[0] + f[-1] + 4 * sum(f[1:-1:2]) + 2 * sum(f[2:-1:2]))
+    return 1 - 2 * area
+
+
+@pytest.mark.parametrize("df", [2.37, 3.9, 7.3, 24.99, 61.5])
+@pytest.mark.parametrize("t", [0.5, 1.7, 3.2])
+def test_t_against_integrated_density(t, df):
+    assert t_two_sided_p(t, df) == pytest.approx(_density_p(t, df), abs=1e-9)
+
+
+def test_betai_symmetry_and_bounds():
+    assert betai(2.5, 0.5, 0.0) == 0.0 and betai(2.5, 0.5, 1.0) == 1.0
+    for a, b, x in [(0.5, 0.5, 0.2), (3.0, 7.0, 0.6), (40.0, 0.5, 0.97)]:
+        assert betai(a, b, x) + betai(b, a, 1 - x) == pytest.approx(1.0, abs=1e-12)
+    assert betai(1.0, 1.0, 0.37) == pytest.approx(0.37)  # uniform
+
+
+def _welch_of(a, b):
+    return welch(statistics.mean(a), statistics.stdev(a), len(a),
+                 statistics.mean(b), statistics.stdev(b), len(b))
+
+
+def test_welch_published_examples():
+    # Wikipedia "Welch's t-test", examples 1 and 2: Welch t, df, p as published.
+    a1 = [27.5, 21.0, 19.0, 23.6, 17.0, 17.9, 16.9, 20.1, 21.9, 22.6, 23.1, 19.6, 19.0, 21.7,
+          21.4]
+    b1 = [27.1, 22.0, 20.8, 23.4, 23.4, 23.5, 25.8, 22.0, 24.8, 20.2, 21.9, 22.1, 22.9, 20.5,
+          24.4]
+    t, df, p = _welch_of(a1, b1)
+    assert (round(t, 2), round(df, 1), round(p, 3)) == (2.46, 25.0, 0.021)
+    a2 = [17.2, 20.9, 22.6, 18.1, 21.7, 21.4, 23.5, 24.2, 14.7, 21.8]
+    b2 = [21.5, 22.8, 21.0, 23.0, 21.6, 23.6, 22.5, 20.7, 23.4, 21.8, 20.7, 21.7, 21.5, 22.5,
+          23.6, 21.5, 22.5, 23.5, 21.5, 21.8]
+    t, df, p = _welch_of(a2, b2)
+    assert (round(t, 2), round(df, 2), round(p, 3)) == (1.57, 9.90, 0.149)
+    # swapping the samples flips t only
+    assert _welch_of(b2, a2)[0] == pytest.approx(-t) and _welch_of(b2, a2)[2] == pytest.approx(p)
+
+
+def test_welch_equal_variances_is_students_t():
+    t, df, p = welch(10.0, 2.0, 8, 12.0, 2.0, 8)
+    assert df == pytest.approx(14.0) and t == pytest.approx(2.0)  # pooled se = 1
+    assert p == pytest.approx(t_two_sided_p(2.0, 14))
+
+
+def test_welch_not_testable_and_degenerate():
+    assert all(math.isnan(v) for v in welch(1.0, math.nan, 1, 2.0, 0.1, 3))
+    assert all(math.isnan(v) for v in welch(1.0, 0.1, 3, 2.0, 0.1, 1))
+    assert math.isnan(welch(math.nan, 0.1, 3, 2.0, 0.1, 3)[2])
+    assert welch(5.0, 0.0, 3, 5.0, 0.0, 3)[2] == 1.0
+    assert welch(5.0, 0.0, 3, 6.0, 0.0, 3)[2] == 0.0
+
+
+# ------------------------------------------------------------------ on tables made here
+
+
+def _frame(rows: list[tuple]) -> pd.DataFrame:
+    """bs_sweep-like summary rows: (case, rw, bs, iops, iops_std, lat_us, n)."""
+    return pd.DataFrame([{
+        "case": c, "rw": rw, "bs": bs, "iodepth": 1, "numjobs": 1, "read_pct": 100,
+        "direction": "read", "n": n, "iops_mean": iops, "iops_std": sd,
+        "bw_MBps_mean": iops * bs / 1e6, "bw_MBps_std": sd * bs / 1e6, "lat_us_mean": lat,
+        "lat_us_std": lat / 50, "lat_p99_us": 2 * lat, "lat_p99_us_std": lat / 20}
+        for c, rw, bs, iops, sd, lat, n in rows])
+
+
+def test_compare_directions_and_figures(tmp_path):
+    a = _frame([("randread-4k", "randread", 4096, 10_000, 100, 100.0, 3),
+                ("randread-64k", "randread", 65536, 5_000, 50, 200.0, 3),
+                ("read-4k", "read", 4096, 20_000, 200, 50.0, 1),
+                ("gone", "read", 65536, 1, 0.1, 1.0, 3)])
+    b = _frame([("randread-4k", "randread", 4096, 8_000, 100, 125.0, 3),  # 20% fewer IOPS
+                ("randread-64k", "randread", 65536, 6_000, 50, 166.7, 3),  # 20% more
+                ("read-4k", "read", 4096, 25_000, 200, 40.0, 3)])
+    comp = compare.compare_trees({"bs_sweep": a}, {"bs_sweep": b})
+    t = comp.table.set_index(["case", "metric"])
+    assert len(comp.table) == 3 * 4 and ("bs_sweep", "gone", "read", "A") in comp.only
+    worse, better = t.loc[("randread-4k", "iops_mean")], t.loc[("randread-64k", "iops_mean")]
+    assert worse.ratio == pytest.approx(0.8) and worse.diff_pct == pytest.approx(-20)
+    assert worse.significant and worse.worse and worse.regression_pct == pytest.approx(20)
+    assert better.better and not better.worse
+    assert t.loc[("randread-4k", "lat_us_mean")].worse  # latency up is worse
+    assert t.loc[("randread-64k", "lat_us_mean")].better
+    assert t.loc[("randread-4k", "lat_p99_us")].test == "welch~"
+    one = t.loc[("read-4k", "iops_mean")]  # one repetition in A: no test
+    assert math.isnan(one.p) and not one.significant and one.test == "not testable (n<2)"
+    assert list(compare.regressions(comp.table, 19).case) == ["randread-4k"] * 4
+    assert compare.regressions(comp.table, 30).empty
+    figs = compare.draw_figures(comp, ("A", "B"), tmp_path)
+    assert figs == [compare.FIG_BS]
+    data = (tmp_path / compare.FIG_BS).read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+    text = compare.snippet(comp, (tmp_path, tmp_path), figs, 10)
+    assert "### Significant changes" in text and "only in A" in text
+    assert "Largest significant regression: bs_sweep randread-4k" in text
+
+
+# ------------------------------------------------------------------ end to end
+
+RUN = ["--profile", "quick", "--runtime", "1", "--ramp", "0", "--repeat", "3", "--size", "64M"]
+CASES = {"randread-4k": "read", "randwrite-4k": "write", "read-128k": "read",
+         "write-128k": "write"}
+
+
+@pytest.fixture(scope="module")
+def trees():
+    """(toolkit copy, slow tree, fast tree): §2 on the file target, then on zram with psync."""
+    if os.geteuid() != 0 or shutil.which("fio") is None:
+        pytest.skip("needs root and fio")
+    if zram_size() < 64 << 20:
+        pytest.skip("/dev/zram0 is missing or smaller than 64 MiB")
+    root = make_copy()
+    try:
+        out = {}
+        for name, extra in (("slow", []), ("fast", ["--target", "/dev/zram0",
+                                                     "--engine", "psync"])):
+            result = run(root, "qd1_test.bash", *RUN, *extra)
+            assert result.returncode == 0, result.stderr
+            out[name] = root / "trees" / name
+            out[name].parent.mkdir(exist_ok=True)
+            shutil.move(root / "results", out[name])
+            (root / "results").mkdir()
+        yield root, out["slow"], out["fast"]
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _compare(root: Path, *args: str):
+    import subprocess
+    return subprocess.run([str(root / ".venv" / "bin" / "python"), "-m", "analysis.compare",
+                           *map(str, args)], capture_output=True, text=True, cwd=root,
+                          check=False, timeout=120)
+
+
+def _mean_iops(tree: Path, case: str) -> float:
+    reps = sorted((tree / "qd1" / case).glob("rep*.json"))
+    assert len(reps) == 3
+    return statistics.mean(load_json(p)["jobs"][0][CASES[case]]["iops"] for p in reps)
+
+
+def test_e2e_faster_b_passes_the_gate(trees, tmp_path):
+    root, slow, fast = trees
+    result = _compare(root, slow, fast, "--out", tmp_path, "--fail-if-worse", "20")
+    assert result.returncode == 0, result.stderr
+    table = pd.read_csv(tmp_path / "tables" / "compare.csv")
+    assert len(table) == 4 * 4 and set(table.case) == set(CASES)
+    assert set(table.metric) == {"iops_mean", "bw_MBps_mean", "lat_us_mean", "lat_p99_us"}
+    for case in CASES:
+        row = table[(table.case == case) & (table.metric == "iops_mean")].iloc[0]
+        a, b = _mean_iops(slow, case), _mean_iops(fast, case)
+        assert row.a == pytest.approx(a, rel=1e-6) and row.b == pytest.approx(b, rel=1e-6)
+        assert row.ratio == pytest.approx(b / a, rel=1e-6)
+        assert row.diff_pct == pytest.approx((b / a - 1) * 100, rel=1e-6)
+        assert row.a_n == row.b_n == 3
+    rr = table[(table.case == "randread-4k") & (table.metric == "iops_mean")].iloc[0]
+    assert rr.ratio > 3 and rr.significant and rr.better and not rr.worse
+    text = (tmp_path / "out" / "compare.md").read_text()
+    assert str(slow) in text and str(fast) in text
+    assert "### Significant changes" in text and "### All comparisons" in text
+    assert "Largest significant improvement: qd1 " in text
+    assert "Gate --fail-if-worse 20%: passed." in text
+
+
+def test_e2e_slower_b_fails_the_gate(trees, tmp_path):
+    root, slow, fast = trees
+    result = _compare(root, fast, slow, "--out", tmp_path, "--fail-if-worse", "20")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "significant regression(s) larger than 20%" in result.stderr
+    assert "randread-4k (read) IOPS" in result.stderr
+    table = pd.read_csv(tmp_path / "tables" / "compare.csv")
+    worst = compare.regressions(table, 20)
+    assert not worst.empty and (worst.p < 0.05).all() and (worst.regression_pct > 20).all()
+    # without the gate the same comparison exits 0
+    assert _compare(root, fast, slow, "--out", tmp_path).returncode == 0
+
+
+def test_e2e_bad_input(trees, tmp_path):
+    root, slow, fast = trees
+    missing = _compare(root, slow, tmp_path / "nope", "--out", tmp_path)
+    assert missing.returncode == 2 and "no such folder" in missing.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    not_tree = _compare(root, empty, fast, "--out", tmp_path)
+    assert not_tree.returncode == 2 and "is not a results tree" in not_tree.stderr
+    other = tmp_path / "other"
+    shutil.copytree(fast, other)
+    for case in CASES:
+        (other / "qd1" / case).rename(other / "qd1" / f"x-{case}")
+    nothing = _compare(root, slow, other, "--out", tmp_path)
+    assert nothing.returncode == 2 and "nothing in common" in nothing.stderr
+    assert not (tmp_path / "tables" / "compare.csv").exists()
+    # a case missing from B: listed, the others still compared; a toolkit folder works as A
+    shutil.rmtree(other)
+    shutil.copytree(fast, other)
+    shutil.rmtree(other / "qd1" / "write-128k")
+    (root / "results").rmdir()
+    shutil.copytree(slow, root / "results")
+    try:
+        partial = _compare(root, root, other, "--out", tmp_path)
+    finally:
+        shutil.rmtree(root / "results")
+        (root / "results").mkdir()
+    assert partial.returncode == 0, partial.stderr
+    assert len(pd.read_csv(tmp_path / "tables" / "compare.csv")) == 3 * 4
+    assert "qd1 write-128k (write): only in A." in (tmp_path / "out" / "compare.md").read_text()
