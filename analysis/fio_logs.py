@@ -60,6 +60,8 @@ from pathlib import Path
 
 import numpy as np
 
+from analysis.stats import rep_stats
+
 KINDS = ("bw", "iops", "lat", "clat", "slat")
 LATENCY_KINDS = ("lat", "clat", "slat")
 DIRECTIONS = ("read", "write", "trim")          # fio's data direction 0, 1, 2
@@ -543,8 +545,7 @@ def series_stats(values: Sequence[float] | np.ndarray) -> SeriesStats:
     if n == 0:
         nan = math.nan
         return SeriesStats(0, nan, nan, nan, nan, nan, nan, nan, nan)
-    mean = float(np.mean(x))
-    std = float(np.std(x, ddof=1)) if n >= 2 else math.nan
-    cv = std / mean if n >= 2 and mean != 0 else math.nan
+    spread = rep_stats(x)  # the same mean, sample std and CV as over repetitions
+    mean, std, cv = spread["mean"], spread["std"], spread["cv"]
     p5, p50, p95 = (float(q) for q in np.percentile(x, [5, 50, 95]))
     return SeriesStats(n, mean, std, cv, float(x.min()), float(x.max()), p5, p50, p95)

@@ -150,29 +150,19 @@ class BarSet:
     label: str
     means: list[float]
     stds: list[float]
-    markers: list[float] | None = None  # a diamond on each bar (e.g. p99)
-    marker_label: str = ""
 
 
 def grouped_bars(path: Path, groups: list[str], sets: list[BarSet], *, ylabel: str, title: str,
-                 stacked: bool = False, yscale: str = "linear", note: str = "") -> Path:
-    """Bars per group, side by side (or stacked: read and write making up a mix's total)."""
+                 yscale: str = "linear", note: str = "") -> Path:
+    """Bars per group, one per set, side by side (a mix's read, write and total)."""
     fig, ax = plt.subplots(figsize=(max(6.5, 1.4 * len(groups) + 2), 4.4), dpi=120)
     x = list(range(len(groups)))
-    width = 0.8 if stacked else 0.8 / len(sets)
-    bottom = [0.0] * len(groups)
+    width = 0.8 / len(sets)
     for i, (color, s) in enumerate(zip(COLORS * 3, sets)):
-        pos = x if stacked else [g - 0.4 + width * (i + 0.5) for g in x]
+        pos = [g - 0.4 + width * (i + 0.5) for g in x]
         means = _clean(s.means)
-        ax.bar(pos, means, width, bottom=bottom if stacked else None, color=color,
-               label=s.label)
-        tops = [b + m for b, m in zip(bottom, means)] if stacked else means
-        ax.errorbar(pos, tops, yerr=_clean(s.stds), fmt="none", ecolor="black", capsize=4)
-        if s.markers is not None:
-            ax.scatter(pos, _clean(s.markers), marker="D", color="black", zorder=3, s=18,
-                       label=s.marker_label if i == 0 else None)
-        if stacked:
-            bottom = tops
+        ax.bar(pos, means, width, color=color, label=s.label)
+        ax.errorbar(pos, means, yerr=_clean(s.stds), fmt="none", ecolor="black", capsize=4)
     ax.set_xticks(x, groups)
     _axis_scale(ax.set_yscale, yscale, ax.yaxis)
     ax.set_ylabel(ylabel)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from fractions import Fraction
 
 STANDARD_PCTS = (50.0, 95.0, 99.0, 99.9)
@@ -41,6 +42,29 @@ def rep_stats(values: Iterable[float]) -> dict:
     std = math.sqrt(math.fsum((v - mean) ** 2 for v in data) / (n - 1))
     cv = std / mean if mean != 0 else math.nan
     return {"mean": mean, "std": std, "n": n, "cv": cv}
+
+
+@dataclass(frozen=True)
+class Change:
+    """A mean against a reference mean: pct = value / reference - 1, in %. `spread_pct` is the
+    repetitions' spread of that difference (the two sample stds combined, in % of the
+    reference), NaN when a std is unknown (a single repetition, or a foreign JSON)."""
+    value: float
+    reference: float
+    pct: float
+    spread_pct: float
+
+    @property
+    def within_spread(self) -> bool | None:
+        """The difference is no larger than the spread: not a measured effect (None: unknown)."""
+        return None if math.isnan(self.spread_pct) else abs(self.pct) <= self.spread_pct
+
+
+def change(value: float, value_std: float, reference: float, reference_std: float) -> Change:
+    if not reference:
+        return Change(value, reference, math.nan, math.nan)
+    return Change(value, reference, (value / reference - 1) * 100,
+                  math.hypot(value_std, reference_std) / reference * 100)
 
 
 def merge_bins(list_of_bins: Iterable[Mapping[int, int]]) -> dict:

@@ -28,6 +28,7 @@ from analysis.section import (
     stability_finding,
     standard_note,
 )
+from analysis.stats import change
 
 SECTION = "bs_sweep"
 TABLE = "tables/bs_sweep.csv"
@@ -222,9 +223,9 @@ def gap_finding(rand: Sweep, seq: Sweep, op: str) -> str | None:
     gaps, noisy = [], []
     for bs in common:
         r, q = rand.at(bs), seq.at(bs)
-        gaps.append((q.bw_MBps_mean / r.bw_MBps_mean - 1) * 100)
-        spread = math.hypot(r.bw_MBps_std, q.bw_MBps_std)
-        if not math.isnan(spread) and abs(q.bw_MBps_mean - r.bw_MBps_mean) <= spread:
+        gap = change(q.bw_MBps_mean, q.bw_MBps_std, r.bw_MBps_mean, r.bw_MBps_std)
+        gaps.append(gap.pct)
+        if gap.within_spread:
             noisy.append(bs)
     listed = ", ".join(f"{_pct(g)} at {_kib(bs)}" for bs, g in zip(common, gaps))
     text = f"**Random vs sequential {op}s:** sequential MB/s against random: {listed}"

@@ -25,6 +25,7 @@ from analysis.section import (
     stability_finding,
     standard_note,
 )
+from analysis.stats import Change, change
 
 SECTION = "mix_rw"
 TABLE = "tables/mix_rw.csv"
@@ -72,33 +73,11 @@ class Mix:
         return {"read": self.read, "write": self.write, "total": self.total}[direction]
 
 
-@dataclass(frozen=True)
-class Change:
-    """A value against a reference: pct = value / reference - 1, in %. `spread_pct` is the
-    repetitions' spread of that difference (the two stds combined, in % of the reference), NaN
-    when a std is unknown (a single repetition, or a foreign JSON)."""
-    value: float
-    reference: float
-    pct: float
-    spread_pct: float
-
-    @property
-    def within_spread(self) -> bool | None:
-        return None if math.isnan(self.spread_pct) else abs(self.pct) <= self.spread_pct
-
-    @property
-    def small(self) -> bool:
-        """Not a measurable difference: inside the spread, or under SMALL_PCT without one."""
-        if self.within_spread is None:
-            return abs(self.pct) < SMALL_PCT
-        return self.within_spread
-
-
-def change(value: float, value_std: float, reference: float, reference_std: float) -> Change:
-    if not reference:
-        return Change(value, reference, math.nan, math.nan)
-    return Change(value, reference, (value / reference - 1) * 100,
-                  math.hypot(value_std, reference_std) / reference * 100)
+def small(c: Change) -> bool:
+    """Not a measurable difference: inside the spread, or under SMALL_PCT without one."""
+    if c.within_spread is None:
+        return abs(c.pct) < SMALL_PCT
+    return c.within_spread
 
 
 def _change_of(a: pd.Series, b: pd.Series, column: str, std_column: str) -> Change:
@@ -254,7 +233,7 @@ def write_penalty_finding(ms: list[Mix]) -> str:
     text = (f"**Write penalty:** pure writes ({w.label}) reach {md.num(w.total.iops_mean)} IOPS "
             f"against {md.num(r.total.iops_mean)} for pure reads, a write penalty of "
             f"{_pct(penalty)}{_tag(iops)}")
-    if iops.small:
+    if small(iops):
         text += ": writes and reads run at about the same rate"
     elif penalty < 0:
         text += f", negative: writes are faster than reads on this device ({ratio:.2f}× the IOPS)"
@@ -287,7 +266,7 @@ def mixing_cost_finding(ms: list[Mix]) -> str | None:
         parts.append(f"{m.label} (reads {share * 100:.0f}% of the I/Os) would reach "
                      f"{md.num(predicted)} IOPS and reaches {md.num(m.total.iops_mean)} "
                      f"({_pct_tagged(c)})")
-        if not c.small:
+        if not small(c):
             (worse if c.pct < 0 else better).append(m.label)
     text = ("**Mixing cost:** if every I/O cost what it costs in its pure run "
             "(1/IOPS = r/IOPS_read + (1−r)/IOPS_write), " + "; ".join(parts) + ".")
@@ -342,7 +321,7 @@ def who_pays_finding(ms: list[Mix]) -> str:
         return (f"{text} This run has {_missing(ms)}, so the {side} side, and whether reads "
                 "suffer more than writes, cannot be computed.")
     pairs = [(m, a, b) for (m, a), (_, b) in zip(reads, writes)]
-    if all(a.small and b.small for _, a, b in pairs):
+    if all(small(a) and small(b) for _, a, b in pairs):
         return text + (" Neither direction is measurably slowed by sharing the queue: every "
                        "change is within the repetitions' spread" if all(
                            a.within_spread is not None for _, a, _ in pairs)
@@ -353,9 +332,9 @@ def who_pays_finding(ms: list[Mix]) -> str:
     for who, other, mine, theirs in (("reads", "writes", 1, 2), ("writes", "reads", 2, 1)):
         if len(by[who]) == len(pairs):
             text += f" {who.capitalize()} suffer more than {other} in {every}"
-            if all(p[mine].small or p[mine].pct <= 0 for p in pairs):
+            if all(small(p[mine]) or p[mine].pct <= 0 for p in pairs):
                 text += f", though only relatively: {who} are not measurably slower than alone"
-                if all(not p[theirs].small and p[theirs].pct < 0 for p in pairs):
+                if all(not small(p[theirs]) and p[theirs].pct < 0 for p in pairs):
                     text += f", while {other} run faster than alone"
             return text + "."
     if len(by[""]) == len(pairs):
@@ -371,7 +350,7 @@ def _fares_worse(a: Change, b: Change) -> str:
     b = writes'), when that is measured: the gap between the two changes is beyond their
     spreads (SMALL_PCT without one), or one rose measurably while the other did not."""
     def rose(c: Change) -> bool:
-        return not c.small and c.pct > 0
+        return not small(c) and c.pct > 0
     if rose(a) != rose(b):
         return "reads" if rose(a) else "writes"
     gap = a.pct - b.pct

@@ -32,7 +32,7 @@ from analysis.section import (
     standard_note,
 )
 from analysis.sections import burst_part
-from analysis.stats import rep_stats
+from analysis.stats import change, rep_stats
 
 SECTION = "wss_burst"
 SNIPPET = "out/section_6_wss_burst.md"
@@ -188,10 +188,9 @@ def compress_findings(df: pd.DataFrame, target_kind: str) -> list[str]:
     ref = base.iloc[0]
     parts, faster, slower = [], False, False
     for r in df[df.case != ref.case].itertuples():
-        pct = (r.bw_MBps_mean / ref.bw_MBps_mean - 1) * 100
-        spread = math.hypot(r.bw_MBps_std, ref.bw_MBps_std) / ref.bw_MBps_mean * 100
-        within = not math.isnan(spread) and abs(pct) <= spread
-        measurable = not within and not math.isnan(spread)
+        c = change(r.bw_MBps_mean, r.bw_MBps_std, ref.bw_MBps_mean, ref.bw_MBps_std)
+        pct, within = c.pct, bool(c.within_spread)
+        measurable = c.within_spread is False
         faster |= measurable and pct > 0
         slower |= measurable and pct < 0
         parts.append(f"{r.data} {md.num(r.bw_MBps_mean)} MB/s ({pct:+.1f}%"
