@@ -40,7 +40,7 @@ Usage: sudo bash $TK_PROG [options]
 Section options:
   --parts LIST       which parts, from burst, wss, compress (PARTS; default $DEFAULT_PARTS)
   --wss LIST         working sets, sizes or 'all' for the whole region (WSS_LIST;
-                     default $DEFAULT_WSS); sizes larger than the region are skipped with a note
+                     default $DEFAULT_WSS); sizes at or above the region are skipped with a note
   --duration S       seconds of the sustained write (DURATION; standard 900, quick 30)
   --burst-rw RW      write or randwrite (BURST_RW; default $DEFAULT_BURST_RW)
   --burst-bs SIZE    block size of the sustained write (BURST_BS; default $DEFAULT_BURST_BS)

@@ -57,7 +57,7 @@ class Change:
     @property
     def within_spread(self) -> bool | None:
         """The difference is no larger than the spread: not a measured effect (None: unknown)."""
-        return None if math.isnan(self.spread_pct) else abs(self.pct) <= self.spread_pct
+        return None if math.isnan(self.spread_pct) else bool(abs(self.pct) <= self.spread_pct)
 
 
 def change(value: float, value_std: float, reference: float, reference_std: float) -> Change:

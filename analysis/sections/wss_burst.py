@@ -214,10 +214,16 @@ def compress_findings(df: pd.DataFrame, target_kind: str) -> list[str]:
     return [text]
 
 
+def _write_job(df: pd.DataFrame) -> str:
+    """'128 KiB sequential write, QD 32', from the compressibility cases' own job options."""
+    first = df.iloc[0]
+    return f"{md.pattern(first.rw, int(first.bs))}, QD {first.iodepth}"
+
+
 def draw_compress(df: pd.DataFrame, root: Path) -> list[str]:
     labels = list(df.data.str.replace(" (", "\n(", regex=False))
     bar_chart(root / FIG_COMPRESS_BW, labels, list(df.bw_MBps_mean), list(df.bw_MBps_std),
-              ylabel="MB/s (10^6 B/s)", title="128 KiB sequential write (QD 32) by data pattern")
+              ylabel="MB/s (10^6 B/s)", title=f"{_write_job(df)} by data pattern")
     bar_chart(root / FIG_COMPRESS_LATENCY, labels, list(df.lat_us_mean), list(df.lat_us_std),
               ylabel="mean total latency (µs)", title="Write latency by data pattern",
               markers=list(df.lat_p99_us), marker_label="p99 (pooled repetitions)")
@@ -321,7 +327,7 @@ def _compress_markdown(df: pd.DataFrame) -> str:
     rows = [[r.data + (" ⚠" if r.unstable else ""), md.pm(r.bw_MBps_mean, r.bw_MBps_std),
              md.pm(r.lat_us_mean, r.lat_us_std), md.num(r.lat_p99_us)]
             for r in df.itertuples()]
-    return md.table(["data written (128 KiB sequential, QD 32)", "MB/s", "mean lat (µs)",
+    return md.table([f"data written ({_write_job(df)})", "MB/s", "mean lat (µs)",
                      "p99 (µs)"], rows)
 
 
