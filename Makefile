@@ -7,12 +7,13 @@ SHELL := /bin/bash
 PYTHON := .venv/bin/python
 # The sections in report order: results/<name>, `python -m analysis <name>`, <name>_test.bash.
 SECTIONS := qd1 bs_sweep mix_rw qd_sweep wss_burst
-SHELL_FILES := env.bash $(SECTIONS:%=%_test.bash) lib/*.bash .ci/run bench/overhead
+SHELL_FILES := env.bash report.bash $(SECTIONS:%=%_test.bash) lib/*.bash .ci/run bench/overhead
 
 .PHONY: report env qd1 bs mix qd wss compare $(SECTIONS) analysis test lint clean help
 
 help:
-	@echo "make report    §1 env, every section, then out/report.md (default target)"
+	@echo "make report    §1 env, every section, then out/report.md and .html (default target)"
+	@echo "               RESULTS=results/drive-a keeps this drive's results and report apart"
 	@echo "make env       install dependencies, capture out/env.txt and results/env.json"
 	@echo "make qd1       §2 QD=1 baselines"
 	@echo "make bs        §3 block-size sweep"
@@ -25,12 +26,10 @@ help:
 	@echo "make lint      shellcheck and ruff only"
 	@echo "make clean     remove tables/, figs/, out/ and tmp/ (results/ is kept)"
 
-# Every section runs even when an earlier one failed; the report is assembled from what exists,
-# and make fails at the end if any section did. Ctrl-C (a section exits 130) stops them all.
-report: env
-	@status=0; for s in $(SECTIONS); do \
-		bash $${s}_test.bash || { rc=$$?; [ $$rc -eq 130 ] && exit 130; status=1; }; done; \
-	$(PYTHON) -m analysis report || status=1; exit $$status
+# §1 and every section, each even when an earlier one failed, then out/report.md and .html;
+# fails at the end if any section did. RESULTS=results/drive-a keeps a drive's run apart.
+report:
+	bash report.bash
 
 env:
 	bash env.bash
@@ -50,7 +49,7 @@ compare:
 
 analysis:
 	@for s in $(SECTIONS); do \
-		if [ -d results/$$s ]; then $(PYTHON) -m analysis $$s || exit 1; fi; done
+		if [ -d $${RESULTS:-results}/$$s ]; then $(PYTHON) -m analysis $$s || exit 1; fi; done
 	$(PYTHON) -m analysis report
 
 test: lint

@@ -2,7 +2,8 @@
 # §1 Environment: installs what is missing, then records what is measured and on what.
 #
 # Usage: sudo bash env.bash [--target PATH] [--install-only] [--no-install] (see --help)
-# Writes results/env.json (for the analysis) and out/env.txt (for people).
+# Writes results/env.json (for the analysis) and out/env.txt (for people); with RESULTS=DIR,
+# DIR/env.json and out/<tree name>/env.txt.
 # Run time: a few seconds when everything is installed; a minute or two on a fresh machine.
 set -euo pipefail
 
@@ -13,7 +14,6 @@ SECTION="env"
 SECTION_NUMBER=1
 SECTION_TITLE="Environment"
 APT_PACKAGES=(fio smartmontools nvme-cli shellcheck python3-venv util-linux)
-RAW_DIR="$TK_ROOT/results/env-raw"
 INSTALL=1 CAPTURE=1
 
 section_usage() {
@@ -27,11 +27,13 @@ type, model, serial, firmware, capacity, block sizes, scheduler, rotational flag
 link, mount state and a SMART/NVMe health summary (or "unavailable on this device" and why).
 
   --target PATH    the target the sections will use (TARGET); default tmp/target.img
+  --results DIR    the results tree (RESULTS); default results/
   --install-only   install dependencies, capture nothing
   --no-install     capture only; fail if a dependency is missing
   -h, --help       this help
 
-Writes results/env.json, out/env.txt (and the raw tool outputs in results/env-raw/).
+Writes results/env.json, out/env.txt (and the raw tool outputs in results/env-raw/); with
+--results DIR (RESULTS), DIR/env.json and out/<name of DIR>/env.txt.
 Warns, without failing, about what skews results: a CPU governor other than performance, a file
 target (a filesystem in the path), O_DIRECT refused.
 Exit codes: 0 done; 1 an install or a tool failed; 2 bad usage.
@@ -80,8 +82,8 @@ install_venv() {
 
 # Which engines work on the target, with O_DIRECT; a read-only probe. A target that does not exist
 # yet (the default file) is probed through a small file beside it, on the same filesystem.
-probe_engines() {
-    local saved_path=$TARGET_PATH engine result=()
+probe_engines() { # RAW_DIR: direct.txt says whether O_DIRECT worked
+    local raw_dir=$1 saved_path=$TARGET_PATH engine result=()
     if [[ ! -e $TARGET_PATH ]]; then
         TARGET_PATH="$(dirname -- "$TARGET_PATH")/.env-probe.img"
         head -c $((4 << 20)) /dev/urandom >"$TARGET_PATH"
@@ -96,9 +98,9 @@ probe_engines() {
         fi
     done
     if [[ -n $direct_ok ]]; then
-        echo "ok" >"$RAW_DIR/direct.txt"
+        echo "ok" >"$raw_dir/direct.txt"
     elif probe_engine_works psync 0; then
-        echo "refused: O_DIRECT open failed on $(dirname -- "$TARGET_PATH")" >"$RAW_DIR/direct.txt"
+        echo "refused: O_DIRECT open failed on $(dirname -- "$TARGET_PATH")" >"$raw_dir/direct.txt"
     fi
     [[ $TARGET_PATH == "$saved_path" ]] || rm -f -- "$TARGET_PATH"
     TARGET_PATH=$saved_path
@@ -112,14 +114,15 @@ capture() {
     cd "$TK_ROOT" || exit "$EXIT_FAIL"
     TK_TMP=$(mktemp -d "${TMPDIR:-/tmp}/ssd-toolkit.XXXXXX")
     trap on_exit EXIT
-    rm -rf -- "$RAW_DIR"
-    mkdir -p "$RAW_DIR" "$TK_ROOT/out"
+    local raw_dir="$RESULTS/env-raw"
+    rm -rf -- "$raw_dir"
+    mkdir -p "$raw_dir"
     service_start
-    probe_engines
-    collect_env_raw "$RAW_DIR" "$TARGET_PATH" "$ENGINES"
-    tk_python env "$RAW_DIR" --json "$TK_ROOT/results/env.json" --text "$TK_ROOT/out/env.txt" ||
-        die "$EXIT_FAIL" "could not build results/env.json from $RAW_DIR"
-    info "wrote results/env.json and out/env.txt (engines: $ENGINES)"
+    probe_engines "$raw_dir"
+    collect_env_raw "$raw_dir" "$TARGET_PATH" "$ENGINES"
+    # env.json goes into the results tree, env.txt into its out/ folder (the analysis knows where).
+    tk_python env "$raw_dir" --write || die "$EXIT_FAIL" "could not build env.json from $raw_dir"
+    info "engines: $ENGINES"
 }
 
 main() {

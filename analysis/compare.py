@@ -32,11 +32,9 @@ import pandas as pd
 
 from analysis import markdown as md
 from analysis.cases import case_rows, read_manifest, section_frame
+from analysis.sections import SECTIONS
 
 ALPHA = 0.05
-# section -> directions that always get a row (as the section's own analysis makes them)
-SECTIONS = {"qd1": (), "bs_sweep": (), "mix_rw": ("read", "write"), "qd_sweep": (),
-            "wss_burst": ()}
 # metric column -> (its std column, label, higher is better)
 METRICS = {
     "iops_mean": ("iops_std", "IOPS", True),
@@ -148,10 +146,10 @@ def load_tree(path: Path) -> dict[str, pd.DataFrame]:
     """{section: its summary table} for every section of the tree with finished repetitions."""
     root = tree_root(path)
     out = {}
-    for section, always in SECTIONS.items():
+    for section, info in SECTIONS.items():
         folder = root / section
         if (folder / "manifest.json").is_file():
-            table = section_frame(folder, always)
+            table = section_frame(folder, info.always)
             if not table.empty:
                 out[section] = table
     return out
@@ -381,7 +379,7 @@ def snippet(comp: Comparison, paths: tuple[Path, Path], figs: list[str],
              _rows_md(sig) if not sig.empty else "None at p < 0.05.", "",
              "### All comparisons", "", _rows_md(t), ""]
     for fig in figs:
-        parts += [md.image(Path(fig).stem.replace("_", " "), fig), ""]
+        parts += [md.image(Path(fig).stem.replace("_", " "), md.link_from_out(fig)), ""]
     parts += ["### Findings", ""] + [f"- {f}" for f in findings(comp, fail_pct)]
     return "\n".join(parts) + "\n"
 

@@ -17,7 +17,9 @@ import shlex
 import sys
 from pathlib import Path
 
+from analysis import workspace
 from analysis.health import UNAVAILABLE, health_summary
+from analysis.workspace import Workspace
 
 # lsblk TYPE -> target type. zram and brd RAM disks call themselves "disk"; see _device_type.
 _LSBLK_TYPES = {
@@ -521,6 +523,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("raw_dir", help="directory written by collect_env_raw")
     parser.add_argument("--json", dest="json_path", help="write env.json here")
     parser.add_argument("--text", dest="text_path", help="write env.txt here")
+    parser.add_argument("--write", action="store_true",
+                        help="write env.json into the results tree and env.txt into its out/ "
+                             "(see --root, --results)")
+    workspace.add_arguments(parser)
     try:
         ns = parser.parse_args(args)
     except SystemExit as exc:  # argparse exits 2 on bad usage, 0 on --help
@@ -531,6 +537,10 @@ def main(argv: list[str] | None = None) -> int:
               "(bash env.bash, or collect_env_raw DIR TARGET ENGINES from lib/collect.bash)",
               file=sys.stderr)
         return 2
+    if ns.write:
+        ws = Workspace.from_args(ns)
+        ns.json_path = ns.json_path or ws.results / "env.json"
+        ns.text_path = ns.text_path or ws.path("out/env.txt")
     env = build_env(raw)
     text = render_env_text(env)
     if ns.json_path:
@@ -539,6 +549,9 @@ def main(argv: list[str] | None = None) -> int:
         _write(ns.text_path, text)
     if not ns.json_path and not ns.text_path:
         sys.stdout.write(text)
+    else:
+        print(f"wrote {', '.join(str(p) for p in (ns.json_path, ns.text_path) if p)}",
+              file=sys.stderr)
     # What skews results is said where the user looks, not only in the file.
     for warning in env.get("warnings", []):
         print(f"env.bash: warning: {warning}", file=sys.stderr)

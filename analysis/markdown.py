@@ -53,9 +53,14 @@ def human_size(n: float) -> str:
     return f"{int(n)} B"
 
 
-def image(alt: str, path: str) -> str:
-    """A figure under the toolkit (figs/...) linked from a snippet in out/."""
-    return f"![{alt}](../{path})"
+def image(alt: str, link: str) -> str:
+    return f"![{alt}]({link})"
+
+
+def link_from_out(relpath: str) -> str:
+    """A derived file of the default results tree (figs/x.png) as linked from out/. A named tree
+    links through its workspace (`Workspace.link`)."""
+    return f"../{relpath}"
 
 
 def pattern(rw: str, bs) -> str:
@@ -66,9 +71,10 @@ def pattern(rw: str, bs) -> str:
     return f"{bs_label(bs)} {kind} {op}"
 
 
-def device_model(root: Path, results_dir: Path) -> str:
-    """The model of the device under the target: env.json if §1 ran, else the health snapshot."""
-    env_path = root / "results" / "env.json"
+def device_model(tree: Path, results_dir: Path) -> str:
+    """The model of the device under the target: env.json if §1 ran into the results tree,
+    else the health snapshot."""
+    env_path = tree / "env.json"
     target = json.loads(env_path.read_text()).get("target") or {} if env_path.exists() else {}
     snapshot = results_dir / "health" / "before"
     health = health_summary(snapshot) if snapshot.is_dir() else {}

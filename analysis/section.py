@@ -12,34 +12,39 @@ import json
 import math
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
+from analysis import facts as facts_file
 from analysis import markdown as md
-from analysis.cases import read_manifest, section_frame
+from analysis import workspace
+from analysis.cases import UNSTABLE_CV, read_manifest, section_frame
+from analysis.facts import Anomaly, Facts
+from analysis.workspace import Workspace
 
 
 @dataclass(frozen=True)
 class SectionRun:
-    root: Path  # the toolkit folder: results/, tables/, figs/, out/
+    ws: Workspace  # where results are read and tables, figures and snippets written
     results_dir: Path
     table: pd.DataFrame  # one row per case and direction (analysis.cases columns)
     setup: str  # the snippet's setup line
     args: argparse.Namespace
+    facts: Facts = field(default_factory=Facts)  # headlines and anomalies for the report
 
     def write_table(self, relpath: str, df: pd.DataFrame) -> str:
-        path = self.root / relpath
+        path = self.ws.path(relpath)
         path.parent.mkdir(parents=True, exist_ok=True)
         df.to_csv(path, index=False, float_format="%.10g")
-        return relpath
+        return self.ws.show(relpath)
 
     def write_text(self, relpath: str, text: str) -> str:
-        path = self.root / relpath
+        path = self.ws.path(relpath)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-        return relpath
+        return self.ws.show(relpath)
 
 
 def run_section(argv: list[str], *, section: str, script: str, description: str,
@@ -48,12 +53,12 @@ def run_section(argv: list[str], *, section: str, script: str, description: str,
                 always: tuple[str, ...] = ()) -> int:
     parser = argparse.ArgumentParser(prog=f"python -m analysis {section}",
                                      description=description)
-    parser.add_argument("--root", type=Path, default=Path("."),
-                        help="toolkit folder holding results/ (default: current folder)")
+    workspace.add_arguments(parser)
     if add_arguments:
         add_arguments(parser)
     args = parser.parse_args(argv)
-    results_dir = args.root / "results" / section
+    ws = Workspace.from_args(args)
+    results_dir = ws.results / section
     if not results_dir.is_dir():
         print(f"{section}: no results in {results_dir}; run 'sudo bash {script}' first",
               file=sys.stderr)
@@ -63,8 +68,14 @@ def run_section(argv: list[str], *, section: str, script: str, description: str,
         print(f"{section}: {results_dir} holds no finished repetition; run {script}",
               file=sys.stderr)
         return 2
-    setup = md.setup_line(read_manifest(results_dir), md.device_model(args.root, results_dir))
-    written = produce(SectionRun(args.root, results_dir, table, setup, args))
+    setup = md.setup_line(read_manifest(results_dir), md.device_model(ws.results, results_dir))
+    run = SectionRun(ws, results_dir, table, setup, args)
+    written = produce(run)
+    anomaly = unstable_anomaly(table)
+    run.facts.anomalies += ([anomaly] if anomaly else []) + facts_file.health_anomalies(results_dir)
+    facts_path = f"tables/{section}_facts.json"
+    facts_file.write(ws.path(facts_path), section, run.facts)
+    written.append(ws.show(facts_path))
     print(f"\nwrote {', '.join(written)}")
     return 1 if any(math.isnan(v) for v in table.iops_mean) else 0
 
@@ -99,14 +110,15 @@ def standard_note(df: pd.DataFrame) -> str:
 
 
 def snippet(heading: str, setup: str, blocks: list[str], figures: list[tuple[str, str]],
-            findings: list[str]) -> str:
+            findings: list[str], link: Callable[[str], str] = md.link_from_out) -> str:
     """A section's out/section_<n>_<name>.md: heading, setup line, its blocks (table, notes),
-    the figures as (alt text, path under the toolkit) linked from out/, then the findings."""
+    the figures as (alt text, path such as figs/x.png) linked from out/ by `link` (a workspace's
+    `link` for a named results tree), then the findings."""
     parts = [heading, "", setup, ""]
     for block in blocks:
         parts += [block, ""]
     for alt, path in figures:
-        parts += [md.image(alt, path), ""]
+        parts += [md.image(alt, link(path)), ""]
     parts += ["### Findings", ""] + [f"- {f}" for f in findings]
     return "\n".join(parts) + "\n"
 
@@ -131,6 +143,20 @@ def stability_finding(df: pd.DataFrame, label: Callable[[object], str]) -> str:
     return ("**Stability:** unstable (CV above 5%): "
             + ", ".join(f"{label(r)} ({worst_cv(r)})" for r in unstable.itertuples())
             + "; lengthen --runtime or add repetitions before quoting them.")
+
+
+def unstable_anomaly(table: pd.DataFrame) -> Anomaly | None:
+    """For the report: how many points have a CV above 5%, and the worst of them."""
+    rows = table[table.unstable.astype(bool)]
+    if rows.empty:
+        return None
+    cv = rows[["iops_cv"]].assign(bw=rows.bw_MBps_std / rows.bw_MBps_mean,
+                                  lat=rows.lat_us_std / rows.lat_us_mean).max(axis=1)
+    worst = rows.loc[cv.idxmax()]
+    return Anomaly("unstable", (
+        f"{len(rows)} of {len(table)} points have a CV above {UNSTABLE_CV * 100:.0f}% over their "
+        f"repetitions (worst: {worst.case} {worst.direction}, {worst_cv(worst)}); lengthen "
+        "--runtime or add repetitions before quoting them."))
 
 
 def clat_note(df: pd.DataFrame) -> list[str]:

@@ -178,6 +178,9 @@ Options (a flag overrides its environment variable, which overrides the profile)
   --no-prefill       do not write the region before reading it (NO_PREFILL=1)
   --dry-run          print the plan and the jobfiles; touch nothing
   --fresh            move earlier results of this section aside (never deleted) and start anew
+  --results DIR      results tree to write into (RESULTS; default results/): keep drives or
+                     firmware versions side by side, e.g. results/drive-a; its tables, figures
+                     and snippets go to tables/, figs/ and out/ under the tree's name
   -h, --help         this help
 
 Exit codes: 0 done; 1 a run or a tool failed; 2 bad usage or bad input; 3 refused for safety;
@@ -185,12 +188,12 @@ Exit codes: 0 done; 1 a run or a tool failed; 2 bad usage or bad input; 3 refuse
 EOF
 }
 
-# Sets TARGET PROFILE RUNTIME RAMP REPEAT SIZE ENGINE DESTROY NO_PREFILL DRY_RUN FRESH.
+# Sets TARGET PROFILE RUNTIME RAMP REPEAT SIZE ENGINE DESTROY NO_PREFILL DRY_RUN FRESH RESULTS.
 # A section may define section_option NAME [VALUE]: it returns how many arguments it used
 # (via the global SECTION_SHIFT), 0 when it does not know the option.
 parse_common_options() {
     local opt_target="" opt_profile="" opt_runtime="" opt_ramp="" opt_repeat="" opt_size=""
-    local opt_engine="" opt_destroy="" opt_no_prefill="" opt_dry_run="" opt_fresh=""
+    local opt_engine="" opt_destroy="" opt_no_prefill="" opt_dry_run="" opt_fresh="" opt_results=""
     while (($#)); do
         local opt=$1 value=""
         # --opt=value is the same as --opt value
@@ -204,7 +207,7 @@ parse_common_options() {
                 section_usage
                 exit "$EXIT_OK"
                 ;;
-            --target | --profile | --runtime | --ramp | --repeat | --size | --engine | --destroy)
+            --target | --profile | --runtime | --ramp | --repeat | --size | --engine | --destroy | --results)
                 need_value "$@"
                 case "$opt" in
                     --target) opt_target=$2 ;;
@@ -215,6 +218,7 @@ parse_common_options() {
                     --size) opt_size=$2 ;;
                     --engine) opt_engine=$2 ;;
                     --destroy) opt_destroy=$2 ;;
+                    --results) opt_results=$2 ;;
                 esac
                 shift 2
                 ;;
@@ -253,7 +257,19 @@ parse_common_options() {
     require_size SIZE "$SIZE"
     require_one_of ENGINE "$ENGINE" auto io_uring libaio psync
     RUNTIME=$((10#$RUNTIME)) RAMP=$((10#$RAMP)) REPEAT=$((10#$REPEAT))
+    resolve_results_tree "${opt_results:-${RESULTS:-}}"
     return 0
+}
+
+# RESULTS: the results tree, made absolute here (the scripts cd to the toolkit folder later) and
+# exported, so that the analysis (`--results` defaults to $RESULTS) reads and names the same tree.
+resolve_results_tree() { # [DIR]
+    RESULTS=${1:-$TK_ROOT/results}
+    [[ $RESULTS == /* ]] || RESULTS="$PWD/$RESULTS"
+    RESULTS=${RESULTS%/}
+    [[ ! -e $RESULTS || -d $RESULTS ]] ||
+        die "$EXIT_USAGE" "RESULTS=$RESULTS is not a folder; give a folder for the results tree, e.g. results/drive-a"
+    export RESULTS
 }
 
 # fio in the background, then `wait`: a trapped Ctrl-C runs at once. With fio in the foreground

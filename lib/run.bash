@@ -353,7 +353,7 @@ section_main() {
     # Cases that depend on the target (a working set as large as the region) are added here.
     if declare -F section_plan >/dev/null; then section_plan; fi
     cd "$TK_ROOT" || exit "$EXIT_FAIL"
-    RESULTS_DIR="$TK_ROOT/results/$SECTION"
+    RESULTS_DIR="$RESULTS/$SECTION"
     ENGINE_NOTE=""
 
     if [[ -n $DRY_RUN ]]; then
@@ -395,7 +395,7 @@ section_main() {
     health_snapshot after
 
     info ""
-    tk_python "$SECTION" "${ANALYSIS_ARGS[@]}" || die "$EXIT_FAIL" "the analysis of results/$SECTION failed (see above); the raw results are kept"
+    tk_python "$SECTION" "${ANALYSIS_ARGS[@]}" || die "$EXIT_FAIL" "the analysis of $RESULTS_DIR failed (see above); the raw results are kept"
     if ((${#FAILED[@]})); then
         info ""
         info "${#FAILED[@]} repetition(s) failed; rerun the same command to retry them:"

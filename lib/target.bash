@@ -35,6 +35,10 @@ resolve_target() {
         die "$EXIT_USAGE" "target $given is a directory; name a file inside it, e.g. --target $given/fio-target.img"
     elif [[ -e $given && ! -f $given ]]; then
         die "$EXIT_USAGE" "target $given is neither a regular file nor a block device"
+    elif [[ $(realpath -m -- "$given") == /dev/* ]]; then
+        # A device name that does not exist (a partition label that is gone, a typo) must not
+        # become a file the toolkit creates in /dev, which is RAM.
+        die "$EXIT_USAGE" "target $given: no such block device; check the name (lsblk -o NAME,PARTLABEL,SIZE)"
     else
         local dir
         dir=$(dirname -- "$given")

@@ -81,6 +81,16 @@ def test_destroy_with_a_file_target_is_bad_usage(toolkit):
     assert not (toolkit / "tmp" / "target.img").exists()
 
 
+def test_a_missing_device_name_is_not_created_as_a_file(toolkit):
+    # A partition label that is gone must not turn into an 8 GiB file in /dev (RAM).
+    name = "/dev/disk/by-partlabel/ssd-toolkit-no-such-label"
+    for extra in ([], ["--destroy", name]):
+        result = run(toolkit, "qd1_test.bash", *TINY, "--target", name, *extra)
+        assert result.returncode == 2
+        assert f"target {name}: no such block device" in result.stderr
+        assert not os.path.exists(name) and not os.path.exists(name + ".partial")
+
+
 def test_safety_module_refuses_the_root_disk():
     """The disk holding / is refused whatever --destroy says."""
     root_source = subprocess.run(["findmnt", "-n", "-r", "-o", "SOURCE", "/"],

@@ -17,8 +17,9 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-COPIED = ["env.bash", "qd1_test.bash", "bs_sweep_test.bash", "mix_rw_test.bash",
-          "qd_sweep_test.bash", "wss_burst_test.bash", "lib", "analysis", "requirements.txt"]
+COPIED = ["env.bash", "report.bash", "Makefile", "qd1_test.bash", "bs_sweep_test.bash",
+          "mix_rw_test.bash", "qd_sweep_test.bash", "wss_burst_test.bash", "lib", "analysis",
+          "requirements.txt"]
 
 # The smallest honest run: every case, two repetitions (so a std exists), no ramp.
 TINY = ["--profile", "quick", "--runtime", "1", "--ramp", "0", "--repeat", "2", "--size", "64M"]
@@ -28,7 +29,8 @@ TINY = ["--profile", "quick", "--runtime", "1", "--ramp", "0", "--repeat", "2", 
 SETTINGS = ("TARGET", "PROFILE", "RUNTIME", "RAMP", "REPEAT", "SIZE", "ENGINE", "DESTROY",
             "NO_PREFILL", "DRY_RUN", "FRESH", "RW_LIST", "BS_LIST", "BS", "IODEPTH", "MIX_LIST",
             "QD_LIST", "SEQ", "SLO_P99_US", "KNEE_GAIN_PCT", "KNEE_LATENCY_PCT", "PARTS",
-            "WSS_LIST", "DURATION", "BURST_RW", "BURST_BS", "PRECONDITION", "YES")
+            "WSS_LIST", "DURATION", "BURST_RW", "BURST_BS", "PRECONDITION", "YES", "RESULTS",
+            "SECTIONS")
 
 
 def make_copy() -> Path:

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 
 from analysis import markdown as md
 from analysis import sweeps
 from analysis.cases import case_rows
+from analysis.facts import Facts
 from analysis.plots import COLORS, Highlight, Panel, Series, line_chart
 from analysis.section import (
     SectionRun,
@@ -28,14 +28,16 @@ from analysis.section import (
     stability_finding,
     standard_note,
 )
+from analysis.sections import SECTIONS, snippet_path
 from analysis.stats import change
+from analysis.workspace import Workspace
 
 SECTION = "bs_sweep"
 TABLE = "tables/bs_sweep.csv"
 FIG_IOPS = "figs/bs_sweep_iops.png"
 FIG_BW = "figs/bs_sweep_bw.png"
 FIG_LATENCY = "figs/bs_sweep_latency.png"
-SNIPPET = "out/section_3_bs_sweep.md"
+SNIPPET = snippet_path(SECTION)
 
 BOUND_FRACTION = 0.9  # the smallest size reaching this share of peak MB/s: bandwidth-bound
 FLAT_PCT = 5.0  # a step or a fall past the peak within this % is a plateau, not a change
@@ -273,7 +275,8 @@ def _queue_line(df: pd.DataFrame) -> str:
             "direction, or read + write for a mixed pattern.")
 
 
-def render_markdown(df: pd.DataFrame, found: list[Sweep], setup: str) -> str:
+def render_markdown(df: pd.DataFrame, found: list[Sweep], setup: str,
+                    link=md.link_from_out) -> str:
     rows = []
     for s in found:
         for r in s.rows.itertuples():
@@ -287,9 +290,9 @@ def render_markdown(df: pd.DataFrame, found: list[Sweep], setup: str) -> str:
                       "p50 (µs)", "p99 (µs)", "p99.9 (µs)"], rows, ["l", "l"] + ["r"] * 7)
     note = standard_note(df) + (" p99 ± is the std of the repetitions' own p99. ● the smallest "
                                 "block size reaching 90% of the pattern's peak MB/s; ▲ the peak.")
-    return snippet("## §3 Block-size sweep", setup, [_queue_line(df), table, note],
+    return snippet(f"## {SECTIONS[SECTION].heading}", setup, [_queue_line(df), table, note],
                    [("IOPS by block size", FIG_IOPS), ("MB/s by block size", FIG_BW),
-                    ("Mean and p99 latency by block size", FIG_LATENCY)], findings(df, found))
+                    ("Mean and p99 latency by block size", FIG_LATENCY)], findings(df, found), link)
 
 
 # --- figures ----------------------------------------------------------------------------------
@@ -322,14 +325,14 @@ def _rings(found: list[Sweep], col: str) -> list[Highlight]:
     return out
 
 
-def draw_figures(found: list[Sweep], root: Path, reps: str) -> list[str]:
+def draw_figures(found: list[Sweep], ws: Workspace, reps: str) -> list[str]:
     axis = _size_axis(found)
     depth = "/".join(sorted({str(int(d)) for s in found for d in s.rows.iodepth}))
     note = f"error bars: ± std over {reps} repetitions; QD {depth}"
-    line_chart(root / FIG_IOPS, [
+    line_chart(ws.path(FIG_IOPS), [
         Panel("IOPS by block size", ylabel="IOPS (log scale)", yscale="log", **axis,
               series=_series(found, "iops_mean", "iops_std"))], note=note)
-    line_chart(root / FIG_BW, [
+    line_chart(ws.path(FIG_BW), [
         Panel("MB/s by block size", ylabel="MB/s (10^6 B/s)",
               **axis, series=_series(found, "bw_MBps_mean", "bw_MBps_std", bw_marks=True),
               highlights=_rings(found, "bw_MBps_mean"))], note=note)
@@ -343,7 +346,7 @@ def draw_figures(found: list[Sweep], root: Path, reps: str) -> list[str]:
                             ylabel="p99 latency (µs, log scale)", yscale="log", **axis,
                             series=_series(with_p99, "lat_p99_us", "lat_p99_us_std")))
         note += "; p99 bars: std of the repetitions' own p99"
-    line_chart(root / FIG_LATENCY, panels, title="Latency by block size", note=note)
+    line_chart(ws.path(FIG_LATENCY), panels, title="Latency by block size", note=note)
     return [FIG_IOPS, FIG_BW, FIG_LATENCY]
 
 
@@ -358,11 +361,23 @@ def print_summary(df: pd.DataFrame) -> None:
               f"{md.num(r.lat_us_mean):>10} {md.num(r.lat_p99_us):>10}{flags}")
 
 
+def record_facts(found: list[Sweep], facts: Facts) -> None:
+    """The peak MB/s of each sequential pattern, for the conclusion."""
+    for s in found:
+        if s.rw in ("read", "write"):
+            peak = s.at(s.found.peak_bs)
+            rising = " (still rising at the largest size)" if s.found.still_rising else ""
+            facts.headline("peak_seq_MBps", s.label,
+                           f"{md.num(peak.bw_MBps_mean)} MB/s at {md.bs_label(s.found.peak_bs)} "
+                           f"blocks, QD {int(peak.iodepth)}{rising}", peak.bw_MBps_mean, "MB/s")
+
+
 def produce(run: SectionRun) -> list[str]:
     df, found = analyse(run.table)
-    figures = draw_figures(found, run.root, reps_label(df))
-    written = [run.write_table(TABLE, df), *figures,
-               run.write_text(SNIPPET, render_markdown(df, found, run.setup))]
+    record_facts(found, run.facts)
+    figures = draw_figures(found, run.ws, reps_label(df))
+    written = [run.write_table(TABLE, df), *map(run.ws.show, figures),
+               run.write_text(SNIPPET, render_markdown(df, found, run.setup, run.ws.link))]
     print_summary(df)
     return written
 

@@ -17,11 +17,13 @@ import pandas as pd
 from analysis import burst as rules
 from analysis import markdown as md
 from analysis.cases import Case
+from analysis.facts import Facts
 from analysis.fio_hist_log import percentile_series, read_hist_log
 from analysis.fio_logs import find_logs, latency_unit, read_per_second
+from analysis.health_log import counter_moves, samples_table
 from analysis.health_log import events as health_events
-from analysis.health_log import samples_table
 from analysis.plots import Event, Series, Span, timeseries_chart
+from analysis.workspace import Workspace
 
 TABLE = "tables/wss_burst_burst.csv"
 FIG_BW = "figs/wss_burst_burst_bw.png"
@@ -173,7 +175,7 @@ def findings(b: BurstRun) -> list[str]:
 
 
 # --- figures --------------------------------------------------------------------------------------
-def draw(b: BurstRun, root: Path) -> list[tuple[str, str]]:
+def draw(b: BurstRun, ws: Workspace) -> list[tuple[str, str]]:
     r, t = b.result, list(b.table.t_s)
     end = t[-1] if t else 0
     spans, events = [], []
@@ -190,7 +192,7 @@ def draw(b: BurstRun, root: Path) -> list[tuple[str, str]]:
     temps = (Series("temperature (°C)", list(b.health.t_s), list(b.health.temperature_c))
              if not b.health.empty and b.health.temperature_c.notna().any() else None)
     note = "temperature: unavailable on this device" if temps is None else ""
-    timeseries_chart(root / FIG_BW, t, list(b.table.bw_MBps), ylabel="MB/s (10^6 B/s)",
+    timeseries_chart(ws.path(FIG_BW), t, list(b.table.bw_MBps), ylabel="MB/s (10^6 B/s)",
                      title=f"Bandwidth per second: {_workload(b)}", label="MB/s per second",
                      spans=spans, events=events, second=temps, second_ylabel="°C",
                      levels=[(r.plateau.median_MBps, "burst plateau (median)")]
@@ -198,9 +200,41 @@ def draw(b: BurstRun, root: Path) -> list[tuple[str, str]]:
                      note=note)
     figures = [("Bandwidth per second through the burst", FIG_BW)]
     if "clat_p99_us" in b.table and b.table.clat_p99_us.notna().any():
-        timeseries_chart(root / FIG_P99, t, list(b.table.clat_p99_us),
+        timeseries_chart(ws.path(FIG_P99), t, list(b.table.clat_p99_us),
                          ylabel="clat p99 (µs, log scale)", yscale="log",
                          title="Completion-latency p99 per second (fio's histogram log)",
                          label="p99 per second", events=events[:1])
         figures.append(("Latency p99 per second through the burst", FIG_P99))
     return figures
+
+
+def record_facts(b: BurstRun, facts: Facts) -> None:
+    """The write-cache estimate and the sustained speed for the conclusion; throttling."""
+    r, label = b.result, _workload(b)
+    if r.cliff is not None:
+        facts.headline("slc_cache", label,
+                       f"{r.cliff.written_GiB:.1f} GiB (a {r.cliff.drop_pct:.0f}% cliff at "
+                       f"{r.cliff.time_s:.0f} s: {md.num(r.cliff.before_MBps)} → "
+                       f"{md.num(r.cliff.after_MBps)} MB/s)", r.cliff.written_GiB, "GiB")
+    else:
+        facts.headline("slc_cache", label,
+                       f"no cliff in {r.written_GiB:.1f} GiB written over {r.run_s:.0f} s (a "
+                       "cache, if any, holds more)")
+    s = r.steady
+    if s.reached:
+        facts.headline("steady_state", label,
+                       f"{md.num(s.level_MBps)} MB/s (SNIA rule met over rounds "
+                       f"{s.first_round}–{s.last_round} of {s.round_s:g} s)", s.level_MBps, "MB/s")
+    else:
+        last = r.post or r.plateau
+        facts.headline("steady_state", label,
+                       f"not reached ({s.reason}); median of the last stretch "
+                       f"{md.num(last.median_MBps)} MB/s, an indication only")
+    if s.round_s < SNIA_ROUND_S:
+        facts.anomaly("short_burst", f"the burst ran {r.run_s:.0f} s, shorter than 5 SNIA rounds "
+                      f"of {SNIA_ROUND_S} s: the steady-state verdict and the cache estimate are "
+                      "indications; the standard profile runs 15 minutes.")
+    moves = counter_moves(b.health) if not b.health.empty else []
+    if moves:
+        facts.anomaly("throttle", "the drive throttled during the burst: " + "; ".join(
+            f"{what} at {t:.0f} s" for t, what in moves) + ".")

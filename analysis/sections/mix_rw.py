@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 
@@ -25,13 +24,15 @@ from analysis.section import (
     stability_finding,
     standard_note,
 )
+from analysis.sections import SECTIONS, snippet_path
 from analysis.stats import Change, change
+from analysis.workspace import Workspace
 
 SECTION = "mix_rw"
 TABLE = "tables/mix_rw.csv"
 FIG_BW = "figs/mix_rw_bw.png"
 FIG_LATENCY = "figs/mix_rw_latency.png"
-SNIPPET = "out/section_4_mix_rw.md"
+SNIPPET = snippet_path(SECTION)
 DIRECTIONS = ("read", "write", "total")
 # Without repetitions there is no spread to judge a difference by; below this it counts as small.
 SMALL_PCT = 5.0
@@ -398,7 +399,7 @@ def workload(df: pd.DataFrame) -> str:
             + ("" if jobs == "1" else f" × {jobs} jobs"))
 
 
-def render_markdown(df: pd.DataFrame, setup: str) -> str:
+def render_markdown(df: pd.DataFrame, setup: str, link=md.link_from_out) -> str:
     rows = []
     for r in with_mix(df).itertuples():
         flag = " ⚠" if r.unstable else ""
@@ -411,19 +412,20 @@ def render_markdown(df: pd.DataFrame, setup: str) -> str:
                      md.num(r.lat_p99_9_us)])
     table = md.table(["mix", "direction", "IOPS", "MB/s", "mean lat (µs)", "p50 (µs)",
                       "p95 (µs)", "p99 (µs)", "p99.9 (µs)"], rows, align=["l", "l"] + ["r"] * 7)
-    return snippet("## §4 Read/write mix", setup,
+    return snippet(f"## {SECTIONS[SECTION].heading}", setup,
                    [f"Workload: {workload(df)}; {WORKLOAD_NOTE}", table, standard_note(df)],
                    [("MB/s per mix, read and write", FIG_BW),
-                    ("Mean and p99 latency per mix and direction", FIG_LATENCY)], findings(df))
+                    ("Mean and p99 latency per mix and direction", FIG_LATENCY)], findings(df),
+                   link)
 
 
-def draw_figures(df: pd.DataFrame, root: Path) -> None:
+def draw_figures(df: pd.DataFrame, ws: Workspace) -> None:
     ms = mixes(df)
     groups = [m.label for m in ms]
     title = workload(df)
     sets = [BarSet(d, [m.row(d).bw_MBps_mean for m in ms], [m.row(d).bw_MBps_std for m in ms])
             for d in DIRECTIONS]
-    grouped_bars(root / FIG_BW, groups, sets, ylabel="MB/s (10^6 B/s)",
+    grouped_bars(ws.path(FIG_BW), groups, sets, ylabel="MB/s (10^6 B/s)",
                  title=f"Throughput per mix ({title})",
                  note="bars: mean ± std over repetitions; total = read + write")
     x = list(range(len(ms)))
@@ -437,7 +439,7 @@ def draw_figures(df: pd.DataFrame, root: Path) -> None:
                                  [r[std] for _, r in points]))
         panels.append(Panel(f"{name} total latency per direction", "mix (read/write share)",
                             f"{name} latency (µs)", series, xticks=x, xticklabels=groups))
-    line_chart(root / FIG_LATENCY, panels, title=f"Latency per mix ({title})",
+    line_chart(ws.path(FIG_LATENCY), panels, title=f"Latency per mix ({title})",
                note="error bars: ± std over repetitions (p99: of the repetitions' own p99)")
 
 
@@ -452,13 +454,14 @@ def print_summary(df: pd.DataFrame) -> None:
 
 def produce(run: SectionRun) -> list[str]:
     df = run.table
-    draw_figures(df, run.root)
-    written = [run.write_table(TABLE, with_mix(df)), FIG_BW, FIG_LATENCY,
-               run.write_text(SNIPPET, render_markdown(df, run.setup))]
+    draw_figures(df, run.ws)
+    written = [run.write_table(TABLE, with_mix(df)), run.ws.show(FIG_BW),
+               run.ws.show(FIG_LATENCY),
+               run.write_text(SNIPPET, render_markdown(df, run.setup, run.ws.link))]
     print_summary(df)
     return written
 
 
 def main(argv: list[str]) -> int:
     return run_section(argv, section=SECTION, script="mix_rw_test.bash", description=__doc__,
-                       produce=produce, always=("read", "write"))
+                       produce=produce, always=SECTIONS[SECTION].always)

@@ -7,11 +7,10 @@ outside the measured latency: fio's own work between completing one I/O and issu
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 
 from analysis import markdown as md
+from analysis.facts import Facts
 from analysis.plots import bar_chart
 from analysis.section import (
     SectionRun,
@@ -21,12 +20,14 @@ from analysis.section import (
     stability_finding,
     standard_note,
 )
+from analysis.sections import SECTIONS, snippet_path
+from analysis.workspace import Workspace
 
 SECTION = "qd1"
 TABLE = "tables/qd1_baseline.csv"
 FIG_LATENCY = "figs/qd1_latency.png"
 FIG_IOPS = "figs/qd1_iops.png"
-SNIPPET = "out/section_2_qd1.md"
+SNIPPET = snippet_path(SECTION)
 LITTLE_TOLERANCE = 0.10  # |IOPS x latency - 1| above this is flagged
 
 
@@ -107,7 +108,7 @@ def findings(df: pd.DataFrame) -> list[str]:
     return out
 
 
-def render_markdown(df: pd.DataFrame, setup: str) -> str:
+def render_markdown(df: pd.DataFrame, setup: str, link=md.link_from_out) -> str:
     rows = []
     for r in df.itertuples():
         flag = " ⚠" if r.unstable else ""
@@ -117,17 +118,17 @@ def render_markdown(df: pd.DataFrame, setup: str) -> str:
                      md.num(r.lat_p99_9_us)])
     table = md.table(["pattern (QD=1)", "IOPS", "MB/s", "mean lat (µs)", "p50 (µs)", "p95 (µs)",
                       "p99 (µs)", "p99.9 (µs)"], rows)
-    return snippet("## §2 QD=1 baselines", setup, [table, standard_note(df)],
-                   [("QD=1 mean latency", FIG_LATENCY), ("QD=1 IOPS", FIG_IOPS)], findings(df))
+    return snippet(f"## {SECTIONS[SECTION].heading}", setup, [table, standard_note(df)],
+                   [("QD=1 mean latency", FIG_LATENCY), ("QD=1 IOPS", FIG_IOPS)], findings(df), link)
 
 
-def draw_figures(df: pd.DataFrame, root: Path) -> None:
+def draw_figures(df: pd.DataFrame, ws: Workspace) -> None:
     labels = [p.replace(" random", "\nrandom").replace(" sequential", "\nsequential")
               for p in df.pattern]
-    bar_chart(root / FIG_LATENCY, labels, list(df.lat_us_mean), list(df.lat_us_std),
+    bar_chart(ws.path(FIG_LATENCY), labels, list(df.lat_us_mean), list(df.lat_us_std),
               ylabel="mean total latency (µs)", title="QD=1 latency per I/O",
               markers=list(df.lat_p99_us), marker_label="p99 (pooled repetitions)")
-    bar_chart(root / FIG_IOPS, labels, list(df.iops_mean), list(df.iops_std),
+    bar_chart(ws.path(FIG_IOPS), labels, list(df.iops_mean), list(df.iops_std),
               ylabel="IOPS", title="QD=1 IOPS")
 
 
@@ -139,11 +140,28 @@ def print_summary(df: pd.DataFrame) -> None:
               + ("  unstable" if r.unstable else ""))
 
 
+def record_facts(df: pd.DataFrame, facts: Facts) -> None:
+    """The QD=1 latency of the random patterns for the conclusion; Little's Law misses."""
+    random = df[df.rw.str.startswith("rand")]
+    for r in (random if not random.empty else df).itertuples():
+        facts.headline("qd1_latency", r.pattern,
+                       f"{md.pm(r.lat_us_mean, r.lat_us_std)} µs mean, p99 {md.num(r.lat_p99_us)} "
+                       f"µs ({md.num(r.iops_mean)} IOPS)", r.lat_us_mean, "µs")
+    off = df[(df.little_product - 1).abs() > LITTLE_TOLERANCE]
+    if not off.empty:
+        facts.anomaly("little", "Little's Law at QD=1 (IOPS × mean latency = 1) misses by "
+                      "more than 10% for " + ", ".join(
+                          f"{r.pattern} ({r.little_product:.2f})" for r in off.itertuples())
+                      + ": time passes outside the measured latency, or more than one I/O was "
+                      "in flight.")
+
+
 def produce(run: SectionRun) -> list[str]:
     df = with_pattern(run.table)
-    draw_figures(df, run.root)
-    written = [run.write_table(TABLE, df), FIG_LATENCY, FIG_IOPS,
-               run.write_text(SNIPPET, render_markdown(df, run.setup))]
+    record_facts(df, run.facts)
+    draw_figures(df, run.ws)
+    written = [run.write_table(TABLE, df), run.ws.show(FIG_LATENCY), run.ws.show(FIG_IOPS),
+               run.write_text(SNIPPET, render_markdown(df, run.setup, run.ws.link))]
     print_summary(df)
     return written
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 import argparse
 import math
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 
 from analysis import markdown as md
 from analysis import sweeps
 from analysis.cases import case_rows
+from analysis.facts import Facts
 from analysis.plots import BarSet, Highlight, Panel, Series, grouped_bars, line_chart
 from analysis.section import (
     SectionRun,
@@ -28,6 +28,8 @@ from analysis.section import (
     standard_note,
     stored_settings,
 )
+from analysis.sections import SECTIONS, snippet_path
+from analysis.workspace import Workspace
 
 SECTION = "qd_sweep"
 TABLE = "tables/qd_sweep.csv"
@@ -36,7 +38,7 @@ FIG_THROUGHPUT = "figs/qd_sweep_throughput.png"
 FIG_LATENCY = "figs/qd_sweep_latency.png"
 FIG_PERCENTILES = "figs/qd_sweep_percentiles.png"
 FIG_TAILS = "figs/qd_sweep_tails.png"
-SNIPPET = "out/section_5_qd_sweep.md"
+SNIPPET = snippet_path(SECTION)
 
 DEFAULTS = {"knee_gain_pct": 5, "knee_latency_pct": 20, "slo_p99_us": 1000}
 PEAK_FRACTION = 0.9  # "the smallest depth reaching 90% of peak throughput"
@@ -102,6 +104,16 @@ def _gains(pct: float) -> str:
     return f"gains {pct:.1f}%" if pct >= 0 else f"loses {-pct:.1f}%"
 
 
+def climb_after_knee(s: Sweep, settings: dict):
+    """The row with the most IOPS past the knee when IOPS climb well above the point before it
+    again, else None. The rule takes the first such step; a curve that climbs well past it
+    afterwards had a dip there (interference, an unstable point), not its knee."""
+    base = s.at(s.knee.previous).iops_mean
+    later = s.rows[(s.rows.iodepth > s.knee.x)
+                   & (s.rows.iops_mean > base * (1 + settings["knee_gain_pct"] / 100))]
+    return None if later.empty else later.loc[later.iops_mean.idxmax()]
+
+
 def knee_finding(s: Sweep, settings: dict) -> str:
     peak = s.at(s.peak_depth)
     at90 = s.at(s.depth_90)
@@ -115,13 +127,9 @@ def knee_finding(s: Sweep, settings: dict) -> str:
                 f"{k.latency_growth_pct:+.0f}% ({md.num(s.at(k.previous).lat_us_mean)} → "
                 f"{md.num(s.at(k.x).lat_us_mean)} µs): the first step that buys mostly queueing "
                 f"({rule}).")
-        # The rule takes the first such step; a curve that climbs well past it afterwards had a
-        # dip there (interference, an unstable point), not its knee. Say so rather than hide it.
-        base = s.at(k.previous).iops_mean
-        later = s.rows[(s.rows.iodepth > k.x)
-                       & (s.rows.iops_mean > base * (1 + settings["knee_gain_pct"] / 100))]
-        if not later.empty:
-            top = later.loc[later.iops_mean.idxmax()]
+        top = climb_after_knee(s, settings)
+        if top is not None:
+            base = s.at(k.previous).iops_mean
             text += (f" Caution: IOPS climb again past it, to {md.num(top.iops_mean)} at "
                      f"{_qd(top.iodepth)} ({(top.iops_mean / base - 1) * 100:+.0f}% over "
                      f"{_qd(k.previous)}), so this step looks like a dip (see the stability "
@@ -236,7 +244,8 @@ def findings(df: pd.DataFrame, found: list[Sweep], settings: dict) -> list[str]:
 
 
 # --- markdown ---------------------------------------------------------------------------------
-def render_markdown(df: pd.DataFrame, found: list[Sweep], settings: dict, setup: str) -> str:
+def render_markdown(df: pd.DataFrame, found: list[Sweep], settings: dict, setup: str,
+                    link=md.link_from_out) -> str:
     rows = []
     for r in df.itertuples():
         marks = ("⚠ " if r.unstable else "") + (" ◆ knee" if r.is_knee else "") + \
@@ -256,13 +265,13 @@ def render_markdown(df: pd.DataFrame, found: list[Sweep], settings: dict, setup:
             f"latency grows > {settings['knee_latency_pct']:g}%); ● the smallest depth reaching "
             "90% of peak. Little IOPS = QD / mean latency per repetition; Δ from the previous "
             "depth.")
-    return snippet("## §5 Queue-depth sweep", setup, [table, note],
+    return snippet(f"## {SECTIONS[SECTION].heading}", setup, [table, note],
                    [("Throughput against latency", FIG_CURVE),
                     ("Throughput by queue depth", FIG_THROUGHPUT),
                     ("Mean latency by queue depth", FIG_LATENCY),
                     ("Latency percentiles by queue depth", FIG_PERCENTILES),
                     ("Tail percentiles at selected depths", FIG_TAILS)],
-                   findings(df, found, settings))
+                   findings(df, found, settings), link)
 
 
 # --- figures ----------------------------------------------------------------------------------
@@ -284,17 +293,17 @@ def _marks(s: Sweep, y_col: str, x_col: str | None = None) -> list[Highlight]:
     return out
 
 
-def draw_figures(found: list[Sweep], settings: dict, root: Path) -> list[str]:
+def draw_figures(found: list[Sweep], settings: dict, ws: Workspace) -> list[str]:
     ticks = _depth_ticks(found)
     depth_axis = {"xscale": "log2", "xticks": ticks, "xlabel": "queue depth (I/Os in flight)"}
-    line_chart(root / FIG_CURVE, [
+    line_chart(ws.path(FIG_CURVE), [
         Panel(s.pattern, "mean total latency (µs)", "IOPS",
               [Series("mean ± std over repetitions", list(s.rows.lat_us_mean),
                       list(s.rows.iops_mean), list(s.rows.iops_std), list(s.rows.lat_us_std),
                       [f"QD{int(d)}" for d in s.rows.iodepth])],
               highlights=_marks(s, "iops_mean", "lat_us_mean"))
         for s in found], title="Throughput against latency, one point per queue depth")
-    line_chart(root / FIG_THROUGHPUT, [
+    line_chart(ws.path(FIG_THROUGHPUT), [
         Panel("IOPS", ylabel="IOPS", **depth_axis,
               series=[Series(s.pattern, list(s.rows.iodepth), list(s.rows.iops_mean),
                              list(s.rows.iops_std)) for s in found],
@@ -303,12 +312,12 @@ def draw_figures(found: list[Sweep], settings: dict, root: Path) -> list[str]:
               series=[Series(s.pattern, list(s.rows.iodepth), list(s.rows.bw_MBps_mean),
                              list(s.rows.bw_MBps_std)) for s in found]),
     ], title="Throughput by queue depth")
-    line_chart(root / FIG_LATENCY, [
+    line_chart(ws.path(FIG_LATENCY), [
         Panel("mean total latency", ylabel="mean latency (µs)", yscale="log", **depth_axis,
               series=[Series(s.pattern, list(s.rows.iodepth), list(s.rows.lat_us_mean),
                              list(s.rows.lat_us_std)) for s in found],
               highlights=[h for s in found for h in _marks(s, "lat_us_mean")])])
-    line_chart(root / FIG_PERCENTILES, [
+    line_chart(ws.path(FIG_PERCENTILES), [
         Panel(s.pattern, ylabel="latency (µs)", yscale="log", **depth_axis,
               series=[Series(name, list(s.rows.iodepth), list(s.rows[col]),
                              list(s.rows[col + "_std"])) for name, col in PCTS],
@@ -320,7 +329,7 @@ def draw_figures(found: list[Sweep], settings: dict, root: Path) -> list[str]:
     chosen = sorted({depths[0], depths[(len(depths) - 1) // 2], depths[-1]}
                     | ({main.knee.x} if main.knee else set()))
     labels = [f"QD {d}" + (" (knee)" if main.knee and d == main.knee.x else "") for d in chosen]
-    grouped_bars(root / FIG_TAILS, labels, [
+    grouped_bars(ws.path(FIG_TAILS), labels, [
         BarSet(name, [main.at(d)[col] for d in chosen], [main.at(d)[col + "_std"] for d in chosen])
         for name, col in PCTS], ylabel="latency (µs)", yscale="log",
         title=f"{main.pattern}: tail percentiles at selected depths")
@@ -350,12 +359,45 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"(default {DEFAULTS['knee_latency_pct']})")
 
 
+def record_facts(found: list[Sweep], settings: dict, facts: Facts) -> None:
+    """Each pattern's peak (random IOPS, sequential MB/s) and knee; Little's Law misses."""
+    for s in found:
+        peak = s.at(s.peak_depth)
+        if "random" in s.pattern:
+            facts.headline("peak_random_iops", s.pattern,
+                           f"{md.num(peak.iops_mean)} IOPS at {_qd(s.peak_depth)} "
+                           f"({md.num(peak.lat_us_mean)} µs mean, p99 {md.num(peak.lat_p99_us)} µs)",
+                           peak.iops_mean, "IOPS")
+        else:
+            facts.headline("peak_seq_MBps", s.pattern,
+                           f"{md.num(peak.bw_MBps_mean)} MB/s at {_qd(s.peak_depth)}",
+                           peak.bw_MBps_mean, "MB/s")
+        if s.knee is not None:
+            text = (f"{_qd(s.knee.x)}: from {_qd(s.knee.previous)} {_gains(s.knee.gain_pct)} "
+                    f"IOPS for {s.knee.latency_growth_pct:+.0f}% mean latency")
+            if climb_after_knee(s, settings) is not None:
+                text += " (IOPS climb again past it: looks like a dip, rerun before quoting)"
+            facts.headline("knee", s.pattern, text, s.knee.x, "QD")
+        elif len(s.rows) > 1:
+            facts.headline("knee", s.pattern,
+                           f"none up to {_qd(s.rows.iodepth.max())} (still gaining)")
+    rows = pd.concat([s.rows for s in found])
+    misses = rows[rows.little_error_pct.abs() > LITTLE_TOLERANCE_PCT]
+    if not misses.empty:
+        facts.anomaly("little", f"Little's Law misses by more than {LITTLE_TOLERANCE_PCT}% at "
+                      + ", ".join(f"{r.pattern} {_qd(r.iodepth)} ({r.little_error_pct:+.0f}%)"
+                                  for r in misses.itertuples())
+                      + ": fewer I/Os were in flight than asked for, so those points do not "
+                      "show what the depth would give.")
+
+
 def produce(run: SectionRun) -> list[str]:
     settings = stored_settings(run.results_dir, vars(run.args), DEFAULTS)
     df, found = analyse(run.table, settings)
-    figures = draw_figures(found, settings, run.root)
-    written = [run.write_table(TABLE, df), *figures,
-               run.write_text(SNIPPET, render_markdown(df, found, settings, run.setup))]
+    record_facts(found, settings, run.facts)
+    figures = draw_figures(found, settings, run.ws)
+    written = [run.write_table(TABLE, df), *map(run.ws.show, figures),
+               run.write_text(SNIPPET, render_markdown(df, found, settings, run.setup, run.ws.link))]
     print_summary(df)
     return written
 

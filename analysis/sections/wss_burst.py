@@ -31,11 +31,12 @@ from analysis.section import (
     stability_finding,
     standard_note,
 )
-from analysis.sections import burst_part
+from analysis.sections import SECTIONS, burst_part, snippet_path
 from analysis.stats import change, rep_stats
+from analysis.workspace import Workspace
 
 SECTION = "wss_burst"
-SNIPPET = "out/section_6_wss_burst.md"
+SNIPPET = snippet_path(SECTION)
 TABLE_WSS = "tables/wss_burst_wss.csv"
 TABLE_COMPRESS = "tables/wss_burst_compress.csv"
 FIG_WSS_LATENCY = "figs/wss_burst_wss_latency.png"
@@ -76,12 +77,19 @@ def data_kind(case: Case) -> str:
     return "random (incompressible)"
 
 
+def iops_logs(case_dir: Path, rep: int) -> list[Path]:
+    """A repetition's 1 s IOPS logs; none when fio logged nothing. A run of about a second can
+    end before fio's first 1 s average, and then there is no per-second series to show."""
+    logs = find_logs(case_dir, f"rep{rep}", "iops")
+    return [] if all(p.stat().st_size == 0 for p in logs) else logs
+
+
 def per_second_iops_cv(case_dir: Path, reps: int) -> tuple[float, float]:
     """The CV of per-second IOPS within each repetition (from its 1 s IOPS log), averaged over
     the repetitions, and its std: how steady the drive is within a run, not between runs."""
     cvs = []
     for k in range(1, reps + 1):
-        logs = find_logs(case_dir, f"rep{k}", "iops")
+        logs = iops_logs(case_dir, k)
         if not logs:
             continue
         values = read_per_second(logs).complete().total()
@@ -148,7 +156,7 @@ def _change(a: float, b: float) -> str:
     return f"{pct:+.0f}%" if abs(pct) < 1000 else f"×{b / a:.0f}"
 
 
-def draw_wss(df: pd.DataFrame, results_dir: Path, root: Path) -> list[str]:
+def draw_wss(df: pd.DataFrame, results_dir: Path, ws: Workspace) -> list[str]:
     sizes = sorted(set(df.wss_bytes))
     axis = {"xscale": "log2", "xticks": sizes, "xticklabels": [md.human_size(s) for s in sizes],
             "xlabel": "working set (log2 scale)"}
@@ -156,19 +164,19 @@ def draw_wss(df: pd.DataFrame, results_dir: Path, root: Path) -> list[str]:
                     series=[Series(name, list(part.wss_bytes), list(part[col]), list(part[std]))
                             for name, col, std in WSS_PCTS])
               for pattern, part in df.groupby("pattern", sort=False)]
-    line_chart(root / FIG_WSS_LATENCY, panels, title="Latency by working set",
+    line_chart(ws.path(FIG_WSS_LATENCY), panels, title="Latency by working set",
                note="error bars: ± std over repetitions (p99, p99.9: of the repetitions' own)")
     time_panels = []
     for pattern, part in df.groupby("pattern", sort=False):
         series = []
         for r in part.itertuples():
-            logs = find_logs(results_dir / r.case, "rep1", "iops")
+            logs = iops_logs(results_dir / r.case, 1)
             if logs:
                 per_s = read_per_second(logs).complete()
                 series.append(Series(md.human_size(r.wss_bytes), list(per_s.seconds),
                                      list(per_s.total())))
         time_panels.append(Panel(pattern, "time (s)", "IOPS (per second)", series))
-    line_chart(root / FIG_WSS_TIME, time_panels,
+    line_chart(ws.path(FIG_WSS_TIME), time_panels,
                title="Per-second IOPS over time, first repetition of each working set")
     return [FIG_WSS_LATENCY, FIG_WSS_TIME]
 
@@ -220,11 +228,11 @@ def _write_job(df: pd.DataFrame) -> str:
     return f"{md.pattern(first.rw, int(first.bs))}, QD {first.iodepth}"
 
 
-def draw_compress(df: pd.DataFrame, root: Path) -> list[str]:
+def draw_compress(df: pd.DataFrame, ws: Workspace) -> list[str]:
     labels = list(df.data.str.replace(" (", "\n(", regex=False))
-    bar_chart(root / FIG_COMPRESS_BW, labels, list(df.bw_MBps_mean), list(df.bw_MBps_std),
+    bar_chart(ws.path(FIG_COMPRESS_BW), labels, list(df.bw_MBps_mean), list(df.bw_MBps_std),
               ylabel="MB/s (10^6 B/s)", title=f"{_write_job(df)} by data pattern")
-    bar_chart(root / FIG_COMPRESS_LATENCY, labels, list(df.lat_us_mean), list(df.lat_us_std),
+    bar_chart(ws.path(FIG_COMPRESS_LATENCY), labels, list(df.lat_us_mean), list(df.lat_us_std),
               ylabel="mean total latency (µs)", title="Write latency by data pattern",
               markers=list(df.lat_p99_us), marker_label="p99 (pooled repetitions)")
     return [FIG_COMPRESS_BW, FIG_COMPRESS_LATENCY]
@@ -276,29 +284,30 @@ def produce(run: SectionRun) -> list[str]:
     burst = burst_part.analyse(run.results_dir, cases)
     if burst is not None:
         written.append(run.write_table(burst_part.TABLE, burst.table))
-        figures = burst_part.draw(burst, run.root)
-        blocks += burst_part.blocks(burst) + [md.image(alt, path) for alt, path in figures]
-        written += [path for _, path in figures]
+        figures = burst_part.draw(burst, run.ws)
+        blocks += burst_part.blocks(burst) + [md.image(alt, run.ws.link(path)) for alt, path in figures]
+        written += [run.ws.show(path) for _, path in figures]
         findings += burst_part.findings(burst)
+        burst_part.record_facts(burst, run.facts)
 
     wss = wss_table(run.table, cases, run.results_dir)
     if not wss.empty:
         written.append(run.write_table(TABLE_WSS, wss))
-        latency, over_time = draw_wss(wss, run.results_dir, run.root)
+        latency, over_time = draw_wss(wss, run.results_dir, run.ws)
         blocks += ["### Working set", _wss_markdown(wss),
-                   md.image("Latency by working set", latency),
-                   md.image("Per-second IOPS over time by working set", over_time)]
-        written += [latency, over_time]
+                   md.image("Latency by working set", run.ws.link(latency)),
+                   md.image("Per-second IOPS over time by working set", run.ws.link(over_time))]
+        written += [run.ws.show(latency), run.ws.show(over_time)]
         findings += wss_findings(wss)
 
     compress = compress_table(run.table, cases)
     if not compress.empty:
         written.append(run.write_table(TABLE_COMPRESS, compress))
-        bw_figure, latency_figure = draw_compress(compress, run.root)
+        bw_figure, latency_figure = draw_compress(compress, run.ws)
         blocks += ["### Compressibility", _compress_markdown(compress),
-                   md.image("Write speed by data pattern", bw_figure),
-                   md.image("Write latency by data pattern", latency_figure)]
-        written += [bw_figure, latency_figure]
+                   md.image("Write speed by data pattern", run.ws.link(bw_figure)),
+                   md.image("Write latency by data pattern", run.ws.link(latency_figure))]
+        written += [run.ws.show(bw_figure), run.ws.show(latency_figure)]
         findings += compress_findings(compress, manifest.get("target_kind", ""))
 
     findings += health_findings(run.results_dir, cases, burst.peak_temperature_c if burst else None)
@@ -307,7 +316,7 @@ def produce(run: SectionRun) -> list[str]:
         findings.append(stability_finding(repeated, lambda r: r.case))
     findings += clat_note(run.table)
     notes = [standard_note(repeated if not repeated.empty else run.table)]
-    text = snippet("## §6 Working set, burst and compressibility", run.setup, notes + blocks, [],
+    text = snippet(f"## {SECTIONS[SECTION].heading}", run.setup, notes + blocks, [],
                    findings)
     written.append(run.write_text(SNIPPET, text))
     return written

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# The whole report: §1 and every section, then out/report.md and out/report.html.
+#
+# Usage: sudo bash report.bash [OPTIONS] (the options every section takes; see --help)
+# `make report` runs this. Every section runs even when an earlier one failed, so one failure
+# costs only its own section; finished repetitions are kept, so a rerun does only what is missing.
+set -uo pipefail
+
+# shellcheck source=lib/common.bash
+source "$(dirname "${BASH_SOURCE[0]}")/lib/common.bash"
+
+SECTION_IDS=(qd1 bs_sweep mix_rw qd_sweep wss_burst)
+
+usage() {
+    cat <<EOF
+Usage: sudo bash $TK_PROG [OPTIONS]
+
+Runs env.bash (§1), then each section with the same options:
+  ${SECTION_IDS[*]/%/_test.bash}
+then assembles out/report.md and out/report.html (figures embedded) and prints a one-screen
+summary. A section that fails or is refused does not stop the others; its reason goes
+into the report's "Anomalies and limitations". Ctrl-C stops all (finished repetitions are kept).
+
+Options: those every section takes (bash qd1_test.bash --help), e.g.
+  --profile quick|standard   --target PATH   --destroy DEVICE   --results DIR   --dry-run
+and one of its own:
+  --sections LIST    run only these sections (SECTIONS), e.g. qd1,qd_sweep; the report says
+                     the others were skipped. A section's own settings go in the environment
+                     (QD_LIST=1,4,16 bash $TK_PROG): the options are given to every section.
+
+With --results DIR (RESULTS), the results go to DIR and the report to out/<name of DIR>/.
+Each section's messages are kept in DIR/report-logs/<section>.log, and the exit codes in
+DIR/report_status.tsv, which the report reads (a section that failed or was skipped is named
+in the report with the reason).
+
+Exit codes: 0 every section ran; 1 a section failed (the report holds the others); 2 bad usage;
+130 interrupted.
+EOF
+}
+
+# The error a section ended with: the last line its script wrote as "<script>: ...".
+last_error() { # LOG SCRIPT
+    grep -a "^$2: " "$1" 2>/dev/null | grep -av ': warning: ' | tail -n 1 | cut -d' ' -f2- |
+        tr '\t' ' '
+}
+
+run_part() { # NAME SCRIPT ARGS...: run it, log its stderr, record its exit code
+    local name=$1 script=$2 rc=0 log="$RESULTS/report-logs/$1.log" started
+    shift 2
+    started=$(date +%s)
+    info ""
+    info "=== $name: bash $script${*:+ $*} ==="
+    # stderr through tee into the log, stdout straight to ours (fd 3). tee -i ignores Ctrl-C, so the
+    # section's last words after an interruption still reach the terminal and the log.
+    bash "$TK_ROOT/$script" "$@" 2>&1 >&3 | tee -i "$log" >&2
+    rc=${PIPESTATUS[0]}
+    printf '%s\t%s\t%s\t%s\n' "$name" "$rc" "$started" \
+        "$( ((rc == 0)) || last_error "$log" "$script")" >>"$STATUS"
+    return "$rc"
+}
+
+# The sections chosen: --sections takes them out of the arguments; the rest go to every script.
+choose_sections() { # ARGS...: sets CHOSEN and PASSED
+    local chosen=${SECTIONS:-} id
+    PASSED=()
+    while (($#)); do
+        case "$1" in
+            -h | --help) usage && exit "$EXIT_OK" ;;
+            --sections=*) chosen=${1#--sections=} ;;
+            --sections) need_value "$@" && chosen=$2 && shift ;;
+            *) PASSED+=("$1") ;;
+        esac
+        shift
+    done
+    CHOSEN=("${SECTION_IDS[@]}")
+    [[ -n $chosen ]] || return 0
+    split_list --sections "$chosen"
+    for id in "${LIST_ITEMS[@]}"; do
+        [[ " ${SECTION_IDS[*]} " == *" $id "* ]] ||
+            die "$EXIT_USAGE" "--sections: unknown section '$id'; choose from ${SECTION_IDS[*]}"
+    done
+    CHOSEN=("${LIST_ITEMS[@]}")
+}
+
+main() {
+    choose_sections "$@"
+    set -- "${PASSED[@]}"
+    # --results DIR: the word after it (the sections check the rest of the options themselves).
+    local results="" i
+    for ((i = 1; i <= $#; i++)); do
+        case "${!i}" in
+            --results=*) results=${!i#--results=} ;;
+            --results) ((i < $#)) && { i=$((i + 1)) && results=${!i}; } ;;
+        esac
+    done
+    resolve_results_tree "${results:-${RESULTS:-}}"
+    mkdir -p "$RESULTS/report-logs"
+    exec 3>&1
+    STATUS="$RESULTS/report_status.tsv"
+    : >"$STATUS"
+    # Ctrl-C reaches every process of the terminal; the section stops itself (exit 130) and this
+    # loop then stops too, after recording it. A handler, not '': an ignored signal would stay
+    # ignored in the sections, and they could not be interrupted.
+    trap ':' INT
+
+    local failed=0 rc id
+    run_part env env.bash "$@" || failed=1
+    for id in "${SECTION_IDS[@]}"; do
+        if [[ " ${CHOSEN[*]} " != *" $id "* ]]; then
+            printf '%s\tskipped\t%s\tnot among --sections %s\n' "$id" "$(date +%s)" "${CHOSEN[*]}" >>"$STATUS"
+            continue
+        fi
+        rc=0
+        run_part "$id" "${id}_test.bash" "$@" || rc=$?
+        ((rc == EXIT_INTERRUPTED)) && { info "interrupted: the report is assembled from what finished"; failed=$rc; break; }
+        ((rc == 0)) || failed=1
+    done
+    local arg
+    for arg in "$@"; do [[ $arg == --dry-run ]] && exit "$failed"; done
+
+    info ""
+    tk_python report || failed=1
+    exit "$failed"
+}
+
+main "$@"

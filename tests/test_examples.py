@@ -1,0 +1,477 @@
+"""The example CI pipelines under examples/ stay honest, without running fio or make's recipes.
+
+No YAML library is installed (and none is added), so the files are read by a small parser for
+the plain subset of YAML they use: block mappings and sequences, `|` block scalars, plain and
+quoted scalars and one-line flow sequences. Anything outside that subset fails, so the files stay
+in YAML that every parser reads the same way. Then: every shell block passes `bash -n` and
+shellcheck; every `make` call names a target of the Makefile (checked with `make -n`) and
+variables the toolkit reads; the artefacts include out/, tables/, figs/ and results/; and the
+paths the pipelines read are the ones the toolkit writes.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples"
+GHA = EXAMPLES / "github-actions" / "ssd-report.yml"
+GITLAB = EXAMPLES / "gitlab-ci" / ".gitlab-ci.yml"
+ARTEFACTS = {"out", "tables", "figs", "results"}
+# The variables the examples may give make, and where the toolkit reads them.
+MAKE_VARIABLES = {"RESULTS", "TARGET", "DESTROY", "PROFILE", "A", "B", "FAIL_IF_WORSE"}
+READERS = [REPO / "Makefile", REPO / "lib" / "common.bash", REPO / "report.bash"]
+
+
+# ---------------------------------------------------------------- a strict subset of YAML
+
+
+class YamlSubsetError(ValueError):
+    pass
+
+
+_KEY = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_.-]*):(?: +|$)(.*)$")
+# Plain values YAML 1.1 parsers read as booleans: quote them.
+_YAML11_BOOLS = {"yes", "no", "on", "off", "y", "n"}
+
+
+def _strip_comment(text: str) -> str:
+    """A plain value without its ` # comment`."""
+    cut = text.find(" #")
+    return (text[:cut] if cut >= 0 else text).rstrip()
+
+
+def _quoted(text: str, line: int) -> tuple[str, str]:
+    """The value of a quoted scalar at the start of text, and what follows it."""
+    quote = text[0]
+    out, i = [], 1
+    while i < len(text):
+        c = text[i]
+        if quote == "'" and c == "'":
+            if text[i + 1:i + 2] == "'":
+                out.append("'")
+                i += 2
+                continue
+            return "".join(out), text[i + 1:]
+        if quote == '"' and c == "\\":
+            esc = text[i + 1:i + 2]
+            if esc not in ('"', "\\", "n", "t"):
+                raise YamlSubsetError(f"line {line}: escape \\{esc} outside the subset")
+            out.append({"n": "\n", "t": "\t"}.get(esc, esc))
+            i += 2
+            continue
+        if quote == '"' and c == '"':
+            return "".join(out), text[i + 1:]
+        out.append(c)
+        i += 1
+    raise YamlSubsetError(f"line {line}: unterminated {quote}-quoted scalar")
+
+
+def _scalar(text: str, line: int) -> str | list[str]:
+    text = text.strip()
+    if text[:1] in ("'", '"'):
+        value, rest = _quoted(text, line)
+        if rest.strip() and not rest.strip().startswith("#"):
+            raise YamlSubsetError(f"line {line}: text after a quoted scalar: {rest!r}")
+        return value
+    text = _strip_comment(text)
+    if text.startswith("["):
+        if not text.endswith("]"):
+            raise YamlSubsetError(f"line {line}: a flow sequence must close on its line")
+        items = [item.strip() for item in text[1:-1].split(",")]
+        if any(not item or item[0] in "[{" for item in items):
+            raise YamlSubsetError(f"line {line}: flow sequence outside the subset: {text}")
+        return [_scalar(item, line) for item in items]
+    if not text or text[0] in "&*!|>%@`{}],#?:" or text == "-" or text.startswith("- "):
+        raise YamlSubsetError(f"line {line}: plain scalar outside the subset: {text!r}")
+    if ": " in text or text.endswith(":"):
+        raise YamlSubsetError(f"line {line}: ': ' in a plain scalar: {text!r}; quote it")
+    if text.lower() in _YAML11_BOOLS:
+        raise YamlSubsetError(f"line {line}: {text!r} is a boolean to YAML 1.1 parsers; quote it")
+    return text
+
+
+class _Parser:
+    def __init__(self, text: str):
+        self.lines = text.splitlines()
+        for no, line in enumerate(self.lines, 1):
+            if "\t" in line[:len(line) - len(line.lstrip())]:
+                raise YamlSubsetError(f"line {no}: tab in the indentation")
+        self.i = 0
+
+    def peek(self) -> tuple[int, str] | None:
+        """(indent, text) of the next line that is neither blank nor a comment."""
+        while self.i < len(self.lines):
+            line = self.lines[self.i]
+            if line.strip() and not line.strip().startswith("#"):
+                return len(line) - len(line.lstrip(" ")), line.strip()
+            self.i += 1
+        return None
+
+    def fail(self, message: str):
+        raise YamlSubsetError(f"line {self.i + 1}: {message}")
+
+    def document(self):
+        value = self.node(0)
+        if self.peek() is not None:
+            self.fail("text after the document (bad indentation?)")
+        return value
+
+    def node(self, indent: int):
+        nxt = self.peek()
+        if nxt is None or nxt[0] != indent:
+            self.fail(f"expected a block at column {indent}")
+        is_item = nxt[1] == "-" or nxt[1].startswith("- ")
+        return self.sequence(indent) if is_item else self.mapping(indent)
+
+    def sequence(self, indent: int) -> list:
+        items = []
+        while (nxt := self.peek()) and nxt[0] == indent:
+            if not (nxt[1] == "-" or nxt[1].startswith("- ")):
+                self.fail("a mapping key beside sequence items")
+            rest = nxt[1][1:].lstrip(" ")
+            column = indent + len(nxt[1]) - len(rest)
+            if not rest:
+                self.fail("'-' alone on its line is outside the subset")
+            elif _KEY.match(rest):
+                items.append(self.mapping(column, first=rest))
+            else:
+                self.i += 1
+                items.append(self.block(indent, rest) if rest.startswith("|")
+                             else _scalar(rest, self.i))
+        if nxt and nxt[0] > indent:
+            self.fail("unexpected indentation after a sequence item")
+        return items
+
+    def mapping(self, indent: int, first: str | None = None) -> dict:
+        out: dict = {}
+        while True:
+            if first is not None:
+                text, first = first, None
+            else:
+                nxt = self.peek()
+                if nxt is None or nxt[0] < indent:
+                    return out
+                if nxt[0] > indent:
+                    self.fail("unexpected indentation")
+                text = nxt[1]
+            match = _KEY.match(text)
+            if not match:
+                self.fail(f"expected 'key: value', got {text!r}")
+            key, rest = match.group(1), match.group(2)
+            if key in out:
+                self.fail(f"duplicate key {key!r}")
+            self.i += 1
+            rest = rest.strip()
+            if not rest or rest.startswith("#"):
+                nxt = self.peek()
+                out[key] = self.node(nxt[0]) if nxt and nxt[0] > indent else None
+            elif rest.startswith("|"):
+                out[key] = self.block(indent, rest)
+            else:
+                out[key] = _scalar(rest, self.i)
+
+    def block(self, parent: int, header: str) -> str:
+        """A `|` or `|-` block scalar: the lines indented deeper than its parent."""
+        header = _strip_comment(header)
+        if header not in ("|", "|-"):
+            self.fail(f"block scalar header {header!r} outside the subset")
+        lines: list[str] = []
+        indent = None
+        while self.i < len(self.lines):
+            line = self.lines[self.i]
+            if line.strip():
+                here = len(line) - len(line.lstrip(" "))
+                if here <= parent:
+                    break
+                if indent is None:
+                    indent = here
+                elif here < indent:
+                    self.fail("a line less indented than the block's first line")
+                line = line[indent:]
+            else:
+                line = ""
+            lines.append(line)
+            self.i += 1
+        while lines and not lines[-1]:
+            lines.pop()
+        if not lines:
+            self.fail("empty block scalar")
+        return "\n".join(lines) + ("\n" if header == "|" else "")
+
+
+def load_yaml(path: Path):
+    return _Parser(path.read_text()).document()
+
+
+def test_parser_reads_its_subset_and_refuses_the_rest():
+    doc = _Parser("a: 1 # note\nb:\n  - x\n  - k: 'it''s'\n    j: [p, \"q\"]\n"
+                  "c: |\n  echo 1\n\n  # kept\nd: e\n").document()
+    assert doc == {"a": "1", "b": ["x", {"k": "it's", "j": ["p", "q"]}],
+                   "c": "echo 1\n\n# kept\n", "d": "e"}
+    for bad in ("a: b: c\n", "a: 1\na: 2\n", "a:\n\t- x\n", "a: no\n", "a: &x 1\n",
+                "a:\n  - x\n   - y\n", "a: >\n  folded\n"):
+        with pytest.raises(YamlSubsetError):
+            _Parser(bad).document()
+
+
+# ---------------------------------------------------------------- what the examples hold
+
+
+@pytest.fixture(scope="module")
+def gha() -> dict:
+    return load_yaml(GHA)
+
+
+@pytest.fixture(scope="module")
+def gitlab() -> dict:
+    return load_yaml(GITLAB)
+
+
+def gha_steps(doc: dict) -> list[dict]:
+    return [step for job in doc["jobs"].values() for step in job["steps"]]
+
+
+def gitlab_jobs(doc: dict) -> dict[str, dict]:
+    return {name: job for name, job in doc.items() if isinstance(job, dict) and "script" in job}
+
+
+def _lines(value) -> str:
+    return "\n".join(value) if isinstance(value, list) else value
+
+
+def shell_blocks() -> list[tuple[str, str]]:
+    """(label, script) of every shell block. A GitHub step runs in its own shell; a GitLab job's
+    before_script and script run in one shell, its after_script in another."""
+    blocks = [(f"{GHA.name}: {step.get('name', step['run'][:30])}", step["run"])
+              for step in gha_steps(load_yaml(GHA)) if "run" in step]
+    for name, job in gitlab_jobs(load_yaml(GITLAB)).items():
+        blocks.append((f"{GITLAB.name}: {name} script",
+                       _lines(job.get("before_script", [])) + "\n" + _lines(job["script"])))
+        if "after_script" in job:
+            blocks.append((f"{GITLAB.name}: {name} after_script", _lines(job["after_script"])))
+    return blocks
+
+
+try:
+    BLOCKS = shell_blocks()
+except YamlSubsetError:  # reported by test_examples_parse, not as a collection error
+    BLOCKS = []
+
+
+@pytest.mark.parametrize("path", [GHA, GITLAB], ids=lambda p: p.name)
+def test_examples_parse(path):
+    assert isinstance(load_yaml(path), dict)
+
+
+def as_shell(script: str) -> str:
+    """GitHub's ${{ ... }} expressions become a plain word for bash."""
+    return re.sub(r"\$\{\{.*?\}\}", "GHA_EXPR", script)
+
+
+def make_calls(script: str) -> list[list[str]]:
+    """The words after each `make` in a shell block, up to the end of its command."""
+    calls = []
+    for line in script.replace("\\\n", " ").splitlines():
+        if not re.search(r"\bmake\b", line):
+            continue
+        lex = shlex.shlex(line, posix=True, punctuation_chars=True)
+        lex.whitespace_split = True
+        words = list(lex)
+        for i, word in enumerate(words):
+            if word == "make":
+                args = []
+                for arg in words[i + 1:]:
+                    if set(arg) <= set("();<>|&"):
+                        break
+                    args.append(arg)
+                calls.append(args)
+    return calls
+
+
+def split_call(args: list[str]) -> tuple[str, dict[str, str]]:
+    targets = [a for a in args if "=" not in a and not a.startswith("-")]
+    assert len(targets) == 1, f"one make target per call: {args}"
+    return targets[0], dict(a.split("=", 1) for a in args if "=" in a)
+
+
+def calls_of(path: Path) -> list[tuple[str, dict[str, str]]]:
+    return [split_call(args) for label, script in BLOCKS if label.startswith(path.name)
+            for args in make_calls(script)]
+
+
+# ---------------------------------------------------------------- the shell blocks
+
+
+def test_blocks_found():
+    assert any(label.startswith(GHA.name) for label, _ in BLOCKS)
+    assert any(label.startswith(GITLAB.name) for label, _ in BLOCKS)
+
+
+@pytest.mark.parametrize("label,script", BLOCKS, ids=[label for label, _ in BLOCKS])
+def test_shell_block_parses(label, script):
+    r = subprocess.run(["bash", "-n"], input=as_shell(script), capture_output=True, text=True,
+                       check=False)
+    assert r.returncode == 0, f"{label}:\n{r.stderr}"
+
+
+@pytest.mark.parametrize("label,script", BLOCKS, ids=[label for label, _ in BLOCKS])
+def test_shell_block_passes_shellcheck(label, script):
+    assert shutil.which("shellcheck"), "shellcheck is not installed (bash env.bash --install-only)"
+    r = subprocess.run(["shellcheck", "-s", "bash", "-"], input=as_shell(script),
+                       capture_output=True, text=True, check=False)
+    assert r.returncode == 0, f"{label}:\n{r.stdout}{r.stderr}"
+
+
+def test_github_run_blocks_take_expressions_through_env_only(gha):
+    # ${{ inputs.x }} inside run: is pasted into the script before bash reads it (injection).
+    for step in gha_steps(gha):
+        assert "${{" not in step.get("run", ""), f"{step.get('name')}: pass it through env:"
+
+
+# ---------------------------------------------------------------- make targets and variables
+
+
+@pytest.mark.parametrize("path", [GHA, GITLAB], ids=lambda p: p.name)
+def test_make_calls_name_targets_of_the_makefile(path):
+    calls = calls_of(path)
+    assert {target for target, _ in calls} == {"report", "compare"}
+    for target, variables in calls:
+        dummy = [f"{name}=x" for name in variables]
+        r = subprocess.run(["make", "-n", "-C", str(REPO), target, *dummy],
+                           capture_output=True, text=True, check=False)
+        assert r.returncode == 0 and r.stdout.strip(), f"make -n {target}: {r.stderr}"
+
+
+@pytest.mark.parametrize("path", [GHA, GITLAB], ids=lambda p: p.name)
+def test_make_variables_are_read_by_the_toolkit(path):
+    readers = "\n".join(p.read_text() for p in READERS)
+    for target, variables in calls_of(path):
+        assert set(variables) <= MAKE_VARIABLES, f"make {target}: {set(variables)}"
+        for name in variables:
+            assert re.search(rf"\$\({name}\)|\$\{{{name}\b|\${name}\b", readers), (
+                f"{name} is not read by {', '.join(p.name for p in READERS)}")
+
+
+@pytest.mark.parametrize("path", [GHA, GITLAB], ids=lambda p: p.name)
+def test_report_and_compare_are_given_what_they_need(path):
+    calls = dict(calls_of(path))
+    report, compare = calls["report"], calls["compare"]
+    assert set(report) == {"RESULTS", "TARGET", "DESTROY", "PROFILE"}
+    # DESTROY must name the target itself, or the toolkit refuses (exit 3).
+    assert report["DESTROY"] == report["TARGET"]
+    assert report["RESULTS"] == "results/$RUN"
+    assert set(compare) == {"A", "B", "FAIL_IF_WORSE"}
+    assert compare["B"] == report["RESULTS"]
+
+
+def test_scripts_run_with_options_they_take():
+    for label, script in BLOCKS:
+        for name, flags in re.findall(r"\bbash\s+(\w+\.bash)((?:\s+--[\w-]+)*)", script):
+            source = (REPO / name).read_text()
+            for flag in flags.split():
+                assert f"{flag})" in source, f"{label}: {name} has no {flag}"
+
+
+def test_profiles_offered_are_the_toolkits(gha, gitlab):
+    match = re.search(r"require_one_of PROFILE \"\$PROFILE\" (.+)", (REPO / "lib/common.bash")
+                      .read_text())
+    profiles = set(match.group(1).split())
+    assert set(gha["on"]["workflow_dispatch"]["inputs"]["profile"]["options"]) == profiles
+    assert set(gitlab["variables"]["BENCH_PROFILE"]["options"]) == profiles
+
+
+# ---------------------------------------------------------------- runner, artefacts, gating
+
+
+def test_github_workflow_shape(gha):
+    assert set(gha["on"]) == {"workflow_dispatch", "schedule"}
+    inputs = gha["on"]["workflow_dispatch"]["inputs"]
+    assert inputs["promote-to-baseline"]["type"] == "boolean"
+    assert gha["concurrency"]["group"] and gha["concurrency"]["cancel-in-progress"] == "false"
+    for job in gha["jobs"].values():
+        assert "self-hosted" in job["runs-on"] and job["timeout-minutes"]
+
+
+def test_gitlab_job_shape(gitlab):
+    jobs = gitlab_jobs(gitlab)
+    assert jobs
+    for job in jobs.values():
+        assert job["tags"] and job["resource_group"]
+
+
+def test_edit_me_settings_agree_and_name_the_partition_stably(gha, gitlab):
+    for name in ("SSD_PARTITION", "BASELINE_ROOT", "FAIL_IF_WORSE_PCT"):
+        assert gha["env"][name] == gitlab["variables"][name], name
+    assert gha["env"]["SSD_PARTITION"].startswith("/dev/disk/by-")
+    float(gha["env"]["FAIL_IF_WORSE_PCT"])
+
+
+def test_github_keeps_artefacts_and_fails_only_at_the_end(gha):
+    steps = gha_steps(gha)
+    report = next(i for i, s in enumerate(steps) if "make report" in s.get("run", ""))
+    upload = [i for i, s in enumerate(steps)
+              if s.get("uses", "").startswith("actions/upload-artifact@")]
+    assert len(upload) == 1 and upload[0] > report
+    step = steps[upload[0]]
+    assert "always()" in step["if"]
+    assert {p.strip().rstrip("/") for p in step["with"]["path"].split()} >= ARTEFACTS
+    # the report step itself never fails (its exit code is kept) ...
+    assert steps[report].get("continue-on-error") == "true" or re.search(
+        r"make report[^\n]*(\\\n[^\n]*)*\|\|", steps[report]["run"])
+    # ... and a step after the upload fails the job on it.
+    gate = steps[-1]
+    assert "steps.report.outputs.rc" in str(gate.get("env")) and "exit" in gate["run"]
+    # giving the files back to the runner user runs after a failure too
+    chown = [s for s in steps[report + 1:] if "chown" in s.get("run", "")]
+    assert chown and all("always()" in s["if"] for s in chown)
+
+
+def test_gitlab_keeps_artefacts(gitlab):
+    for name, job in gitlab_jobs(gitlab).items():
+        artifacts = job["artifacts"]
+        assert artifacts["when"] == "always", name
+        assert {p.rstrip("/") for p in artifacts["paths"]} >= ARTEFACTS, name
+
+
+# ---------------------------------------------------------------- paths the toolkit writes
+
+
+def constant(module: str, name: str) -> str:
+    """A module's string constant, read from its source: importing analysis.report or
+    analysis.compare pulls in the whole package, which these checks do not need."""
+    tree = ast.parse((REPO / module).read_text())
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and getattr(node.targets[0], "id", None) == name):
+            return ast.literal_eval(node.value)
+    raise AssertionError(f"{module} has no {name}")
+
+
+def test_paths_read_are_the_toolkits():
+    from analysis.workspace import Workspace
+
+    text = GHA.read_text() + GITLAB.read_text()
+    ws = Workspace.of(REPO, REPO / "results" / "run-1")
+    assert ws.show(constant("analysis/report.py", "REPORT_MD")) == "out/run-1/report.md"
+    assert "out/$RUN/report.md" in GHA.read_text()
+    assert f"results/$RUN/{constant('analysis/report.py', 'STATUS_FILE')}" in text
+    assert constant("analysis/compare.py", "SNIPPET") == "out/compare.md"
+    assert "out/compare.md" in text
+    # headings the GitHub summary cuts the report and the comparison at
+    assert "## Anomalies and limitations" in (REPO / "analysis/report.py").read_text()
+    compare_source = (REPO / "analysis/compare.py").read_text()
+    assert "### All comparisons" in compare_source and "### Findings" in compare_source
+
+
+def test_readme_documents_both_pipelines():
+    text = (EXAMPLES / "README.md").read_text()
+    assert "github-actions/ssd-report.yml" in text and "gitlab-ci/.gitlab-ci.yml" in text
+    assert "destroy" in text.lower() and "sudoers" in text.lower()

@@ -1,0 +1,130 @@
+"""The report's parts on their own: where a results tree's outputs go, the status file of a
+report run, the facts a section leaves, and the health counters that count as anomalies (from
+recorded real smart-logs). The whole report from real runs is in test_report_e2e.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from analysis import facts
+from analysis.facts import Facts
+from analysis.report import SectionState, Status, anomalies, read_status
+from analysis.workspace import Workspace
+
+SMART_LOG = Path(__file__).parent / "fixtures" / "health" / "nvme-smart-log-v1.json"
+
+
+def test_the_default_tree_writes_where_it_always_did(tmp_path):
+    ws = Workspace.of(tmp_path)
+    assert ws.name == "" and ws.results == tmp_path / "results"
+    assert ws.path("figs/qd1_iops.png") == tmp_path / "figs" / "qd1_iops.png"
+    assert ws.link("figs/qd1_iops.png") == "../figs/qd1_iops.png"
+    assert ws.show("out/report.md") == "out/report.md"
+    # The same tree named explicitly is still the default one.
+    assert Workspace.of(tmp_path, tmp_path / "results").name == ""
+
+
+def test_another_tree_gets_its_own_subfolders(tmp_path):
+    ws = Workspace.of(tmp_path, tmp_path / "results" / "lab" / "drive-a")
+    assert ws.name == "lab/drive-a"
+    assert ws.path("out/report.md") == tmp_path / "out" / "lab" / "drive-a" / "report.md"
+    assert ws.link("figs/qd1_iops.png") == "../../../figs/lab/drive-a/qd1_iops.png"
+    assert (ws.out / ws.link("figs/x.png")).resolve() == (ws.path("figs/x.png")).resolve()
+    # A tree outside results/ is named after its folder.
+    elsewhere = Workspace.of(tmp_path, tmp_path / "archive" / "fw-2.1")
+    assert elsewhere.show("tables/qd1_baseline.csv") == "tables/fw-2.1/qd1_baseline.csv"
+    with pytest.raises(ValueError):
+        ws.path("results/qd1")
+
+
+def test_status_file(tmp_path):
+    (tmp_path / "report_status.tsv").write_text(
+        "env\t0\t100\t\n"
+        "qd1\t1\t200\trun failed: fio said no\n"
+        "bs_sweep\tskipped\t300\tnot among --sections qd1\n"
+        "garbage line\n")
+    status = read_status(tmp_path)
+    assert status == {"env": Status(0, 100.0, ""), "qd1": Status(1, 200.0, "run failed: fio said no"),
+                      "bs_sweep": Status(None, 300.0, "not among --sections qd1")}
+
+
+def state(status, snippet_time=0.0, snippet="## §2", manifest=None):
+    manifest = {"profile": "quick"} if manifest is None else manifest
+    return SectionState("qd1", manifest, snippet, snippet_time, Facts(), status)
+
+
+def test_why_a_section_is_missing():
+    assert state(None).problem() is None
+    assert state(Status(0, 10, "")).problem() is None
+    assert state(None, snippet=None, manifest={}).problem() == "not run"
+    assert "run 'make analysis'" in state(None, snippet=None).problem()
+    assert state(Status(3, 10, "refused: /dev/x is mounted"), snippet=None).problem() == \
+        "refused for safety (exit 3): refused: /dev/x is mounted"
+    # A snippet older than this run's attempt is an earlier run's, and the report says so.
+    old = state(Status(1, 1000, "boom"), snippet_time=999).problem()
+    assert old.startswith("failed (exit 1): boom;") and "from an earlier run" in old
+    assert "earlier" not in state(Status(1, 1000, "boom"), snippet_time=1001).problem()
+    assert state(Status(None, 5, "not among --sections qd1"), snippet=None).problem() == \
+        "skipped (not among --sections qd1)"
+
+
+def test_facts_round_trip(tmp_path):
+    f = Facts()
+    f.headline("knee", "4 KiB random read", "QD 16", 16, "QD")
+    f.headline("slc_cache", "128 KiB sequential write", "no cliff", float("nan"))
+    f.anomaly("little", "Little's Law misses")
+    facts.write(tmp_path / "x_facts.json", "qd_sweep", f)
+    doc = json.loads((tmp_path / "x_facts.json").read_text())
+    assert doc["headlines"][1]["value"] is None  # NaN is not JSON
+    back = facts.read(tmp_path / "x_facts.json")
+    assert back.headlines[0].value == 16 and back.anomalies[0].kind == "little"
+    with pytest.raises(ValueError):
+        f.headline("fastest", "x", "y")
+
+
+def snapshot(where: Path, doc: dict) -> None:
+    where.mkdir(parents=True)
+    (where / "nvme-smart-log.json").write_text(json.dumps(doc))
+
+
+def test_health_counters_that_moved_are_anomalies(tmp_path):
+    doc = json.loads(SMART_LOG.read_text())
+    # The same real log after the section: a thermal transition and two media errors; the host
+    # writes moved too, as they always do, and are no anomaly.
+    after = dict(doc, thm_temp1_trans_count=doc.get("thm_temp1_trans_count", 0) + 1,
+                 media_errors=doc["media_errors"] + 2,
+                 data_units_written=doc["data_units_written"] + 99)
+    snapshot(tmp_path / "health" / "before", doc)
+    snapshot(tmp_path / "health" / "after", after)
+    found = facts.health_anomalies(tmp_path)
+    assert [a.kind for a in found] == ["throttle", "health"]
+    assert "thermal_management_t1_trans_count +1" in found[0].text
+    assert found[1].text == "health counters moved during the section: media_errors +2."
+
+    (tmp_path / "b" / "health").mkdir(parents=True)
+    snapshot(tmp_path / "b" / "health" / "before", doc)
+    snapshot(tmp_path / "b" / "health" / "after", dict(doc, data_units_written=1))
+    assert facts.health_anomalies(tmp_path / "b") == []
+    assert facts.health_anomalies(tmp_path / "none") == []  # no snapshots: nothing to say
+
+
+def test_report_wide_limitations():
+    """A file target, buffered I/O, sections run on different setups, §1's warnings and a failed
+    env.bash are stated once for the whole report."""
+    states = [
+        SectionState("qd1", {"target": "/tmp/t.img", "target_kind": "file", "profile": "quick",
+                             "direct": "0"}, "## §2", 0.0, Facts(), None),
+        SectionState("qd_sweep", {"target": "/dev/loop0", "target_kind": "block",
+                                  "profile": "quick", "direct": "1"}, "## §5", 0.0, Facts(), None),
+    ]
+    lines = anomalies(states, {"warnings": ["governor powersave"]}, Status(1, 0, "no fio"))
+    text = "\n".join(lines)
+    assert "- **§1 Environment:** env.bash failed (exit 1): no fio;" in text
+    assert "- **File target** (`/tmp/t.img`)" in text
+    assert "- **Buffered I/O** in §2 QD=1 baselines:" in text
+    assert "(/tmp/t.img: §2; /dev/loop0: §5)" in text
+    assert "Mixed profiles" not in text  # both quick
+    assert "- **Environment:** governor powersave" in text
