@@ -7,7 +7,8 @@ SHELL := /bin/bash
 PYTHON := .venv/bin/python
 # The sections in report order: results/<name>, `python -m analysis <name>`, <name>_test.bash.
 SECTIONS := qd1 bs_sweep mix_rw qd_sweep wss_burst
-SHELL_FILES := env.bash report.bash $(SECTIONS:%=%_test.bash) lib/*.bash .ci/run bench/overhead
+SHELL_FILES := env.bash report.bash serve.bash $(SECTIONS:%=%_test.bash) lib/*.bash .ci/run \
+	bench/overhead
 
 .PHONY: report env qd1 bs mix qd wss compare $(SECTIONS) analysis test lint clean help
 
@@ -20,6 +21,7 @@ help:
 	@echo "make mix       §4 read/write mix"
 	@echo "make qd        §5 queue-depth sweep: knee, Little's Law, tails"
 	@echo "make wss       §6 working set, burst -> steady state, compressibility"
+	@echo "               HOSTS=lab.hosts runs it on every host of a fleet (serve.bash on each)"
 	@echo "make compare A=results-a B=results-b [FAIL_IF_WORSE=PCT]   B against A: ratios, Welch's t-test"
 	@echo "make analysis  redraw all tables, figures and snippets from results/ (no device I/O)"
 	@echo "make test      shellcheck, ruff and the test suite (needs root for loop devices)"
@@ -47,9 +49,13 @@ wss: wss_burst
 compare:
 	$(PYTHON) -m analysis compare $(A) $(B) $(if $(FAIL_IF_WORSE),--fail-if-worse $(FAIL_IF_WORSE))
 
+# A fleet run's sections are in hosts/<host>/<section>: each host's, then the hosts side by side.
 analysis:
-	@for s in $(SECTIONS); do \
-		if [ -d $${RESULTS:-results}/$$s ]; then $(PYTHON) -m analysis $$s || exit 1; fi; done
+	@r=$${RESULTS:-results}; for s in $(SECTIONS); do \
+		if [ -d $$r/$$s ]; then $(PYTHON) -m analysis $$s || exit 1; fi; \
+		fleet=""; for h in $$r/hosts/*/; do \
+			if [ -d $$h$$s ]; then RESULTS=$${h%/} $(PYTHON) -m analysis $$s || exit 1; fleet=1; fi; done; \
+		if [ -n "$$fleet" ]; then $(PYTHON) -m analysis hosts $$s || exit 1; fi; done
 	$(PYTHON) -m analysis report
 
 test: lint

@@ -28,6 +28,8 @@ link, mount state and a SMART/NVMe health summary (or "unavailable on this devic
 
   --target PATH    the target the sections will use (TARGET); default tmp/target.img
   --results DIR    the results tree (RESULTS); default results/
+  --hosts LIST|FILE  a fleet run (HOSTS): record this machine, the orchestrator, and the hosts
+                   with their targets; each host's own §1 is env.bash run there
   --install-only   install dependencies, capture nothing
   --no-install     capture only; fail if a dependency is missing
   -h, --help       this help
@@ -110,6 +112,11 @@ probe_engines() { # RAW_DIR: direct.txt says whether O_DIRECT worked
 
 capture() {
     require_tools fio lsblk findmnt
+    if [[ -n $HOSTS ]]; then
+        # A fleet run: §1 is this machine, the orchestrator; --target names the hosts' paths.
+        load_hosts
+        TARGET=""
+    fi
     resolve_target
     cd "$TK_ROOT" || exit "$EXIT_FAIL"
     TK_TMP=$(mktemp -d "${TMPDIR:-/tmp}/ssd-toolkit.XXXXXX")
@@ -120,6 +127,12 @@ capture() {
     service_start
     probe_engines "$raw_dir"
     collect_env_raw "$raw_dir" "$TARGET_PATH" "$ENGINES"
+    if [[ -n $HOSTS ]]; then
+        local h
+        for h in "${!FLEET_LABELS[@]}"; do
+            printf '%s %s\n' "$(fleet_name "$h")" "${FLEET_TARGETS[$h]}"
+        done >"$raw_dir/fleet.txt"
+    fi
     # env.json goes into the results tree, env.txt into its out/ folder (the analysis knows where).
     tk_python env "$raw_dir" --write || die "$EXIT_FAIL" "could not build env.json from $raw_dir"
     info "engines: $ENGINES"

@@ -10,6 +10,7 @@ set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.bash"
 
 SECTION_IDS=(qd1 bs_sweep mix_rw qd_sweep wss_burst)
+LOCAL_ONLY=(wss_burst) # sections that refuse --hosts (they size their cases from the local drive)
 
 usage() {
     cat <<EOF
@@ -28,6 +29,8 @@ and one of its own:
                      the others were skipped. A section's own settings go in the environment
                      (QD_LIST=1,4,16 bash $TK_PROG): the options are given to every section.
 
+With --hosts (HOSTS), a fleet run: every section runs on all hosts at once (see README, "Fleet
+runs"), except ${LOCAL_ONLY[*]}, which is skipped with the reason; §1 records this machine.
 With --results DIR (RESULTS), the results go to DIR and the report to out/<name of DIR>/.
 Each section's messages are kept in DIR/report-logs/<section>.log, and the exit codes in
 DIR/report_status.tsv, which the report reads (a section that failed or was skipped is named
@@ -86,11 +89,15 @@ main() {
     choose_sections "$@"
     set -- "${PASSED[@]}"
     # --results DIR: the word after it (the sections check the rest of the options themselves).
-    local results="" i
+    # And whether it is a fleet run (--hosts, HOSTS=): the sections that run on one machine only
+    # are then skipped with the reason, not failed.
+    local results="" fleet=${HOSTS:-} i
     for ((i = 1; i <= $#; i++)); do
         case "${!i}" in
             --results=*) results=${!i#--results=} ;;
             --results) ((i < $#)) && { i=$((i + 1)) && results=${!i}; } ;;
+            --hosts=*) fleet=1 ;;
+            --hosts) fleet=1 ;;
         esac
     done
     resolve_results_tree "${results:-${RESULTS:-}}"
@@ -108,6 +115,11 @@ main() {
     for id in "${SECTION_IDS[@]}"; do
         if [[ " ${CHOSEN[*]} " != *" $id "* ]]; then
             printf '%s\tskipped\t%s\tnot among --sections %s\n' "$id" "$(date +%s)" "${CHOSEN[*]}" >>"$STATUS"
+            continue
+        fi
+        if [[ -n $fleet && " ${LOCAL_ONLY[*]} " == *" $id "* ]]; then
+            printf '%s\tskipped\t%s\t%s\n' "$id" "$(date +%s)" \
+                "runs on one machine only (it sizes its cases from the local drive); run ${id}_test.bash on each host" >>"$STATUS"
             continue
         fi
         rc=0

@@ -23,6 +23,8 @@ COMMANDS = {
     "report": ("analysis.report", "assemble out/report.md from env.txt and section snippets"),
     "safety": ("analysis.safety", "may this block device be written? exit 0 yes, 3 no"),
     "manifest": ("analysis.manifest", "write or compare results/<section>/manifest.json"),
+    "fleet": ("analysis.fleet", "fio client/server output: probe FILE; split OUT LABEL=HOST,PORT=FILE"),
+    "hosts": ("analysis.hosts", "a section across fleet hosts: table, figure and snippet"),
     "serve": ("analysis.runner_service", "pipe helper for the run loop (check-result, safety)"),
 }
 

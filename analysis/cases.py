@@ -57,9 +57,10 @@ def load_case(case_dir: Path) -> Case:
 
 
 def load_section(results_dir: Path, order: list[str] | None = None) -> list[Case]:
-    """Every case directory holding repetitions, in the manifest's case order when given."""
+    """Every case directory holding repetitions, in the manifest's case order when given. A
+    hidden folder (.prefill of a fleet run) is the toolkit's own, never a case."""
     dirs = {p.name: p for p in Path(results_dir).iterdir()
-            if p.is_dir() and any(p.glob("rep*.json"))}
+            if p.is_dir() and not p.name.startswith(".") and any(p.glob("rep*.json"))}
     names = [n for n in (order or []) if n in dirs] + sorted(set(dirs) - set(order or []))
     return [c for c in (load_case(dirs[n]) for n in names) if c.reps]
 

@@ -336,9 +336,17 @@ def compute_warnings(env: dict, direct: str | None) -> list[str]:
         out.append(f"CPU frequency governor is {governor}, not performance on every CPU: "
                    "frequency ramps add latency at low queue depth "
                    "(cpupower frequency-set -g performance)")
+    if env.get("fleet"):
+        # The orchestrator's own target and drive are not the ones measured.
+        return out + [FLEET_WARNING]
     target = env["target"]
     return (out + _location_warnings(target) + _direct_warnings(direct) + _device_warnings(target)
             + _health_warnings(env["health"]))
+
+
+FLEET_WARNING = ("fleet run: this is the orchestrator's environment; the hosts' kernels, CPUs, "
+                 "drives and health are not captured here (run 'sudo bash env.bash --target "
+                 "PATH' on each host)")
 
 
 # --- env.json -----------------------------------------------------------------------------------
@@ -369,6 +377,8 @@ def build_env(raw_dir) -> dict:
         "target": build_target(raw, health),
         "health": health,
         "collection_errors": _collection_errors(raw),
+        # A fleet run (env.bash with HOSTS): 'host:port target' per host, from fleet.txt.
+        "fleet": (_text(raw, "fleet.txt") or "").splitlines(),
     }
     env["warnings"] = compute_warnings(env, env["direct_io"])
     return env
@@ -492,12 +502,17 @@ def render_env_text(env: dict) -> str:
         ("smartctl", tools.get("smartctl")),
         ("nvme-cli", tools.get("nvme-cli")),
     ])
-    lines += _block("Target", _target_rows(env.get("target") or {}))
-    if health.get("available"):
-        lines += _block("Device health", _health_rows(health))
+    if env.get("fleet"):
+        # Targets and health are each host's own (env.bash there): only where they are.
+        lines += ["Fleet hosts (each measures its own target)"]
+        lines += [f"  {host}" for host in env["fleet"]] + [""]
     else:
-        why = (health.get("reason") or "").removeprefix(UNAVAILABLE).lstrip(": ")
-        lines += ["Device health", f"  {UNAVAILABLE} ({why or 'no reason recorded'})", ""]
+        lines += _block("Target", _target_rows(env.get("target") or {}))
+        if health.get("available"):
+            lines += _block("Device health", _health_rows(health))
+        else:
+            why = (health.get("reason") or "").removeprefix(UNAVAILABLE).lstrip(": ")
+            lines += ["Device health", f"  {UNAVAILABLE} ({why or 'no reason recorded'})", ""]
     warnings = env.get("warnings") or []
     lines += ["Warnings"] + ([f"  - {w}" for w in warnings] or ["  none"])
     return "\n".join(lines).rstrip() + "\n"

@@ -25,6 +25,7 @@ from analysis import html, workspace
 from analysis import markdown as md
 from analysis.cases import read_manifest
 from analysis.facts import HEADLINE_KINDS, Facts
+from analysis.hosts import host_trees
 from analysis.sections import SECTIONS, snippet_path
 from analysis.workspace import Workspace
 
@@ -94,12 +95,23 @@ def read_status(results: Path) -> dict[str, Status]:
     return out
 
 
+def section_manifest(results: Path, section: str) -> dict:
+    """The section's manifest; for a fleet run, its first host's, with the hosts as target."""
+    folder = results / section
+    if (folder / "manifest.json").is_file():
+        return read_manifest(folder)
+    trees = host_trees(results, section)
+    if not trees:
+        return {}
+    return {**read_manifest(trees[0] / section), "target_kind": "fleet",
+            "target": f"{len(trees)} hosts: " + ", ".join(t.name for t in trees)}
+
+
 def gather(ws: Workspace) -> tuple[list[SectionState], dict[str, Status]]:
     status = read_status(ws.results)
     states = []
     for section in SECTIONS:
-        folder = ws.results / section
-        manifest = read_manifest(folder) if (folder / "manifest.json").is_file() else {}
+        manifest = section_manifest(ws.results, section)
         snippet = ws.path(snippet_path(section))
         facts = ws.path(f"tables/{section}_facts.json")
         found = snippet.is_file()

@@ -57,12 +57,15 @@ class Workspace:
 
 def tree_name(results: Path, default: Path) -> str:
     """'' for the default tree; its path under results/ for a tree inside it (drive-a,
-    lab/drive-a); its folder name for a tree elsewhere."""
+    lab/drive-a, hosts/lab3); its folder name for a tree elsewhere, with its fleet's name for a
+    fleet host's tree (/data/lab/hosts/lab3 -> lab/hosts/lab3)."""
     tree, default = results.resolve(), default.resolve()
     if tree == default:
         return ""
     if tree.is_relative_to(default):
         return tree.relative_to(default).as_posix()
+    if tree.parent.name == "hosts" and tree.parent.parent != tree.parent:
+        return tree_name(tree.parent.parent, default) + "/hosts/" + tree.name
     return tree.name
 
 

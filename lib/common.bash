@@ -178,6 +178,9 @@ Options (a flag overrides its environment variable, which overrides the profile)
   --no-prefill       do not write the region before reading it (NO_PREFILL=1)
   --dry-run          print the plan and the jobfiles; touch nothing
   --fresh            move earlier results of this section aside (never deleted) and start anew
+  --hosts SPEC       run on lab machines that serve their target with serve.bash, all at once
+                     (HOSTS): host[:port],... using --target as each host's path, or a file of
+                     'host[:port] target' lines; results in RESULTS/hosts/<host>/
   --results DIR      results tree to write into (RESULTS; default results/): keep drives or
                      firmware versions side by side, e.g. results/drive-a; its tables, figures
                      and snippets go to tables/, figs/ and out/ under the tree's name
@@ -188,12 +191,14 @@ Exit codes: 0 done; 1 a run or a tool failed; 2 bad usage or bad input; 3 refuse
 EOF
 }
 
-# Sets TARGET PROFILE RUNTIME RAMP REPEAT SIZE ENGINE DESTROY NO_PREFILL DRY_RUN FRESH RESULTS.
+# Sets TARGET PROFILE RUNTIME RAMP REPEAT SIZE ENGINE DESTROY NO_PREFILL DRY_RUN FRESH HOSTS
+# RESULTS.
 # A section may define section_option NAME [VALUE]: it returns how many arguments it used
 # (via the global SECTION_SHIFT), 0 when it does not know the option.
 parse_common_options() {
     local opt_target="" opt_profile="" opt_runtime="" opt_ramp="" opt_repeat="" opt_size=""
     local opt_engine="" opt_destroy="" opt_no_prefill="" opt_dry_run="" opt_fresh="" opt_results=""
+    local opt_hosts=""
     while (($#)); do
         local opt=$1 value=""
         # --opt=value is the same as --opt value
@@ -207,7 +212,7 @@ parse_common_options() {
                 section_usage
                 exit "$EXIT_OK"
                 ;;
-            --target | --profile | --runtime | --ramp | --repeat | --size | --engine | --destroy | --results)
+            --target | --profile | --runtime | --ramp | --repeat | --size | --engine | --destroy | --results | --hosts)
                 need_value "$@"
                 case "$opt" in
                     --target) opt_target=$2 ;;
@@ -219,6 +224,7 @@ parse_common_options() {
                     --engine) opt_engine=$2 ;;
                     --destroy) opt_destroy=$2 ;;
                     --results) opt_results=$2 ;;
+                    --hosts) opt_hosts=$2 ;;
                 esac
                 shift 2
                 ;;
@@ -247,6 +253,9 @@ parse_common_options() {
     NO_PREFILL=${opt_no_prefill:-${NO_PREFILL:-}}
     DRY_RUN=${opt_dry_run:-${DRY_RUN:-}}
     FRESH=${opt_fresh:-${FRESH:-}}
+    HOSTS=${opt_hosts:-${HOSTS:-}}
+    # A hosts file named relative to where the user is: the scripts cd to the toolkit folder.
+    [[ -z $HOSTS || ! -f $HOSTS || $HOSTS == /* ]] || HOSTS="$PWD/$HOSTS"
     [[ $NO_PREFILL == 0 ]] && NO_PREFILL=""
     [[ $DRY_RUN == 0 ]] && DRY_RUN=""
     [[ $FRESH == 0 ]] && FRESH=""

@@ -22,6 +22,8 @@ source "$TK_ROOT/lib/target.bash"
 source "$TK_ROOT/lib/collect.bash"
 # shellcheck source=lib/sampler.bash
 source "$TK_ROOT/lib/sampler.bash"
+# shellcheck source=lib/fleet.bash
+source "$TK_ROOT/lib/fleet.bash"
 
 # Milliseconds fio itself adds to each run (start, layout, stop), measured on the lab machines;
 # used only for the time estimates.
@@ -30,6 +32,7 @@ readonly FIO_RUN_OVERHEAD_MS=300
 CASE_NAMES=()
 CASE_OPTS=()
 ANALYSIS_ARGS=()
+FAILED=() # one line per repetition (or fleet host) that failed
 
 # add_case NAME OPTION=VALUE...: one case of the section's matrix, in fio's own option names
 # (a job-level runtime=, ramp_time= or size= overrides the profile's for this case). Options
@@ -78,13 +81,23 @@ section_writes() {
 }
 
 # --- jobfiles ---------------------------------------------------------------------------------
-# One [global] base shared by every case of every section, then the case's own options.
-render_jobfile() { # INDEX ENGINE DIRECT
-    local i=$1 engine=$2 direct=$3 opt
+# One [global] base shared by every case of every section, then the case's own options. A fleet
+# host's jobfile (HOST given) names that host's target, has no [global] section (fio's client
+# output merges the hosts' [global] options; see analysis/fleet.py) and starts with the server's
+# check.
+render_jobfile() { # INDEX ENGINE DIRECT [HOST]
+    local i=$1 engine=$2 direct=$3 host=${4:-} target=$TARGET_PATH opt
+    [[ -z $host ]] || target=${FLEET_TARGETS[$host]}
+    printf '; %s case %s, rendered by %s (profile %s)%s\n' "$SECTION" "${CASE_NAMES[$i]}" "$TK_PROG" \
+        "$PROFILE" "${host:+ for $(fleet_name "$host")}"
+    if [[ -z $host ]]; then
+        printf '[global]\n'
+    else
+        printf '[%s]\n' "${CASE_NAMES[$i]}"
+        if case_writes "$i"; then fleet_prerun "$host" write; else fleet_prerun "$host" read; fi
+    fi
     cat <<EOF
-; $SECTION case ${CASE_NAMES[$i]}, rendered by $TK_PROG (profile $PROFILE)
-[global]
-filename=$(fio_filename "$TARGET_PATH")
+filename=$(fio_filename "$target")
 size=$REGION_BYTES
 ioengine=$engine
 direct=$direct
@@ -101,9 +114,8 @@ refill_buffers=1
 group_reporting=1
 ; percentiles and json+ histogram bins of total latency (submission + completion)
 lat_percentiles=1
-
-[${CASE_NAMES[$i]}]
 EOF
+    [[ -n $host ]] || printf '\n[%s]\n' "${CASE_NAMES[$i]}"
     for opt in ${CASE_OPTS[$i]}; do [[ $opt == @* ]] || printf '%s\n' "$opt"; done
 }
 
@@ -202,16 +214,16 @@ print_plan() {
     fi
 }
 
-dry_run() {
-    local engine=$ENGINE i
+dry_run() { # the plan and the jobfiles (of the first host, in a fleet run)
+    local engine=$ENGINE i whose=""
     [[ $ENGINE == auto ]] && engine=io_uring
-    print_plan
+    if [[ -n $HOSTS ]]; then fleet_print_plan && whose=" of $(fleet_name 0)"; else print_plan; fi
     info ""
-    info "Nothing was touched (--dry-run). Jobfiles:"
+    info "Nothing was touched (--dry-run). Jobfiles$whose:"
     for i in "${!CASE_NAMES[@]}"; do
         printf '\n'
         [[ $ENGINE == auto ]] && printf '; ioengine auto: io_uring if a probe job works at run time, else libaio\n'
-        render_jobfile "$i" "$engine" 1
+        render_jobfile "$i" "$engine" 1 ${HOSTS:+0}
     done
 }
 
@@ -309,14 +321,31 @@ run_repetition() {
 
 now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
 
+# The run loop's three steps, on this machine or on the fleet's hosts (lib/fleet.bash).
+rep_done() { # INDEX REP
+    if [[ -n $HOSTS ]]; then fleet_rep_done "$@"; else [[ -e $RESULTS_DIR/${CASE_NAMES[$1]}/rep$2.json ]]; fi
+}
+prepare_case() { # INDEX: its folder and jobfile
+    if [[ -n $HOSTS ]]; then
+        fleet_prepare_case "$1"
+        return 0
+    fi
+    mkdir -p "$RESULTS_DIR/${CASE_NAMES[$1]}"
+    render_jobfile "$1" "$ENGINE_USED" "$DIRECT" >"$TK_ROOT/tmp/$SECTION/${CASE_NAMES[$1]}.fio"
+    cp -- "$TK_ROOT/tmp/$SECTION/${CASE_NAMES[$1]}.fio" "$RESULTS_DIR/${CASE_NAMES[$1]}/job.fio"
+}
+run_case_repetition() { # INDEX REP
+    if [[ -n $HOSTS ]]; then fleet_run_repetition "$@"; else run_repetition "$@"; fi
+}
+
 run_all() {
     local total=0 n=0 i k reps todo=0 todo_ms=0 done_ms=0 started eta
-    DONE_RUNS=0 FAILED=()
+    DONE_RUNS=0
     for i in "${!CASE_NAMES[@]}"; do
         reps=$(case_repeat "$i")
         total=$((total + reps))
         for ((k = 1; k <= reps; k++)); do
-            if [[ -e $RESULTS_DIR/${CASE_NAMES[$i]}/rep$k.json ]]; then
+            if rep_done "$i" "$k"; then
                 DONE_RUNS=$((DONE_RUNS + 1))
             else
                 todo=$((todo + 1)) todo_ms=$((todo_ms + $(case_ms "$i")))
@@ -326,20 +355,18 @@ run_all() {
     ((DONE_RUNS == 0)) || info "resuming: $DONE_RUNS of $total repetitions already done, $todo to run"
     started=$(now_ms)
     for i in "${!CASE_NAMES[@]}"; do
-        mkdir -p "$RESULTS_DIR/${CASE_NAMES[$i]}"
-        render_jobfile "$i" "$ENGINE_USED" "$DIRECT" >"$TK_ROOT/tmp/$SECTION/${CASE_NAMES[$i]}.fio"
-        cp -- "$TK_ROOT/tmp/$SECTION/${CASE_NAMES[$i]}.fio" "$RESULTS_DIR/${CASE_NAMES[$i]}/job.fio"
+        prepare_case "$i"
         reps=$(case_repeat "$i")
         for ((k = 1; k <= reps; k++)); do
             n=$((n + 1))
-            [[ -e $RESULTS_DIR/${CASE_NAMES[$i]}/rep$k.json ]] && continue
+            rep_done "$i" "$k" && continue
             # ETA: the plan's time still to run, scaled by how the runs so far kept to the plan.
             eta=$((todo_ms - done_ms))
             ((done_ms == 0)) || eta=$((eta * ($(now_ms) - started) / done_ms))
             info "[$n/$total] ${CASE_NAMES[$i]} rep $k/$reps ... ETA $(human_seconds $(((eta + 500) / 1000)))"
-            run_repetition "$i" "$k"
+            run_case_repetition "$i" "$k"
             done_ms=$((done_ms + $(case_ms "$i")))
-            [[ -e $RESULTS_DIR/${CASE_NAMES[$i]}/rep$k.json ]] && DONE_RUNS=$((DONE_RUNS + 1))
+            rep_done "$i" "$k" && DONE_RUNS=$((DONE_RUNS + 1))
         done
     done
 }
@@ -349,6 +376,10 @@ section_main() {
     parse_common_options "$@"
     if declare -F section_cases >/dev/null; then section_cases; fi
     require_tools fio
+    if [[ -n $HOSTS ]]; then
+        fleet_section_main
+        return 0
+    fi
     resolve_target
     # Cases that depend on the target (a working set as large as the region) are added here.
     if declare -F section_plan >/dev/null; then section_plan; fi

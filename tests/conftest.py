@@ -6,11 +6,9 @@ import errno
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
@@ -23,6 +21,8 @@ SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "fio-samples"
 # import the analysis package; there is no packaging or pytest config for it.
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+
+from tests.toolkit import free_port, wait_listening  # after REPO is on the path
 
 TARGET_SIZE = 16 * 1024 * 1024
 COMMON = ["--bs=4k", "--lat_percentiles=1", "--output-format=json+", "--randrepeat=0"]
@@ -85,22 +85,6 @@ def _start(cmd: list[str], output: Path) -> subprocess.Popen:
         return subprocess.Popen(cmd, stdout=out, stderr=subprocess.DEVNULL)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_listening(port: int, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return True
-        time.sleep(0.05)
-    return False
-
-
 @pytest.fixture(scope="session")
 def fio_runs():
     """Real fio runs: {name: {'doc': parsed JSON, 'text': the JSON text, 'path': fio's
@@ -125,10 +109,10 @@ def fio_runs():
             procs[name] = _start(["fio", f"--name={name}", f"--filename={work / target}",
                                   f"--direct={direct}", *COMMON, *args], work / f"{name}.json")
 
-        port = _free_port()
+        port = free_port()
         server = subprocess.Popen(["fio", f"--server=ip:127.0.0.1,{port}"],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        if _wait_listening(port):
+        if wait_listening(port):
             job = work / "client.fio"
             job.write_text(CLIENT_JOB.format(target=work / "read.img", direct=direct))
             procs["client"] = _start(["fio", f"--client=ip:127.0.0.1,{port}",

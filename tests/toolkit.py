@@ -12,12 +12,14 @@ import hashlib
 import json
 import os
 import shutil
+import socket
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-COPIED = ["env.bash", "report.bash", "Makefile", "qd1_test.bash", "bs_sweep_test.bash",
+COPIED = ["env.bash", "report.bash", "serve.bash", "Makefile", "qd1_test.bash", "bs_sweep_test.bash",
           "mix_rw_test.bash", "qd_sweep_test.bash", "wss_burst_test.bash", "lib", "analysis",
           "requirements.txt"]
 
@@ -30,7 +32,7 @@ SETTINGS = ("TARGET", "PROFILE", "RUNTIME", "RAMP", "REPEAT", "SIZE", "ENGINE", 
             "NO_PREFILL", "DRY_RUN", "FRESH", "RW_LIST", "BS_LIST", "BS", "IODEPTH", "MIX_LIST",
             "QD_LIST", "SEQ", "SLO_P99_US", "KNEE_GAIN_PCT", "KNEE_LATENCY_PCT", "PARTS",
             "WSS_LIST", "DURATION", "BURST_RW", "BURST_BS", "PRECONDITION", "YES", "RESULTS",
-            "SECTIONS")
+            "SECTIONS", "HOSTS", "LISTEN", "READ_ONLY", "TK_SERVE_DIR")
 
 
 def make_copy() -> Path:
@@ -48,13 +50,43 @@ def make_copy() -> Path:
     return root
 
 
-def run(root: Path, script: str, *args: str, env: dict | None = None,
-        timeout: float = 300) -> subprocess.CompletedProcess:
+def script_env(env: dict | None = None) -> dict:
     full_env = {k: v for k, v in os.environ.items()
                 if k not in SETTINGS}
     full_env.update(env or {})
+    return full_env
+
+
+def run(root: Path, script: str, *args: str, env: dict | None = None,
+        timeout: float = 300) -> subprocess.CompletedProcess:
     return subprocess.run(["bash", str(root / script), *args], capture_output=True, text=True,
-                          env=full_env, timeout=timeout, cwd=root, check=False)
+                          env=script_env(env), timeout=timeout, cwd=root, check=False)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def listening(port: int) -> bool:
+    """Something listens on the TCP port (read from /proc: connecting would disturb a server)."""
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError), open(table) as f:
+            for line in f.readlines()[1:]:
+                fields = line.split()
+                if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                    return True
+    return False
+
+
+def wait_listening(port: int, timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if listening(port):
+            return True
+        time.sleep(0.05)
+    return False
 
 
 def sha256_of(path: str | Path) -> str:

@@ -1,0 +1,299 @@
+# shellcheck shell=bash
+# lib/fleet.bash: one section on many lab machines at once, through fio's client/server mode.
+# Each lab machine runs serve.bash (fio --server, after the safety checks of its own target); with
+# HOSTS=host1,host2 (and --target) or --hosts FILE ('host[:port] target' per line) the section's
+# run loop sends every repetition of a case to all hosts at once with fio --client, splits fio's
+# client output per host (analysis/fleet.py) and keeps each host's results in a results tree of
+# its own, $RESULTS/hosts/<host>/<section>/..., which the section's analysis reads as it reads any
+# tree. `python -m analysis hosts <section>` then compares the hosts.
+# Sourced by lib/run.bash; never run on its own.
+# shellcheck disable=SC2034,SC2153  # ENGINE_USED, DIRECT, ENGINE_NOTE are read by lib/run.bash; HOSTS is set by lib/common.bash
+
+readonly FLEET_DEFAULT_PORT=8765
+
+# Where serve.bash keeps its vouch and the check its jobs call. The orchestrator knows a server
+# only by address and port, so the check's path is fixed by the port (same TK_SERVE_DIR on both).
+serve_state_dir() { echo "${TK_SERVE_DIR:-/run/ssd-toolkit}"; }
+
+FLEET_LABELS=() FLEET_ADDRS=() FLEET_PORTS=() FLEET_TARGETS=() FLEET_DROPPED=()
+
+fleet_add_host() { # SPEC TARGET WHERE
+    local spec=$1 target=$2 where=$3 addr port=$FLEET_DEFAULT_PORT label other
+    addr=${spec%:*}
+    [[ $spec == *:* ]] && port=${spec##*:}
+    if [[ -z $addr || ! $port =~ ^[0-9]+$ ]] || ((port == 0 || port > 65535)); then
+        die "$EXIT_USAGE" "$where: '$spec' is not host[:port] (e.g. 10.0.0.12 or lab3:8766)"
+    fi
+    [[ -n $target ]] || die "$EXIT_USAGE" "$where: no target for $spec; give --target PATH (its path on every host) or a hosts file with 'host[:port] target' lines"
+    [[ $target == /* ]] || die "$EXIT_USAGE" "$where: target '$target' of $spec must be an absolute path on that host"
+    label=$addr
+    ((port == FLEET_DEFAULT_PORT)) || label+="-$port"
+    label=${label//[^A-Za-z0-9._-]/_}
+    for other in "${FLEET_LABELS[@]}"; do
+        [[ $other != "$label" ]] || die "$EXIT_USAGE" "$where: host $spec is named twice"
+    done
+    FLEET_LABELS+=("$label") FLEET_ADDRS+=("$addr") FLEET_PORTS+=("$port")
+    FLEET_TARGETS+=("$target") FLEET_DROPPED+=("")
+}
+
+# HOSTS is a file of 'host[:port] target' lines (# comments) or a list host[:port],... that all use
+# --target.
+load_hosts() {
+    local n=0 host target rest
+    if [[ -f $HOSTS ]]; then
+        while read -r host target rest || [[ -n $host ]]; do
+            n=$((n + 1))
+            [[ -z $host || $host == \#* ]] && continue
+            [[ -z $rest ]] || die "$EXIT_USAGE" "$HOSTS line $n: expected 'host[:port] target', got more"
+            fleet_add_host "$host" "$target" "$HOSTS line $n"
+        done <"$HOSTS"
+    else
+        [[ $HOSTS != */* ]] || die "$EXIT_USAGE" "HOSTS=$HOSTS: no such hosts file"
+        split_list HOSTS "$HOSTS"
+        for host in "${LIST_ITEMS[@]}"; do fleet_add_host "$host" "${TARGET:-}" "HOSTS"; done
+    fi
+    ((${#FLEET_LABELS[@]})) || die "$EXIT_USAGE" "$HOSTS names no host"
+}
+
+fleet_results_dir() { echo "$RESULTS/hosts/${FLEET_LABELS[$1]}/$SECTION"; }
+fleet_client() { echo "${FLEET_ADDRS[$1]},${FLEET_PORTS[$1]}"; }
+fleet_name() { echo "${FLEET_ADDRS[$1]}:${FLEET_PORTS[$1]}"; }
+fleet_live() { # the indexes of the hosts still in the run
+    local h
+    for h in "${!FLEET_LABELS[@]}"; do [[ -n ${FLEET_DROPPED[$h]} ]] || echo "$h"; done
+}
+
+# The line that makes the host's server check a job right before fio starts it (serve.bash
+# --check): fio skips the job when the check fails.
+fleet_prerun() { # HOST read|write
+    printf 'exec_prerun=%s/serve-%s.check %s %s %s\n' "$(serve_state_dir)" "${FLEET_PORTS[$1]}" \
+        "${FLEET_TARGETS[$1]}" "$REGION_BYTES" "$2"
+}
+fleet_check_log() { # HOST JOB: where the server keeps the check's output
+    echo "tmp/serve-${FLEET_PORTS[$1]}/$2.prerun.txt in the toolkit folder on $(fleet_name "$1")"
+}
+
+fleet_drop() { # HOST REASON: the host leaves the run; its finished repetitions stay
+    FLEET_DROPPED[$1]=$2
+    printf '%s\n' "$2" >"$(fleet_results_dir "$1")/dropped.txt"
+    FAILED+=("$(fleet_name "$1"): $2")
+    warn "$(fleet_name "$1") drops out: $2; its finished repetitions are kept, the other hosts go on"
+}
+
+# --- checks before the run: reachable, same fio, the server vouches for the target --------------
+# The probe job only reads, but asks the server's check for what the run will do: a server that
+# would refuse the run's writes (read-only, or its target failed the safety check since) refuses
+# the probe, and nothing has been written anywhere yet.
+fleet_run_mode() {
+    if [[ -z $NO_PREFILL ]] || section_writes; then echo write; else echo read; fi
+}
+
+fleet_probe_host() { # HOST ENGINE DIRECT -> VERSION<TAB>ok|refused|failed[<TAB>reason]
+    local h=$1 job="$TK_TMP/probe-$1.fio" out="$TK_TMP/probe-$1.txt" first
+    {
+        printf '[probe]\nfilename=%s\nrw=randread\nbs=4k\nio_size=256k\n' "$(fio_filename "${FLEET_TARGETS[$h]}")"
+        printf 'ioengine=%s\ndirect=%s\n' "$2" "$3"
+        fleet_prerun "$h" "$(fleet_run_mode)"
+    } >"$job"
+    rm -f -- "$out"
+    if ! run_fio "$out.stderr" --client="$(fleet_client "$h")" --output-format=json,normal \
+        --output="$out" "$job" >/dev/null && [[ ! -s $out ]]; then
+        first=$(grep -m1 -i 'fio:' "$out.stderr" || head -n 1 "$out.stderr")
+        printf '\tunreachable\t%s' "${first:-the fio client failed}"
+        return 0
+    fi
+    tk_python fleet probe "$out"
+}
+
+# Probe every host with ENGINE: 0 when it works on all. Stops the run when a host cannot be
+# reached, runs another fio version or refuses the run (its server vouches for something else).
+fleet_engine_works() { # ENGINE DIRECT
+    local h line version status detail mine
+    mine=$(fio --version)
+    for h in "${!FLEET_LABELS[@]}"; do
+        # Split by hand: read would merge the empty version of an unreachable host into the tab.
+        line=$(fleet_probe_host "$h" "$1" "$2")
+        version=${line%%$'\t'*} line=${line#*$'\t'}
+        status=${line%%$'\t'*} detail=""
+        [[ $line != *$'\t'* ]] || detail=${line#*$'\t'}
+        if [[ $status == unreachable ]]; then
+            die "$EXIT_FAIL" "cannot reach $(fleet_name "$h") ($detail); start 'sudo bash serve.bash --listen $(fleet_name "$h") --target ${FLEET_TARGETS[$h]}' there, or leave it out of HOSTS"
+        fi
+        [[ $version == "$mine" ]] ||
+            die "$EXIT_USAGE" "$(fleet_name "$h") runs ${version:-an unknown fio version}, this machine $mine: client and server fio must be the same version; install the same fio on both"
+        if [[ $status == refused ]]; then
+            die "$EXIT_UNSAFE" "$(fleet_name "$h") refused to $(fleet_run_mode) $(human_bytes "$REGION_BYTES") of ${FLEET_TARGETS[$h]}: its server vouches for another target or a smaller size, serves read-only, or its target failed the safety check; the reason is in $(fleet_check_log "$h" probe)"
+        fi
+        [[ $status == ok ]] || return 1
+    done
+}
+
+fleet_choose_engine() {
+    local candidates=("$ENGINE") direct engine
+    [[ $ENGINE == auto ]] && candidates=(io_uring libaio)
+    for direct in 1 0; do
+        for engine in "${candidates[@]}"; do
+            fleet_engine_works "$engine" "$direct" || continue
+            ENGINE_USED=$engine DIRECT=$direct ENGINE_NOTE=$engine
+            [[ $ENGINE == auto ]] && ENGINE_NOTE+=" (auto: probe job worked on every host)"
+            ((direct == 1)) || ENGINE_NOTE+=", buffered (O_DIRECT refused on a host)"
+            return 0
+        done
+    done
+    die "$EXIT_FAIL" "no I/O engine works on every host (tried ${candidates[*]}, direct and buffered)"
+}
+
+# --- one run on all hosts ---------------------------------------------------------------------
+# fleet_run_all_hosts JOB REP HOST...: runs <host dir>/<JOB>/job.fio on each host at once and
+# renames each host's result to <host dir>/<JOB>/rep<REP>.json when it is good; a host whose
+# result is missing or bad drops out.
+fleet_run_all_hosts() {
+    local job=$1 k=$2 h rc=0 label status reason
+    shift 2
+    local -a args=() split=()
+    for h in "$@"; do
+        local dir
+        dir="$(fleet_results_dir "$h")/$job"
+        args+=(--client="$(fleet_client "$h")" "$dir/job.fio")
+        split+=("$h=${FLEET_ADDRS[$h]},${FLEET_PORTS[$h]}=$dir/.rep$k.json.partial")
+    done
+    PARTIAL="$TK_TMP/fleet.json"
+    rm -f -- "$PARTIAL"
+    run_fio "$TK_TMP/fleet.stderr" --output-format=json+ --output="$PARTIAL" "${args[@]}" >/dev/null || rc=$?
+    while IFS=$'\t' read -r label status reason; do
+        h=$label
+        local dir partial reply
+        dir="$(fleet_results_dir "$h")/$job"
+        partial="$dir/.rep$k.json.partial"
+        if [[ $status != ok ]]; then
+            fleet_drop "$h" "$job rep $k: $reason (fio's client exit $rc)"
+            continue
+        fi
+        reply=$(service_ask check-result "$partial")
+        if [[ $reply == ok ]]; then
+            mv -f -- "$partial" "$dir/rep$k.json"
+        else
+            mv -f -- "$partial" "$dir/rep$k.failed.json"
+            reason=${reply#bad$'\t'}
+            [[ $reason != *"did no I/O"* ]] || reason+="; if its server refused the job, the reason is in $(fleet_check_log "$h" "$job")"
+            fleet_drop "$h" "$job rep $k: $reason"
+        fi
+    done < <(tk_python fleet split "$PARTIAL" "${split[@]}")
+    PARTIAL=""
+}
+
+fleet_prefill() {
+    local h hosts=()
+    [[ -z $NO_PREFILL ]] || return 0
+    for h in $(fleet_live); do
+        [[ -e $(fleet_results_dir "$h")/prefill.done ]] || hosts+=("$h")
+    done
+    ((${#hosts[@]})) || return 0
+    info "prefill: writing $(human_bytes "$REGION_BYTES") of the target of ${#hosts[@]} host(s) once with random data"
+    for h in "${hosts[@]}"; do
+        mkdir -p "$(fleet_results_dir "$h")/.prefill"
+        {
+            printf '[prefill]\nfilename=%s\nsize=%s\nrw=write\nbs=1m\niodepth=16\n' \
+                "$(fio_filename "${FLEET_TARGETS[$h]}")" "$REGION_BYTES"
+            printf 'ioengine=%s\ndirect=%s\nrefill_buffers=1\nend_fsync=1\n' "$ENGINE_USED" "$DIRECT"
+            fleet_prerun "$h" write
+        } >"$(fleet_results_dir "$h")/.prefill/job.fio"
+    done
+    # A hidden case folder: the analysis never takes it for a case.
+    fleet_run_all_hosts .prefill 1 "${hosts[@]}"
+    for h in "${hosts[@]}"; do
+        [[ -n ${FLEET_DROPPED[$h]} ]] && continue
+        printf 'region %s bytes of %s written at %(%F %T)T\n' "$REGION_BYTES" "${FLEET_TARGETS[$h]}" -1 \
+            >"$(fleet_results_dir "$h")/prefill.done"
+    done
+}
+
+# --- the run loop's fleet side (called by lib/run.bash) ----------------------------------------
+fleet_rep_done() { # INDEX REP: every host still in the run has it
+    local h
+    for h in $(fleet_live); do
+        [[ -e $(fleet_results_dir "$h")/${CASE_NAMES[$1]}/rep$2.json ]] || return 1
+    done
+    return 0
+}
+
+fleet_prepare_case() { # INDEX
+    local h dir
+    for h in $(fleet_live); do
+        dir="$(fleet_results_dir "$h")/${CASE_NAMES[$1]}"
+        mkdir -p "$dir"
+        render_jobfile "$1" "$ENGINE_USED" "$DIRECT" "$h" >"$dir/job.fio"
+    done
+}
+
+fleet_run_repetition() { # INDEX REP
+    local h hosts=()
+    for h in $(fleet_live); do
+        [[ -e $(fleet_results_dir "$h")/${CASE_NAMES[$1]}/rep$2.json ]] || hosts+=("$h")
+    done
+    ((${#hosts[@]})) || return 0
+    fleet_run_all_hosts "${CASE_NAMES[$1]}" "$2" "${hosts[@]}"
+}
+
+fleet_print_plan() {
+    local h
+    print_plan
+    info "  hosts    ${#FLEET_LABELS[@]}, each case on all at once (fio --client), results in $RESULTS/hosts/<host>/$SECTION:"
+    for h in "${!FLEET_LABELS[@]}"; do
+        info "           $(fleet_name "$h")  ${FLEET_TARGETS[$h]}  -> hosts/${FLEET_LABELS[$h]}"
+    done
+    info "  safety   each host's server checks its own target before every job (serve.bash)"
+    info "  health   not captured from the hosts: run env.bash on each one for §1"
+}
+
+# Everything the section does on the fleet, after its options are read (section_main).
+fleet_section_main() {
+    load_hosts
+    if declare -F section_plan >/dev/null || declare -F section_prepare >/dev/null ||
+        declare -F section_before_repetition >/dev/null; then
+        die "$EXIT_USAGE" "§$SECTION_NUMBER $SECTION_TITLE runs on one machine only: it sizes its cases from the local target or samples the drive between runs; run it on each host"
+    fi
+    [[ -z $DESTROY ]] || die "$EXIT_USAGE" "--destroy is each server's decision: give it to serve.bash on that host, not to the orchestrator"
+    REGION_BYTES=$(size_bytes "$SIZE") REGION_NOTE="" TARGET_DEFAULT="" TARGET_CREATE=""
+    TARGET_KIND=hosts TARGET_PATH="each host's own target"
+    cd "$TK_ROOT" || exit "$EXIT_FAIL"
+    ENGINE_NOTE=""
+    [[ -z $DRY_RUN ]] || { dry_run && exit "$EXIT_OK"; }
+    fleet_print_plan
+    TK_TMP=$(mktemp -d "${TMPDIR:-/tmp}/ssd-toolkit.XXXXXX")
+    trap on_exit EXIT
+    trap on_interrupt INT TERM
+    TARGET_PATH="hosts ${FLEET_ADDRS[*]}" acquire_lock
+    service_start
+    fleet_choose_engine
+    info "engine: $ENGINE_NOTE"
+    local h
+    for h in "${!FLEET_LABELS[@]}"; do
+        RESULTS_DIR=$(fleet_results_dir "$h")
+        [[ -z $FRESH ]] || move_results_aside
+        mkdir -p "$RESULTS_DIR"
+        rm -f -- "$RESULTS_DIR/dropped.txt"
+        TARGET_PATH="$(fleet_name "$h") ${FLEET_TARGETS[$h]}" TARGET_KIND=remote check_manifest
+    done
+    RESULTS_DIR="$RESULTS/hosts"
+    FAILED=()
+    fleet_prefill
+    run_all
+
+    info ""
+    local failed_analysis=""
+    for h in "${!FLEET_LABELS[@]}"; do
+        [[ -e $(fleet_results_dir "$h")/manifest.json ]] || continue
+        info "analysis of $(fleet_name "$h"):"
+        RESULTS="$RESULTS/hosts/${FLEET_LABELS[$h]}" tk_python "$SECTION" "${ANALYSIS_ARGS[@]}" ||
+            failed_analysis+=" $(fleet_name "$h")"
+    done
+    tk_python hosts "$SECTION" || failed_analysis+=" (the comparison of the hosts)"
+    [[ -z $failed_analysis ]] || die "$EXIT_FAIL" "the analysis failed for$failed_analysis (see above); the raw results are kept"
+    if ((${#FAILED[@]})); then
+        info ""
+        info "${#FAILED[@]} host(s) dropped out; rerun the same command to retry their missing repetitions:"
+        printf '  %s\n' "${FAILED[@]}" >&2
+        exit "$EXIT_FAIL"
+    fi
+}
