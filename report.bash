@@ -96,8 +96,7 @@ main() {
         case "${!i}" in
             --results=*) results=${!i#--results=} ;;
             --results) ((i < $#)) && { i=$((i + 1)) && results=${!i}; } ;;
-            --hosts=*) fleet=1 ;;
-            --hosts) fleet=1 ;;
+            --hosts | --hosts=*) fleet=1 ;;
         esac
     done
     resolve_results_tree "${results:-${RESULTS:-}}"

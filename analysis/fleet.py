@@ -2,8 +2,8 @@
 output into one ordinary fio JSON document per host.
 
 `python -m analysis fleet probe FILE` reads the output of a tiny read job sent to one host with
-`--output-format=json,normal` and prints `VERSION<TAB>ok`, `VERSION<TAB>refused<TAB>reason` or
-`VERSION<TAB>failed<TAB>reason`. VERSION is the server's fio version from the line fio's client
+`--output-format=json,normal` and prints `VERSION<TAB>ok`, `VERSION<TAB>refused<TAB>reason`,
+`VERSION<TAB>failed<TAB>reason` or `<TAB>unreachable<TAB>reason`. VERSION is the server's fio version from the line fio's client
 prints when it connects (`hostname=..., fio=fio-3.33, flags=1`; fio gives it only in its normal
 output, hence the second format). "refused" is a job that ran without error and without I/O:
 fio skips a job whose exec_prerun fails, and the server's check is that prerun.

@@ -128,21 +128,6 @@ fleet_engine_works() { # ENGINE DIRECT
     done
 }
 
-fleet_choose_engine() {
-    local candidates=("$ENGINE") direct engine
-    [[ $ENGINE == auto ]] && candidates=(io_uring libaio)
-    for direct in 1 0; do
-        for engine in "${candidates[@]}"; do
-            fleet_engine_works "$engine" "$direct" || continue
-            ENGINE_USED=$engine DIRECT=$direct ENGINE_NOTE=$engine
-            [[ $ENGINE == auto ]] && ENGINE_NOTE+=" (auto: probe job worked on every host)"
-            ((direct == 1)) || ENGINE_NOTE+=", buffered (O_DIRECT refused on a host)"
-            return 0
-        done
-    done
-    die "$EXIT_FAIL" "no I/O engine works on every host (tried ${candidates[*]}, direct and buffered)"
-}
-
 # --- one run on all hosts ---------------------------------------------------------------------
 # fleet_run_all_hosts JOB REP HOST...: runs <host dir>/<JOB>/job.fio on each host at once and
 # renames each host's result to <host dir>/<JOB>/rep<REP>.json when it is good; a host whose
@@ -265,7 +250,7 @@ fleet_section_main() {
     trap on_interrupt INT TERM
     TARGET_PATH="hosts ${FLEET_ADDRS[*]}" acquire_lock
     service_start
-    fleet_choose_engine
+    choose_engine fleet_engine_works "the hosts"
     info "engine: $ENGINE_NOTE"
     local h
     for h in "${!FLEET_LABELS[@]}"; do
@@ -276,7 +261,6 @@ fleet_section_main() {
         TARGET_PATH="$(fleet_name "$h") ${FLEET_TARGETS[$h]}" TARGET_KIND=remote check_manifest
     done
     RESULTS_DIR="$RESULTS/hosts"
-    FAILED=()
     fleet_prefill
     run_all
 
@@ -290,10 +274,5 @@ fleet_section_main() {
     done
     tk_python hosts "$SECTION" || failed_analysis+=" (the comparison of the hosts)"
     [[ -z $failed_analysis ]] || die "$EXIT_FAIL" "the analysis failed for$failed_analysis (see above); the raw results are kept"
-    if ((${#FAILED[@]})); then
-        info ""
-        info "${#FAILED[@]} host(s) dropped out; rerun the same command to retry their missing repetitions:"
-        printf '  %s\n' "${FAILED[@]}" >&2
-        exit "$EXIT_FAIL"
-    fi
+    exit_if_failed "host(s) dropped out"
 }

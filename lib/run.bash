@@ -133,25 +133,27 @@ probe_engine_works() { # ENGINE DIRECT
 
 # Sets ENGINE_USED and DIRECT. `auto`: io_uring when it works, else libaio. When O_DIRECT is
 # refused (tmpfs, some network filesystems) the runs fall back to buffered I/O, loudly.
+# choose_engine [PROBE WHERE]: PROBE ENGINE DIRECT succeeds when the engine works (default: a job
+# on the local target); WHERE names what was probed (a fleet run probes every host).
 choose_engine() {
-    local candidates=("$ENGINE") direct
+    local probe=${1:-probe_engine_works} where=${2:-$TARGET_PATH} candidates=("$ENGINE") direct
     [[ $ENGINE == auto ]] && candidates=(io_uring libaio)
     for direct in 1 0; do
         for ENGINE_USED in "${candidates[@]}"; do
-            if probe_engine_works "$ENGINE_USED" "$direct"; then
+            if "$probe" "$ENGINE_USED" "$direct"; then
                 DIRECT=$direct
                 ENGINE_NOTE="$ENGINE_USED"
-                [[ $ENGINE == auto ]] && ENGINE_NOTE="$ENGINE_USED (auto: probe job worked)"
+                [[ $ENGINE == auto ]] && ENGINE_NOTE="$ENGINE_USED (auto: probe job worked${2:+ on $where})"
                 if ((direct == 0)); then
-                    warn "O_DIRECT is refused on $TARGET_PATH: running buffered; reads may come from the page cache and the numbers will be optimistic. Put the target on a disk filesystem or a block device."
+                    warn "O_DIRECT is refused on $where: running buffered; reads may come from the page cache and the numbers will be optimistic. Put the target on a disk filesystem or a block device."
                     ENGINE_NOTE+=", buffered (O_DIRECT refused)"
                 fi
                 return 0
             fi
         done
     done
-    cat "$TK_TMP/probe.stderr" >&2
-    die "$EXIT_FAIL" "no I/O engine works on $TARGET_PATH (tried ${candidates[*]}, direct and buffered; fio's messages above)"
+    [[ ! -s $TK_TMP/probe.stderr ]] || cat "$TK_TMP/probe.stderr" >&2
+    die "$EXIT_FAIL" "no I/O engine works on $where (tried ${candidates[*]}, direct and buffered; fio's messages above)"
 }
 
 # --- the helper process -----------------------------------------------------------------------
@@ -427,10 +429,14 @@ section_main() {
 
     info ""
     tk_python "$SECTION" "${ANALYSIS_ARGS[@]}" || die "$EXIT_FAIL" "the analysis of $RESULTS_DIR failed (see above); the raw results are kept"
-    if ((${#FAILED[@]})); then
-        info ""
-        info "${#FAILED[@]} repetition(s) failed; rerun the same command to retry them:"
-        printf '  %s\n' "${FAILED[@]}" >&2
-        exit "$EXIT_FAIL"
-    fi
+    exit_if_failed "repetition(s) failed"
+}
+
+# After the analysis: list what failed (FAILED) and exit 1, the results of the rest being kept.
+exit_if_failed() { # WHAT: e.g. "repetition(s) failed"
+    ((${#FAILED[@]})) || return 0
+    info ""
+    info "${#FAILED[@]} $1; rerun the same command to retry what is missing:"
+    printf '  %s\n' "${FAILED[@]}" >&2
+    exit "$EXIT_FAIL"
 }
