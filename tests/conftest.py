@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-# CI clones the repo with shared/ beside it, as in the working tree.
-SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "fio-samples"
+# Real fio output from real drives, committed with its provenance (tests/fixtures/fio-samples/README.md).
+SAMPLES = REPO / "tests" / "fixtures" / "fio-samples"
 
-# `pytest` run from anywhere (not only `python -m pytest` from the repo) must
-# import the analysis package; there is no packaging or pytest config for it.
+# `pytest` run from anywhere (not only from the repo, where pyproject.toml sets pythonpath)
+# must import the analysis package.
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 

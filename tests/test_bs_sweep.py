@@ -1,7 +1,7 @@
 """§3 block-size sweep: the analysis on inputs with known answers, and the section end to end.
 
-Known answers come from real fio output only: a real drive's sweep from the shared samples
-(still rising at its largest size), and fio runs made here on a file with a rate cap that turns
+Known answers come from real fio output only: a real drive's sweep from the committed samples
+in tests/fixtures/fio-samples (still rising at its largest size), and fio runs made here on a file with a rate cap that turns
 the target into a drive of known limits, 500 commands per second and 16 MiB/s, so MB/s must
 flatten at 32 KiB (500 x 32 KiB = 16.4 MB/s against a 16.8 MB/s cap). The end-to-end runs check
 every table number against the repetitions' JSON, read with nothing but the json module.

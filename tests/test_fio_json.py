@@ -1,4 +1,4 @@
-"""analysis.fio_json against real fio output: every shared sample, and fio runs made here."""
+"""analysis.fio_json against real fio output: every committed sample (tests/fixtures/fio-samples), and fio runs made here."""
 
 from __future__ import annotations
 
@@ -95,7 +95,7 @@ def raw_doc(path: Path) -> dict:
 
 
 def test_samples_present():
-    assert SAMPLES.is_dir(), f"shared fio samples not found at {SAMPLES}"
+    assert SAMPLES.is_dir(), f"fio samples not found at {SAMPLES}"
     missing = sorted(set(EXPECTED) - {rel(p) for p in ALL_FILES})
     assert not missing
 

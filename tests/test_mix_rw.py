@@ -26,9 +26,9 @@ from analysis import markdown as md
 from analysis.cases import frame_of_groups
 from analysis.fio_json import read_groups
 from analysis.sections import mix_rw
+from tests.conftest import SAMPLES
 from tests.toolkit import REPO, TINY, load_json, loop_device, run
 
-SAMPLES = REPO.parent / "shared" / "fio-samples"
 NIGHT = (SAMPLES / "NightHydra__AdvancedComputerSystemsProjects" / "Project3" / "raw_data"
          / "data_analysis" / "read_write_sweep.json")
 VSAL = (SAMPLES / "vsalvaggio__Advanced-Computer-Systems-Projects" / "Project3" / "results"
@@ -40,8 +40,6 @@ root_only = pytest.mark.skipif(os.geteuid() != 0, reason="block devices need roo
 
 
 def sample(path: Path, jobs: list[str] | None = None) -> pd.DataFrame:
-    if not path.exists():
-        pytest.skip(f"{path} is missing (the fio samples live in ../shared/fio-samples)")
     groups = [g for g in read_groups(path) if jobs is None or g.jobname in jobs]
     return frame_of_groups(groups, always=ALWAYS)
 
