@@ -21,7 +21,7 @@ from analysis.stats import PCT_COLUMNS, STANDARD_PCTS, merge_bins, percentiles_f
 # A point whose CV over repetitions is above this is marked unstable in tables and text.
 UNSTABLE_CV = 0.05
 
-# DESIGN.md's column names, in order; `read_pct` is the read share of the job (100 for a pure
+# The columns of docs/outputs.md, in order; `read_pct` is the read share of the job (100 for a pure
 # read pattern, 0 for a pure write, rwmixread for a mix). Each percentile also gets the sample std
 # of the repetitions' own percentiles (`lat_p99_us_std`): the error bar of a pooled percentile.
 CASE_COLUMNS = ["case", "rw", "bs", "iodepth", "numjobs", "read_pct", "direction", "n"]
