@@ -22,6 +22,7 @@ from analysis import markdown as md
 from analysis import workspace
 from analysis.cases import UNSTABLE_CV, read_manifest, section_frame
 from analysis.facts import Anomaly, Facts
+from analysis.sections import SECTIONS
 from analysis.workspace import Workspace
 
 
@@ -47,10 +48,12 @@ class SectionRun:
         return self.ws.show(relpath)
 
 
-def run_section(argv: list[str], *, section: str, script: str, description: str,
+def run_section(argv: list[str], *, section: str, description: str,
                 produce: Callable[[SectionRun], list[str]],
-                add_arguments: Callable[[argparse.ArgumentParser], None] | None = None,
-                always: tuple[str, ...] = ()) -> int:
+                add_arguments: Callable[[argparse.ArgumentParser], None] | None = None) -> int:
+    """`python -m analysis <section>`: the section's script and the directions it always shows
+    come from its line in lib/sections.tsv."""
+    script, always = SECTIONS[section].script, SECTIONS[section].always
     parser = argparse.ArgumentParser(prog=f"python -m analysis {section}",
                                      description=description)
     workspace.add_arguments(parser)

@@ -18,21 +18,19 @@ import tempfile
 import time
 from pathlib import Path
 
+from analysis.registry import read_sections, settings
+
 REPO = Path(__file__).resolve().parents[1]
-COPIED = ["env.bash", "report.bash", "serve.bash", "Makefile", "qd1_test.bash", "bs_sweep_test.bash",
-          "mix_rw_test.bash", "qd_sweep_test.bash", "wss_burst_test.bash", "lib", "analysis",
-          "requirements.txt"]
+COPIED = ["env.bash", "report.bash", "serve.bash", "Makefile", "lib", "analysis", "requirements.txt",
+          *(s.script for s in read_sections().values())]
 
 # The smallest honest run: every case, two repetitions (so a std exists), no ramp.
 TINY = ["--profile", "quick", "--runtime", "1", "--ramp", "0", "--repeat", "2", "--size", "64M"]
 
 
 # Settings the scripts read from the environment: a test sets the ones it means, never inherits.
-SETTINGS = ("TARGET", "PROFILE", "RUNTIME", "RAMP", "REPEAT", "SIZE", "ENGINE", "DESTROY",
-            "NO_PREFILL", "DRY_RUN", "FRESH", "RW_LIST", "BS_LIST", "BS", "IODEPTH", "MIX_LIST",
-            "QD_LIST", "SEQ", "SLO_P99_US", "KNEE_GAIN_PCT", "KNEE_LATENCY_PCT", "PARTS",
-            "WSS_LIST", "DURATION", "BURST_RW", "BURST_BS", "PRECONDITION", "YES", "RESULTS",
-            "SECTIONS", "HOSTS", "LISTEN", "READ_ONLY", "TK_SERVE_DIR")
+# Every option's variable (lib/options.tsv), and serve.bash's state folder, which is no option.
+SETTINGS = (*settings(), "TK_SERVE_DIR")
 
 
 def make_copy() -> Path:

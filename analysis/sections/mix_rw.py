@@ -463,5 +463,4 @@ def produce(run: SectionRun) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    return run_section(argv, section=SECTION, script="mix_rw_test.bash", description=__doc__,
-                       produce=produce, always=SECTIONS[SECTION].always)
+    return run_section(argv, section=SECTION, description=__doc__, produce=produce)

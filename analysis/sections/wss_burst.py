@@ -341,5 +341,5 @@ def _compress_markdown(df: pd.DataFrame) -> str:
 
 
 def main(argv: list[str]) -> int:
-    return run_section(argv, section=SECTION, script="wss_burst_test.bash", description=__doc__,
+    return run_section(argv, section=SECTION, description=__doc__,
                        produce=produce)
