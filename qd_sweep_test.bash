@@ -86,6 +86,22 @@ section_cases() {
     add_threshold KNEE_LATENCY_PCT --knee-latency "${opt_knee_latency:-${KNEE_LATENCY_PCT:-}}"
 }
 
+# The peak search (analysis/peak_search.py): after the sweep, more jobs and depth around the best
+# point so far, one round at a time, until IOPS gain less than 5% (bounded by the CPUs).
+section_more_cases() {
+    local next name opts added=1
+    next=$(tk_python peak-next "$RESULTS_DIR" --cpus "$(nproc)") ||
+        die "$EXIT_FAIL" "the peak search could not read $RESULTS_DIR (see above); the results so far are kept"
+    while IFS=$'\t' read -r name opts; do
+        [[ -n $name ]] || continue
+        # shellcheck disable=SC2086  # opts is a list of fio options
+        add_case "$name" $opts
+        info "peak search: adding $name ($opts)"
+        added=0
+    done <<<"$next"
+    return "$added"
+}
+
 main() {
     section_main "$@"
 }

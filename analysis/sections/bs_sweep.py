@@ -22,6 +22,7 @@ from analysis.plots import COLORS, Highlight, Panel, Series, line_chart
 from analysis.section import (
     SectionRun,
     clat_note,
+    host_finding,
     reps_label,
     run_section,
     snippet,
@@ -261,6 +262,7 @@ def findings(df: pd.DataFrame, found: list[Sweep]) -> list[str]:
             if gap:
                 out.append(gap)
     out.append(stability_finding(df, lambda r: r.pattern))
+    out.append(host_finding(df, lambda r: r.pattern))
     out += clat_note(df)
     return out
 
