@@ -26,7 +26,7 @@ UNSTABLE_CV = 0.05
 # null-engine IOPS of the case's shape, and whether the point measured the host, not the drive.
 HOST_COLUMNS = ["cpu_usr_pct", "cpu_sys_pct", "host_ceiling_iops", "host_bound"]
 
-# DESIGN.md's column names, in order; `read_pct` is the read share of the job (100 for a pure
+# The columns of docs/outputs.md, in order; `read_pct` is the read share of the job (100 for a pure
 # read pattern, 0 for a pure write, rwmixread for a mix). Each percentile also gets the sample std
 # of the repetitions' own percentiles (`lat_p99_us_std`): the error bar of a pooled percentile.
 CASE_COLUMNS = ["case", "rw", "bs", "iodepth", "numjobs", "engine", "read_pct", "direction", "n"]

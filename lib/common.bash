@@ -2,7 +2,7 @@
 # lib/common.bash: exit codes, messages, the common options and the profiles.
 # Sourced by every section script; never run on its own.
 
-# Exit codes of every script (DESIGN.md).
+# Exit codes of every script (docs/architecture.md).
 readonly EXIT_OK=0 EXIT_FAIL=1 EXIT_USAGE=2 EXIT_UNSAFE=3 EXIT_INTERRUPTED=130
 export EXIT_OK EXIT_FAIL EXIT_USAGE EXIT_UNSAFE EXIT_INTERRUPTED
 
