@@ -12,7 +12,8 @@
 # its size), section_confirm (after the plan, before anything is touched: ask the user),
 # section_prepare (before the prefill and the first case), and
 # section_before_repetition / section_after_repetition INDEX REP (around each fio run), and
-# section_more_cases (after the cases ran: add more with add_case and succeed, or fail).
+# section_more_cases (after the cases ran: add more with add_case and succeed, or fail), and
+# section_plan_note (lines of its own in the plan).
 # ANALYSIS_ARGS are passed on to `python -m analysis <section>` (thresholds of the findings).
 
 # shellcheck source=lib/common.bash
@@ -297,6 +298,7 @@ print_plan() {
     done
     info "  runs     $runs, about $(human_seconds $(((ms + 500) / 1000)))"
     [[ -n $HOSTS ]] || info "  ceiling  first, fio's null-engine ceiling of each case's shape: about a second each, no I/O"
+    if declare -F section_plan_note >/dev/null; then section_plan_note; fi
     if [[ -n $TARGET_CREATE ]]; then
         info "  prefill  creates $TARGET_PATH full of random data first"
     elif [[ -n $TARGET_DEFAULT ]]; then
