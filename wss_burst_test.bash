@@ -128,6 +128,13 @@ section_cases() {
     WSS_LIST_VALUE=${opt_wss:-${WSS_LIST:-$DEFAULT_WSS}}
 }
 
+section_plan_note() {
+    has_part burst || return 0
+    info "  burst    ${BURST_OPTS[*]:0:3}, one job: incompressible data scrambled per write, not made anew"
+    info "           for each write (that caps one job near 4.9 GB/s); fio alone issues ~25 GB/s of"
+    info "           it per job on the lab VM, and its ceiling here is measured before the run"
+}
+
 # Called once the target (and so the region) is resolved, before the plan. The burst runs first,
 # on a drive that has not just been written by the other parts (only by the prefill, if any).
 section_plan() {
