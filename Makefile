@@ -16,8 +16,8 @@ SECTION_ALIASES := $(filter-out $(SECTION_IDS),$(foreach row,$(SECTION_ROWS),$(c
 SHELL_FILES := env.bash report.bash serve.bash $(SECTION_SCRIPTS) lib/*.bash .ci/run \
 	bench/overhead
 
-.PHONY: report env compare $(SECTION_IDS) $(SECTION_ALIASES) analysis test test-fast lint docs \
-	clean help
+.PHONY: report env compare $(SECTION_IDS) $(SECTION_ALIASES) analysis sample-report test \
+	test-fast lint docs clean help
 
 help:
 	@echo "make report    §1 env, every section, then out/report.md and .html (default target)"
@@ -27,6 +27,7 @@ help:
 	@echo "               HOSTS=lab.hosts runs a section on every host of a fleet (serve.bash on each)"
 	@echo "make compare A=results-a B=results-b [FAIL_IF_WORSE=PCT]   B against A: ratios, Welch's t-test"
 	@echo "make analysis  redraw all tables, figures and snippets from results/ (no device I/O)"
+	@echo "make sample-report   regenerate docs/sample/ (a quick report on the default target)"
 	@echo "make test      shellcheck, ruff and the test suite (needs root for loop devices)"
 	@echo "make test-fast the unit tests only (no script runs, no devices): under a minute"
 	@echo "make docs      regenerate docs/options.md from lib/options.tsv"
@@ -60,6 +61,15 @@ analysis:
 			if [ -d $$h$$s ]; then RESULTS=$${h%/} $(PYTHON) -m analysis $$s || exit 1; fleet=1; fi; done; \
 		if [ -n "$$fleet" ]; then $(PYTHON) -m analysis hosts $$s || exit 1; fi; done
 	$(PYTHON) -m analysis report
+
+# docs/sample/: a real quick report on the default target (tmp/target.img), run into its own
+# tree results/sample (started afresh: it is the sample's, nobody else's), then copied with the
+# figures it links and a line saying what it ran on. A clean environment: no TARGET, HOSTS or
+# section setting of the caller's changes the experiment. A few minutes of disk load.
+sample-report:
+	rm -rf results/sample tables/sample figs/sample out/sample
+	env -i PATH="$$PATH" HOME="$$HOME" bash report.bash --profile quick --results results/sample
+	$(PYTHON) -m analysis.sample_report --results results/sample --dest docs/sample
 
 test: lint
 	$(PYTHON) -m pytest -q tests

@@ -38,16 +38,20 @@ EOF
 }
 
 section_cases() {
-    local rw bs
+    local rw bs jobs
+    jobs_list JOBS_LIST "$JOBS_LIST"
     split_list RW_LIST "$RW_LIST"
     local patterns=("${LIST_ITEMS[@]}")
     for rw in "${patterns[@]}"; do require_one_of RW_LIST "$rw" randread read randwrite write; done
     split_list BS_LIST "$BS_LIST"
     local sizes=()
     for bs in "${LIST_ITEMS[@]}"; do sizes+=("$(block_size_token BS_LIST "$bs")"); done
-    for rw in "${patterns[@]}"; do
-        for bs in "${sizes[@]}"; do
-            add_case "$rw-$bs" "rw=$rw" "bs=$bs" "iodepth=$IODEPTH"
+    for jobs in "${JOBS_ITEMS[@]}"; do
+        for rw in "${patterns[@]}"; do
+            for bs in "${sizes[@]}"; do
+                # shellcheck disable=SC2046  # no numjobs= for one job: the case as before --jobs
+                add_case "$rw-$bs$(jobs_suffix "$jobs")" "rw=$rw" "bs=$bs" "iodepth=$IODEPTH" $(jobs_option "$jobs")
+            done
         done
     done
 }

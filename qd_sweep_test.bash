@@ -45,20 +45,52 @@ add_threshold() { # FLAG VALUE: pass a threshold on to the analysis when one was
 }
 
 section_cases() {
-    local qd
+    local qd jobs
+    jobs_list JOBS_LIST "$JOBS_LIST"
     split_list QD_LIST "$QD_LIST"
     local depths=()
     for qd in "${LIST_ITEMS[@]}"; do
         require_int QD_LIST "$qd" 1
         depths+=("$((10#$qd))")
     done
-    for qd in "${depths[@]}"; do add_case "randread-4k-qd$qd" rw=randread bs=4k "iodepth=$qd"; done
-    if ((SEQ)); then
-        for qd in "${depths[@]}"; do add_case "read-128k-qd$qd" rw=read bs=128k "iodepth=$qd"; done
-    fi
+    for jobs in "${JOBS_ITEMS[@]}"; do
+        for qd in "${depths[@]}"; do
+            # shellcheck disable=SC2046  # no numjobs= for one job: the case as before --jobs
+            add_case "randread-4k-qd$qd$(jobs_suffix "$jobs")" rw=randread bs=4k "iodepth=$qd" $(jobs_option "$jobs")
+        done
+        if ((SEQ)); then
+            for qd in "${depths[@]}"; do
+                # shellcheck disable=SC2046  # no numjobs= for one job: the case as before --jobs
+                add_case "read-128k-qd$qd$(jobs_suffix "$jobs")" rw=read bs=128k "iodepth=$qd" $(jobs_option "$jobs")
+            done
+        fi
+    done
     add_threshold --slo-p99-us "$SLO_P99_US"
     add_threshold --knee-gain "$KNEE_GAIN_PCT"
     add_threshold --knee-latency "$KNEE_LATENCY_PCT"
+}
+
+section_plan_note() {
+    ((PEAK)) || return 0
+    info "  peak     then a peak search: up to 8 more cases per pattern, more jobs (up to $(nproc), the CPUs)"
+    info "           and depth around the best point so far, until IOPS gain less than 5% (--no-peak: none)"
+}
+
+# The peak search (analysis/peak_search.py): after the sweep, more jobs and depth around the best
+# point so far, one round at a time, until IOPS gain less than 5% (bounded by the CPUs).
+section_more_cases() {
+    local next name opts added=1
+    ((PEAK)) || return 1
+    next=$(tk_python peak-next "$RESULTS_DIR" --cpus "$(nproc)") ||
+        die "$EXIT_FAIL" "the peak search could not read $RESULTS_DIR (see above); the results so far are kept"
+    while IFS=$'\t' read -r name opts; do
+        [[ -n $name ]] || continue
+        # shellcheck disable=SC2086  # opts is a list of fio options
+        add_case "$name" $opts
+        info "peak search: adding $name ($opts)"
+        added=0
+    done <<<"$next"
+    return "$added"
 }
 
 main() {
