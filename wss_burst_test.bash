@@ -126,7 +126,7 @@ section_plan() {
 
 # The preconditioning is planned and confirmed before anything is touched.
 section_confirm() {
-    [[ -n $PRECONDITION && ! -e "$TK_ROOT/results/$SECTION/precondition.done" ]] || return 0
+    [[ -n $PRECONDITION && ! -e "$RESULTS_DIR/precondition.done" ]] || return 0
     local capacity seconds answer
     capacity=$(blockdev --getsize64 "$TARGET_PATH")
     seconds=$((2 * capacity / (PRECONDITION_GUESS_MBPS * 1000000)))

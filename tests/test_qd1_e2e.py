@@ -6,15 +6,22 @@ but the json module, so the test does not trust the code it tests.
 
 from __future__ import annotations
 
-import os
-import statistics
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from analysis import markdown as md
-from tests.toolkit import TINY, load_json, loop_device, rep_files, run, zram_size
+from tests.toolkit import (
+    TINY,
+    assert_row_is_fios,
+    fio_reps,
+    load_json,
+    loop_device,
+    rep_files,
+    run,
+    zram_size,
+)
 
 EXPECTED = {  # case -> (rw, bs, direction)
     "randread-4k": ("randread", 4096, "read"),
@@ -23,7 +30,6 @@ EXPECTED = {  # case -> (rw, bs, direction)
     "write-128k": ("write", 131072, "write"),
 }
 
-root_only = pytest.mark.skipif(os.geteuid() != 0, reason="block devices need root")
 
 
 def check_section_outputs(root: Path, target: str) -> None:
@@ -36,20 +42,7 @@ def check_section_outputs(root: Path, target: str) -> None:
     for row in table.itertuples():
         rw, bs, direction = EXPECTED[row.case]
         assert (row.rw, row.bs, row.direction, row.iodepth, row.n) == (rw, bs, direction, 1, 2)
-        reps = [load_json(p)["jobs"][0][direction]
-                for p in sorted((root / "results" / "qd1" / row.case).glob("rep*.json"))]
-        assert len(reps) == 2
-        iops = [r["iops"] for r in reps]
-        assert row.iops_mean == pytest.approx(statistics.mean(iops), rel=1e-5)
-        assert row.iops_std == pytest.approx(statistics.stdev(iops), rel=1e-4, abs=1e-6)
-        assert row.bw_MBps_mean == pytest.approx(
-            statistics.mean(r["bw_bytes"] for r in reps) / 1e6, rel=1e-5)
-        assert row.lat_us_mean == pytest.approx(
-            statistics.mean(r["lat_ns"]["mean"] for r in reps) / 1000, rel=1e-5)
-        # The pooled percentile of two runs lies between the runs' own (fio's) percentiles.
-        own = [r["lat_ns"]["percentile"]["99.000000"] / 1000 for r in reps]
-        assert min(own) <= row.lat_p99_us <= max(own)
-        assert row.lat_p50_us <= row.lat_p95_us <= row.lat_p99_us <= row.lat_p99_9_us
+        assert_row_is_fios(row, fio_reps(root / "results" / "qd1", row.case, direction))
         # QD=1: at most one I/O in flight, so IOPS x mean latency cannot exceed 1.
         assert 0.3 < row.little_product <= 1.02
         assert row.pct_source == "lat"
@@ -80,7 +73,7 @@ def test_default_file_target(toolkit):
     assert "randread-4k" in result.stdout and "wrote tables/qd1_baseline.csv" in result.stdout
 
 
-@root_only
+@pytest.mark.root
 def test_loop_device(toolkit):
     with loop_device(toolkit / "tmp" / "loop.img", fill=False) as dev:
         result = run(toolkit, "qd1_test.bash", *TINY, "--target", dev)
@@ -92,7 +85,7 @@ def test_loop_device(toolkit):
             assert f.read(1 << 20).count(0) < 1 << 16
 
 
-@root_only
+@pytest.mark.root
 def test_zram(toolkit):
     if zram_size() < 64 << 20:
         pytest.skip("/dev/zram0 is missing or smaller than 64 MiB")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import shlex
 import subprocess
 
 import pytest
@@ -152,13 +153,17 @@ def samples(o: registry.Option) -> tuple[str, str]:
     return SAMPLES[o.check]
 
 
-def parse(scopes: str, variable: str, *args: str, env: dict | None = None) -> str:
-    """The value parse_options gives VARIABLE (lib/registry.bash), in a bare shell."""
-    code = (f'source lib/common.bash; usage() {{ :; }}; parse_options "{scopes}" "$@"; '
-            f'printf "%s" "${variable}"')
-    result = bash("-c", code, "parse", *args, env=env)
+def parse(scopes: str, variable: str, *cases: tuple[list[str], dict]) -> list[str]:
+    """The value parse_options (lib/registry.bash) gives VARIABLE for each case (its arguments,
+    its environment), each in a subshell of one bare shell."""
+    lines = ['source lib/common.bash; usage() { :; }']
+    for args, env in cases:
+        exports = " ".join(f"export {k}={shlex.quote(v)};" for k, v in env.items())
+        lines.append(f'({exports} parse_options {shlex.quote(scopes)} '
+                     f'{" ".join(map(shlex.quote, args))}; printf "%s\\n" "${variable}")')
+    result = bash("-c", "\n".join(lines), env={variable: ""})
     assert result.returncode == 0, result.stderr
-    return result.stdout
+    return result.stdout.split("\n")[:-1]
 
 
 @pytest.mark.parametrize("option", OPTIONS, ids=lambda o: f"{o.scopes[0]}{o.flag}")
@@ -166,25 +171,21 @@ def test_flag_over_environment_over_default(option):
     scopes = " ".join(option.scopes[:1] + (("common",) if option.scopes[0] in SECTIONS else ()))
     var = option.variable
     if option.check == "switch":
-        assert parse(scopes, var, option.flag, env={var: "0"}) == "1"
-        assert parse(scopes, var, env={var: "1"}) == "1"
-        assert parse(scopes, var, env={var: "0"}) == ""
-        assert parse(scopes, var) == ""
-        return
-    if option.check == "bool":
-        assert parse(scopes, var, f"--no-{option.flag[2:]}", env={var: "1"}) == "0"
-        assert parse(scopes, var, option.flag, env={var: "0"}) == "1"
-        assert parse(scopes, var, env={var: "0"}) == "0"
-        assert parse(scopes, var) == option.default
-        return
-    flag_value, env_value = samples(option)
-    assert parse(scopes, var, option.flag, flag_value, env={var: env_value}) == flag_value
-    assert parse(scopes, var, f"{option.flag}={flag_value}") == flag_value
-    assert parse(scopes, var, env={var: env_value}) == env_value
-    default = option.profile_defaults.get("standard", option.default)
-    assert parse(scopes, var) == default
-    if option.profile_defaults:
-        assert parse(scopes, var, "--profile", "quick") == option.profile_defaults["quick"]
+        cases = {"1": ([option.flag], {var: "0"}), "1 ": ([], {var: "1"}),
+                 "": ([], {var: "0"}), " ": ([], {})}
+    elif option.check == "bool":
+        cases = {"0": ([f"--no-{option.flag[2:]}"], {var: "1"}), "1": ([option.flag], {var: "0"}),
+                 "0 ": ([], {var: "0"}), option.default + " ": ([], {})}
+    else:
+        flag_value, env_value = samples(option)
+        cases = {flag_value: ([option.flag, flag_value], {var: env_value}),
+                 flag_value + " ": ([f"{option.flag}={flag_value}"], {}),
+                 env_value: ([], {var: env_value}),
+                 option.profile_defaults.get("standard", option.default) + " ": ([], {})}
+        if option.profile_defaults:
+            cases[option.profile_defaults["quick"] + "  "] = (["--profile", "quick"], {})
+    # The keys are the values expected (a trailing space only keeps them apart).
+    assert parse(scopes, var, *cases.values()) == [k.rstrip() for k in cases]
 
 
 @pytest.mark.parametrize("option", [o for o in OPTIONS if o.check and o.check not in
