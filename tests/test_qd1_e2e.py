@@ -6,6 +6,7 @@ but the json module, so the test does not trust the code it tests.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -94,6 +95,23 @@ def test_zram(toolkit):
     check_section_outputs(toolkit, "/dev/zram0")
     manifest = load_json(toolkit / "results" / "qd1" / "manifest.json")
     assert manifest["target_kind"] == "block" and manifest["region_bytes"] == str(64 << 20)
+
+
+def test_file_in_ram_under_dev_shm(toolkit):
+    """A file on the tmpfs at /dev/shm is a file target, not a missing block device; this
+    kernel's tmpfs takes O_DIRECT, so the runs are direct."""
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or not os.access(shm, os.W_OK):
+        pytest.skip("no writable /dev/shm")
+    target = shm / f"pytest-toolkit-{os.getpid()}.img"
+    try:
+        result = run(toolkit, "qd1_test.bash", *TINY, "--target", str(target))
+        assert result.returncode == 0, result.stderr
+        assert f"target   {target} (file)" in result.stderr
+        assert target.stat().st_size == 64 << 20
+        check_section_outputs(toolkit, str(target))
+    finally:
+        target.unlink(missing_ok=True)
 
 
 def test_dry_run_touches_nothing(toolkit):
