@@ -150,6 +150,11 @@ def fio_runs():
         shutil.rmtree(work, ignore_errors=True)
 
 
+def pytest_addoption(parser):
+    parser.addoption("--update-golden", action="store_true",
+                     help="rewrite tests/golden/*.md from what the analysis renders now")
+
+
 # The markers (pyproject.toml), set here from what a test uses, so `make test-fast`
 # (-m "not e2e and not device and not root") never runs a script or touches a device.
 E2E_FIXTURES = {"toolkit", "trees", "work", "client_output"}  # scripts, fio servers, the report
