@@ -73,8 +73,10 @@ def test_default_file_target(toolkit):
     assert result.returncode == 0, result.stderr
     target = toolkit / "tmp" / "target.img"
     assert target.stat().st_size == 64 << 20
-    # Created full of random data: the first MiB is not zeros.
-    assert target.read_bytes()[: 1 << 20].count(0) < 1 << 16
+    # Created full of random data: the first MiB is not zeros. Random bytes are zero 1 time in
+    # 256; the section's writes then stamp fio's scrambled offsets and times (about 56 zero bytes
+    # in every 512), against all of them in an unwritten (sparse) file.
+    assert target.read_bytes()[: 1 << 20].count(0) < 1 << 18
     check_section_outputs(toolkit, str(target))
     assert "[8/8] write-128k rep 2/2" in result.stderr
     assert "randread-4k" in result.stdout and "wrote tables/qd1_baseline.csv" in result.stdout
