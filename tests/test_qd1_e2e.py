@@ -88,10 +88,11 @@ def test_loop_device(toolkit):
         result = run(toolkit, "qd1_test.bash", *TINY, "--target", dev)
         assert result.returncode == 0, result.stderr
         check_section_outputs(toolkit, dev)
-        # The zero-filled device was prefilled with random data before the reads.
+        # The zero-filled device was prefilled with random data before the reads (and then
+        # carries the writes' scrambled stamps: see test_default_file_target).
         assert (toolkit / "results" / "qd1" / "prefill.done").exists()
         with open(dev, "rb") as f:
-            assert f.read(1 << 20).count(0) < 1 << 16
+            assert f.read(1 << 20).count(0) < 1 << 18
 
 
 @root_only
