@@ -80,7 +80,7 @@ test-fast:
 
 # Generated docs: edit lib/options.tsv, then `make docs` (a test checks the file is current).
 docs:
-	$(PYTHON) -m analysis options >docs/options.md
+	$(PYTHON) -m analysis options >docs/options.md.partial && mv docs/options.md.partial docs/options.md
 
 lint:
 	bash env.bash --install-only
