@@ -73,8 +73,10 @@ def test_default_file_target(toolkit):
     assert result.returncode == 0, result.stderr
     target = toolkit / "tmp" / "target.img"
     assert target.stat().st_size == 64 << 20
-    # Created full of random data: the first MiB is not zeros.
-    assert target.read_bytes()[: 1 << 20].count(0) < 1 << 16
+    # Created full of random data: the first MiB is not zeros. Random bytes are zero 1 time in
+    # 256; the section's writes then stamp fio's scrambled offsets and times (about 56 zero bytes
+    # in every 512), against all of them in an unwritten (sparse) file.
+    assert target.read_bytes()[: 1 << 20].count(0) < 1 << 18
     check_section_outputs(toolkit, str(target))
     assert "[8/8] write-128k rep 2/2" in result.stderr
     assert "randread-4k" in result.stdout and "wrote tables/qd1_baseline.csv" in result.stdout
@@ -86,10 +88,11 @@ def test_loop_device(toolkit):
         result = run(toolkit, "qd1_test.bash", *TINY, "--target", dev)
         assert result.returncode == 0, result.stderr
         check_section_outputs(toolkit, dev)
-        # The zero-filled device was prefilled with random data before the reads.
+        # The zero-filled device was prefilled with random data before the reads (and then
+        # carries the writes' scrambled stamps: see test_default_file_target).
         assert (toolkit / "results" / "qd1" / "prefill.done").exists()
         with open(dev, "rb") as f:
-            assert f.read(1 << 20).count(0) < 1 << 16
+            assert f.read(1 << 20).count(0) < 1 << 18
 
 
 @root_only
