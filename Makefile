@@ -66,7 +66,7 @@ analysis:
 # tree results/sample (started afresh: it is the sample's, nobody else's), then copied with the
 # figures it links and a line saying what it ran on (the git revision is recorded before the
 # run, so copying again later does not misstate it). A clean environment: no TARGET, HOSTS or
-# section setting of the caller's changes the experiment. About 15 minutes of disk load.
+# section setting of the caller's changes the experiment. 15-25 minutes of disk load.
 sample-report:
 	rm -rf results/sample tables/sample figs/sample out/sample
 	$(PYTHON) -m analysis.sample_report --stamp --results results/sample
