@@ -127,3 +127,11 @@ def test_jobfile_config_reads_the_case_over_global(tmp_path):
                    "[randread-4k]\nioengine=psync\niodepth=32\nnumjobs=2\n")
     assert fidelity.jobfile_config(job) == "psync QD32 x2 jobs"
     assert fidelity.jobfile_config(tmp_path / "missing.fio") == ""
+
+
+def test_peak_config_names_the_toolkits_configuration():
+    text = "4 KiB random read: 755,012 IOPS at QD 1 x 2 jobs with psync (2.6 µs mean, p99 5 µs)"
+    assert fidelity.peak_config(text) == "QD 1 x 2 jobs with psync"
+    assert fidelity.peak_config("4 KiB random read: 65,922 IOPS at QD 128 (1,970 µs mean)") == \
+        "QD 128"
+    assert fidelity.peak_config("no configuration named") == ""
