@@ -367,11 +367,11 @@ def record_facts(found: list[Sweep], settings: dict, facts: Facts) -> None:
             facts.headline("peak_random_iops", s.pattern,
                            f"{md.num(peak.iops_mean)} IOPS at {_qd(s.peak_depth)} "
                            f"({md.num(peak.lat_us_mean)} µs mean, p99 {md.num(peak.lat_p99_us)} µs)",
-                           peak.iops_mean, "IOPS")
+                           peak.iops_mean, "IOPS", peak.iops_std)
         else:
             facts.headline("peak_seq_MBps", s.pattern,
                            f"{md.num(peak.bw_MBps_mean)} MB/s at {_qd(s.peak_depth)}",
-                           peak.bw_MBps_mean, "MB/s")
+                           peak.bw_MBps_mean, "MB/s", peak.bw_MBps_std)
         if s.knee is not None:
             text = (f"{_qd(s.knee.x)}: from {_qd(s.knee.previous)} {_gains(s.knee.gain_pct)} "
                     f"IOPS for {s.knee.latency_growth_pct:+.0f}% mean latency")
