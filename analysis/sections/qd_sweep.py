@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from analysis import exceedance, sweeps
 from analysis import markdown as md
-from analysis import sweeps
 from analysis.cases import case_rows
 from analysis.facts import Facts
 from analysis.plots import BarSet, Highlight, Panel, Series, grouped_bars, line_chart
@@ -270,7 +270,9 @@ def render_markdown(df: pd.DataFrame, found: list[Sweep], settings: dict, setup:
                     ("Throughput by queue depth", FIG_THROUGHPUT),
                     ("Mean latency by queue depth", FIG_LATENCY),
                     ("Latency percentiles by queue depth", FIG_PERCENTILES),
-                    ("Tail percentiles at selected depths", FIG_TAILS)],
+                    ("Tail percentiles at selected depths", FIG_TAILS),
+                    (("Latency distribution at QD 1, the knee and the deepest depth: share of I/Os "
+                     "slower than each latency"), exceedance.figure(SECTION))],
                    findings(df, found, settings), link)
 
 
@@ -291,6 +293,20 @@ def _marks(s: Sweep, y_col: str, x_col: str | None = None) -> list[Highlight]:
         out.append(Highlight(r[x_col] if x_col else depth, r[y_col],
                              f"{text} ({_qd(depth)})", color, offset))
     return out
+
+
+def distribution_panels(found: list[Sweep], results_dir) -> list[exceedance.Panel]:
+    """Per pattern: the shallowest depth (QD 1), the knee and the deepest depth."""
+    panels = []
+    for s in found:
+        depths = {int(s.rows.iodepth.min()): "", int(s.rows.iodepth.max()): " (deepest)"}
+        if s.knee is not None:
+            depths[int(s.knee.x)] = " (knee)"
+        rows = [s.at(d) for d in sorted(depths)]
+        panels.append(exceedance.rows_panel(
+            results_dir, s.pattern, rows,
+            lambda r, depths=depths: _qd(r.iodepth) + depths[int(r.iodepth)]))
+    return panels
 
 
 def draw_figures(found: list[Sweep], settings: dict, ws: Workspace) -> list[str]:
@@ -396,6 +412,8 @@ def produce(run: SectionRun) -> list[str]:
     df, found = analyse(run.table, settings)
     record_facts(found, settings, run.facts)
     figures = draw_figures(found, settings, run.ws)
+    figures += exceedance.write(run, SECTION, distribution_panels(found, run.results_dir),
+                                "Latency distribution by queue depth")
     written = [run.write_table(TABLE, df), *map(run.ws.show, figures),
                run.write_text(SNIPPET, render_markdown(df, found, settings, run.setup, run.ws.link))]
     print_summary(df)
