@@ -10,7 +10,7 @@ SECTIONS := qd1 bs_sweep mix_rw qd_sweep wss_burst
 SHELL_FILES := env.bash report.bash serve.bash $(SECTIONS:%=%_test.bash) lib/*.bash .ci/run \
 	bench/overhead
 
-.PHONY: report env qd1 bs mix qd wss compare $(SECTIONS) analysis test lint clean help
+.PHONY: report env qd1 bs mix qd wss compare history $(SECTIONS) analysis test lint clean help
 
 help:
 	@echo "make report    §1 env, every section, then out/report.md and .html (default target)"
@@ -23,6 +23,8 @@ help:
 	@echo "make wss       §6 working set, burst -> steady state, compressibility"
 	@echo "               HOSTS=lab.hosts runs it on every host of a fleet (serve.bash on each)"
 	@echo "make compare A=results-a B=results-b [FAIL_IF_WORSE=PCT]   B against A: ratios, Welch's t-test"
+	@echo "make history [DEVICE=SERIAL] [SINCE=YYYY-MM-DD]   every drive's headlines over its runs,"
+	@echo "               step changes found: out/history.md (HISTORY=file or postgresql://...)"
 	@echo "make analysis  redraw all tables, figures and snippets from results/ (no device I/O)"
 	@echo "make test      shellcheck, ruff and the test suite (needs root for loop devices)"
 	@echo "make lint      shellcheck and ruff only"
@@ -48,6 +50,10 @@ wss: wss_burst
 # Two results trees (folders like results/), B against A; FAIL_IF_WORSE=PCT gates a lab's CI.
 compare:
 	$(PYTHON) -m analysis compare $(A) $(B) $(if $(FAIL_IF_WORSE),--fail-if-worse $(FAIL_IF_WORSE))
+
+# The run history (make report records every run): out/history.md and figs/history_*.png.
+history:
+	$(PYTHON) -m analysis history $(if $(DEVICE),--device "$(DEVICE)") $(if $(SINCE),--since "$(SINCE)")
 
 # A fleet run's sections are in hosts/<host>/<section>: each host's, then the hosts side by side.
 analysis:

@@ -28,6 +28,9 @@ and one of its own:
   --sections LIST    run only these sections (SECTIONS), e.g. qd1,qd_sweep; the report says
                      the others were skipped. A section's own settings go in the environment
                      (QD_LIST=1,4,16 bash $TK_PROG): the options are given to every section.
+  --history PATH|URI the run history the run is recorded in (HISTORY; default
+                     results/history.sqlite; postgresql://... for a lab's server): see
+                     'make history' and docs/history.md
 
 With --hosts (HOSTS), a fleet run: every section runs on all hosts at once (see README, "Fleet
 runs"), except ${LOCAL_ONLY[*]}, which is skipped with the reason; §1 records this machine.
@@ -71,6 +74,8 @@ choose_sections() { # ARGS...: sets CHOSEN and PASSED
             -h | --help) usage && exit "$EXIT_OK" ;;
             --sections=*) chosen=${1#--sections=} ;;
             --sections) need_value "$@" && chosen=$2 && shift ;;
+            --history=*) export HISTORY=${1#--history=} ;;
+            --history) need_value "$@" && export HISTORY=$2 && shift ;;
             *) PASSED+=("$1") ;;
         esac
         shift
@@ -130,6 +135,9 @@ main() {
     for arg in "$@"; do [[ $arg == --dry-run ]] && exit "$failed"; done
 
     info ""
+    # Into the run history first (HISTORY, else results/history.sqlite), so that the report can
+    # show this drive's earlier runs beside this one; 'make history' shows every drive's trends.
+    tk_python history add "$RESULTS" || failed=1
     tk_python report || failed=1
     exit "$failed"
 }

@@ -25,12 +25,15 @@ from analysis import html, workspace
 from analysis.cases import read_manifest
 from analysis.history_db import DEFAULT_NAME, HistoryError, Store, is_postgres, open_store, shown
 from analysis.history_record import identity, read_tree, sections_in
-from analysis.history_view import devices, draw_all, render
+from analysis.history_view import devices, draw_all, mermaid, render, text_lines
 from analysis.trends import build_series, device_key
 from analysis.workspace import Workspace
 
 HISTORY_MD = "out/history.md"
 HISTORY_HTML = "out/history.html"
+# For a CI job's page (GitHub's job summary draws Mermaid charts, not local images): the step
+# changes and the devices of out/history.md, each trend as a chart.
+HISTORY_SUMMARY = "out/history_summary.md"
 
 
 def location(given: str | None, ws: Workspace) -> str:
@@ -130,10 +133,13 @@ def view(argv: list[str]) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
     html.write_html(out, ws.path(HISTORY_HTML))
+    summary = text.split("\n### Devices")[0].split("\n## Devices")[0]
+    ws.path(HISTORY_SUMMARY).write_text(summary + "\n" + mermaid(devs))
     drifted = [d.name for d in devs if d.drifted]
     print(f"history: {sum(len(d.runs) for d in devs)} run(s) of {len(devs)} device(s); "
           + (f"drifted: {', '.join(drifted)}" if drifted else "no step change"))
-    print(f"wrote {ws.show(HISTORY_MD)}, {ws.show(HISTORY_HTML)}, "
+    print("\n".join(text_lines(devs)))
+    print(f"wrote {ws.show(HISTORY_MD)}, {ws.show(HISTORY_HTML)}, {ws.show(HISTORY_SUMMARY)}, "
           + ", ".join(ws.show(f) for f in figures.values()))
     return 0
 

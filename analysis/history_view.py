@@ -125,6 +125,13 @@ def _num(value: float, unit: str) -> str:
     return f"{md.num(value)} {unit}".strip()
 
 
+LOWER_IS_BETTER = {"qd1_latency"}  # every other headline is better higher (IOPS, MB/s, ...)
+
+
+def verdict(kind: str, pct: float) -> str:
+    return "worse" if (pct > 0) == (kind in LOWER_IS_BETTER) else "better"
+
+
 def step_rows(dev: Device) -> list[list[str]]:
     rows = []
     for s in dev.series:
@@ -135,7 +142,7 @@ def step_rows(dev: Device) -> list[list[str]]:
                          (f"{_day(run)}, run {step.index + 1} of {len(s.points)} "
                          f"(`{run['run_id']}`)"),
                          f"{_num(step.before, s.unit)} → {_num(step.after, s.unit)}",
-                         f"{step.pct:+.1f}%",
+                         f"{step.pct:+.1f}% ({verdict(s.kind, step.pct)})",
                          "; ".join(changed) if changed else "nothing recorded"])
     return rows
 
@@ -184,4 +191,47 @@ def render(ws: Workspace, devs: list[Device], figures: dict[str, str], *, headin
                          (r.get("kernel") or "–").split(" #")[0], r.get("fio_version") or "–",
                          r.get("profile") or "–", r.get("git_revision") or "–"] for r in runs],
                        ["l"] * 8), ""]
+    return "\n".join(parts)
+
+
+SPARKS = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: list[float]) -> str:
+    """▁▃█▇: the series in one line of text, for a terminal or a CI job's log."""
+    low, high = min(values), max(values)
+    if high == low:
+        return SPARKS[3] * len(values)
+    return "".join(SPARKS[round((v - low) / (high - low) * (len(SPARKS) - 1))] for v in values)
+
+
+def text_lines(devs: list[Device], last: int = 40) -> list[str]:
+    """Each device's series as sparklines (its last `last` runs), steps named: the terminal's
+    and a CI log's view of the trends."""
+    out = []
+    for d in devs:
+        out.append(f"{d.name}: {len(d.runs)} run(s)" + (" — DRIFTED" if d.drifted else ""))
+        for s in d.series:
+            values = s.values[-last:]
+            line = (f"  {HEADLINE_KINDS[s.kind]:<28.28} {_label(s):<28.28} {sparkline(values)} "
+                    f"{_num(values[0], s.unit)} → {_num(values[-1], s.unit)}")
+            for step in s.steps:
+                run = s.points[step.index].run
+                line += f"; step {step.pct:+.1f}% at run {step.index + 1} ({_day(run)})"
+            out.append(line)
+    return out
+
+
+def mermaid(devs: list[Device], last: int = 30) -> str:
+    """The trends as Mermaid line charts (xychart-beta), which a GitHub job summary draws: one
+    chart per device and series, over its last `last` runs."""
+    parts = []
+    for d in devs:
+        for s in d.series:
+            points = s.points[-last:]
+            dates = ", ".join(f'"{p.run["run_date"][5:10]}"' for p in points)
+            values = ", ".join(f"{p.value:.6g}" for p in points)
+            title = f"{d.key}: {HEADLINE_KINDS[s.kind]}, {_label(s)} ({s.unit})".replace('"', "'")
+            parts += ["```mermaid", "xychart-beta", f'  title "{title}"', f"  x-axis [{dates}]",
+                      f'  y-axis "{s.unit or "value"}"', f"  line [{values}]", "```", ""]
     return "\n".join(parts)

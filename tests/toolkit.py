@@ -32,7 +32,7 @@ SETTINGS = ("TARGET", "PROFILE", "RUNTIME", "RAMP", "REPEAT", "SIZE", "ENGINE", 
             "NO_PREFILL", "DRY_RUN", "FRESH", "RW_LIST", "BS_LIST", "BS", "IODEPTH", "MIX_LIST",
             "QD_LIST", "SEQ", "SLO_P99_US", "KNEE_GAIN_PCT", "KNEE_LATENCY_PCT", "PARTS",
             "WSS_LIST", "DURATION", "BURST_RW", "BURST_BS", "PRECONDITION", "YES", "RESULTS",
-            "SECTIONS", "HOSTS", "LISTEN", "READ_ONLY", "TK_SERVE_DIR")
+            "SECTIONS", "HOSTS", "LISTEN", "READ_ONLY", "TK_SERVE_DIR", "HISTORY")
 
 
 def make_copy() -> Path:
