@@ -26,8 +26,9 @@ GHA = EXAMPLES / "github-actions" / "ssd-report.yml"
 GITLAB = EXAMPLES / "gitlab-ci" / ".gitlab-ci.yml"
 ARTEFACTS = {"out", "tables", "figs", "results"}
 # The variables the examples may give make, and where the toolkit reads them.
-MAKE_VARIABLES = {"RESULTS", "TARGET", "DESTROY", "PROFILE", "A", "B", "FAIL_IF_WORSE"}
-READERS = [REPO / "Makefile", REPO / "lib" / "common.bash", REPO / "report.bash"]
+MAKE_VARIABLES = {"RESULTS", "TARGET", "DESTROY", "PROFILE", "A", "B", "FAIL_IF_WORSE", "HISTORY"}
+READERS = [REPO / "Makefile", REPO / "lib" / "common.bash", REPO / "report.bash",
+           REPO / "analysis" / "history.py"]
 
 
 # ---------------------------------------------------------------- a strict subset of YAML
@@ -342,7 +343,7 @@ def test_github_run_blocks_take_expressions_through_env_only(gha):
 @pytest.mark.parametrize("path", [GHA, GITLAB], ids=lambda p: p.name)
 def test_make_calls_name_targets_of_the_makefile(path):
     calls = calls_of(path)
-    assert {target for target, _ in calls} == {"report", "compare"}
+    assert {target for target, _ in calls} == {"report", "compare", "history"}
     for target, variables in calls:
         dummy = [f"{name}=x" for name in variables]
         r = subprocess.run(["make", "-n", "-C", str(REPO), target, *dummy],
@@ -356,7 +357,8 @@ def test_make_variables_are_read_by_the_toolkit(path):
     for target, variables in calls_of(path):
         assert set(variables) <= MAKE_VARIABLES, f"make {target}: {set(variables)}"
         for name in variables:
-            assert re.search(rf"\$\({name}\)|\$\{{{name}\b|\${name}\b", readers), (
+            assert re.search(rf"\$\({name}\)|\$\{{{name}\b|\${name}\b|environ.get\(\"{name}\"\)",
+                             readers), (
                 f"{name} is not read by {', '.join(p.name for p in READERS)}")
 
 
@@ -364,7 +366,9 @@ def test_make_variables_are_read_by_the_toolkit(path):
 def test_report_and_compare_are_given_what_they_need(path):
     calls = dict(calls_of(path))
     report, compare = calls["report"], calls["compare"]
-    assert set(report) == {"RESULTS", "TARGET", "DESTROY", "PROFILE"}
+    assert set(report) == {"RESULTS", "TARGET", "DESTROY", "PROFILE", "HISTORY"}
+    # the run is recorded into the history the trends are then drawn from
+    assert calls["history"] == {"HISTORY": report["HISTORY"]}
     # DESTROY must name the target itself, or the toolkit refuses (exit 3).
     assert report["DESTROY"] == report["TARGET"]
     assert report["RESULTS"] == "results/$RUN"
