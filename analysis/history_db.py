@@ -29,8 +29,9 @@ DEFAULT_NAME = "history.sqlite"
 POSTGRES_PREFIXES = ("postgresql://", "postgres://")
 
 # The summary row's columns that get a database column of their own (analysis.cases' standard
-# columns); any other column of a section's table (the sweep columns: is_knee, little_error_pct,
-# ...) is kept in `extra` as JSON, so a new sweep column needs no migration.
+# columns, quoted in SQL so that PostgreSQL keeps their case: bw_MBps_mean); any other column of
+# a section's table (the sweep columns: is_knee, little_error_pct, ...) is kept in `extra` as
+# JSON, so a new sweep column needs no migration.
 ROW_TEXT = ("case_name", "rw", "direction", "pct_source")
 ROW_NUMBERS = ("bs", "iodepth", "numjobs", "read_pct", "n", "iops_mean", "iops_std", "iops_cv",
                "bw_MBps_mean", "bw_MBps_std", "lat_us_mean", "lat_us_std", "lat_p50_us",
@@ -56,8 +57,8 @@ MIGRATIONS: list[list[str]] = [
         """CREATE TABLE summary_rows (
             run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
             section TEXT NOT NULL, table_name TEXT NOT NULL, row_no BIGINT NOT NULL,
-            """ + ", ".join(f"{c} TEXT" for c in ROW_TEXT) + """,
-            """ + ", ".join(f"{c} DOUBLE PRECISION" for c in ROW_NUMBERS) + """,
+            """ + ", ".join(f'"{c}" TEXT' for c in ROW_TEXT) + """,
+            """ + ", ".join(f'"{c}" DOUBLE PRECISION' for c in ROW_NUMBERS) + """,
             extra TEXT,                      -- JSON: the section's own (sweep) columns
             PRIMARY KEY (run_id, section, table_name, row_no))""",
         """CREATE TABLE headlines (
@@ -198,7 +199,8 @@ class Store:
 
     def _insert(self, table: str, records: list[dict], columns: Sequence[str]) -> None:
         marks = ", ".join("?" * len(columns))
-        self.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})",
+        names = ", ".join(f'"{c}"' for c in columns)  # quoted: PostgreSQL keeps bw_MBps_mean
+        self.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})",
                          ([r.get(c) for c in columns] for r in records))
 
     def runs(self, device: str | None = None, since: str | None = None) -> list[dict]:

@@ -43,8 +43,8 @@ def dump(spec: str) -> dict[str, list[tuple]]:
         out = {}
         for table in TABLES:
             rows = store.query(f"SELECT * FROM {table}")
-            out[table] = sorted(tuple(sorted((k, v) for k, v in r.items() if k != "recorded_at"))
-                                for r in rows)
+            out[table] = sorted((tuple(sorted((k, v) for k, v in r.items() if k != "recorded_at"))
+                                 for r in rows), key=repr)
         return out
 
 
