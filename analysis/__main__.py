@@ -27,6 +27,8 @@ COMMANDS = {
     "hosts": ("analysis.hosts", "a section across fleet hosts: table, figure and snippet"),
     "history": ("analysis.history", "run history: history add TREE...; history [--device S]"),
     "serve": ("analysis.runner_service", "pipe helper for the run loop (check-result, safety)"),
+    "peak-next": ("analysis.peak_search", "§5's peak search: the next cases to run, if any"),
+    "host-ceiling": ("analysis.host_ceiling", "fio's null-engine ceiling of each case: DIR CASE..."),
 }
 
 
