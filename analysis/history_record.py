@@ -149,7 +149,9 @@ def read_tree(ws: Workspace, *, analyse: bool = True) -> RunRecord:
         "profile": common(manifests, "profile"), "engine": common(manifests, "engine"),
         "target": common(manifests, "target") or target.get("path"),
         "target_kind": common(manifests, "target_kind") or target.get("type"),
-        "hostname": env.get("hostname"), "model": target.get("model"),
+        # A fleet host's tree (results/hosts/<host>) has no §1 of its own: the host is its name.
+        "hostname": env.get("hostname") or (tree.name if tree.parent.name == "hosts" else None),
+        "model": target.get("model"),
         "serial": target.get("serial"), "firmware": target.get("firmware"),
         "capacity_bytes": target.get("capacity_bytes"), "kernel": env.get("kernel"),
         "fio_version": env.get("fio_version"),
