@@ -16,8 +16,8 @@ SECTION_ALIASES := $(filter-out $(SECTION_IDS),$(foreach row,$(SECTION_ROWS),$(c
 SHELL_FILES := env.bash report.bash serve.bash $(SECTION_SCRIPTS) lib/*.bash .ci/run \
 	tests/fixtures/make-results.bash bench/overhead
 
-.PHONY: report env compare $(SECTION_IDS) $(SECTION_ALIASES) analysis sample-report test \
-	test-fast lint docs clean help
+.PHONY: report env compare history $(SECTION_IDS) $(SECTION_ALIASES) analysis sample-report \
+	test test-fast lint docs clean help
 
 help:
 	@echo "make report    §1 env, every section, then out/report.md and .html (default target)"
@@ -26,6 +26,8 @@ help:
 	@awk -F'\t' '$$1 ~ /^[0-9]+$$/ {printf "make %-9s §%s %s\n", $$4, $$1, $$7}' lib/sections.tsv
 	@echo "               HOSTS=lab.hosts runs a section on every host of a fleet (serve.bash on each)"
 	@echo "make compare A=results-a B=results-b [FAIL_IF_WORSE=PCT]   B against A: ratios, Welch's t-test"
+	@echo "make history [DEVICE=SERIAL] [SINCE=YYYY-MM-DD]   every drive's headlines over its runs,"
+	@echo "               step changes found: out/history.md (HISTORY=file or postgresql://...)"
 	@echo "make analysis  redraw all tables, figures and snippets from results/ (no device I/O)"
 	@echo "make sample-report   regenerate docs/sample/ (a quick report on the default target)"
 	@echo "make test      shellcheck, ruff and the test suite (needs root for loop devices)"
@@ -52,6 +54,10 @@ $(foreach row,$(SECTION_ROWS),$(if $(filter $(SECTION_ALIASES),$(call section_fi
 # Two results trees (folders like results/), B against A; FAIL_IF_WORSE=PCT gates a lab's CI.
 compare:
 	$(PYTHON) -m analysis compare $(A) $(B) $(if $(FAIL_IF_WORSE),--fail-if-worse $(FAIL_IF_WORSE))
+
+# The run history (make report records every run): out/history.md and figs/history_*.png.
+history:
+	$(PYTHON) -m analysis history $(if $(DEVICE),--device "$(DEVICE)") $(if $(SINCE),--since "$(SINCE)")
 
 # A fleet run's sections are in hosts/<host>/<section>: each host's, then the hosts side by side.
 analysis:

@@ -76,6 +76,8 @@ choose_sections() { # ARGS...: sets CHOSEN and PASSED
             -h | --help) usage && exit "$EXIT_OK" ;;
             --sections=*) chosen=${1#--sections=} ;;
             --sections) need_value "$@" && chosen=$2 && shift ;;
+            --history=*) export HISTORY=${1#--history=} ;;
+            --history) need_value "$@" && export HISTORY=$2 && shift ;;
             *) PASSED+=("$1") ;;
         esac
         shift
@@ -135,6 +137,9 @@ main() {
     for arg in "$@"; do [[ $arg == --dry-run ]] && exit "$failed"; done
 
     info ""
+    # Into the run history first (HISTORY, else results/history.sqlite), so that the report can
+    # show this drive's earlier runs beside this one; 'make history' shows every drive's trends.
+    tk_python history add "$RESULTS" || failed=1
     tk_python report || failed=1
     exit "$failed"
 }

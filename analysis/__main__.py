@@ -25,6 +25,7 @@ COMMANDS = {
     "manifest": ("analysis.manifest", "write or compare results/<section>/manifest.json"),
     "fleet": ("analysis.fleet", "fio client/server output: probe FILE; split OUT LABEL=HOST,PORT=FILE"),
     "hosts": ("analysis.hosts", "a section across fleet hosts: table, figure and snippet"),
+    "history": ("analysis.history", "run history: history add TREE...; history [--device S]"),
     "serve": ("analysis.runner_service", "pipe helper for the run loop (check-result, safety)"),
     "peak-next": ("analysis.peak_search", "§5's peak search: the next cases to run, if any"),
     "host-ceiling": ("analysis.host_ceiling", "fio's null-engine ceiling of each case: DIR CASE..."),

@@ -368,6 +368,7 @@ def build_env(raw_dir) -> dict:
         "governors": governors,
         "memory_bytes": parse_meminfo(_text(raw, "meminfo.txt")),
         "fio_version": _text(raw, "fio_version.txt"),
+        "toolkit_revision": _text(raw, "toolkit_revision.txt"),
         "tools": {
             "smartctl": ".".join(map(str, smartctl_version)) if smartctl_version else None,
             "nvme-cli": nvme_version.splitlines()[0] if nvme_version else None,

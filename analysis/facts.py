@@ -38,6 +38,7 @@ class Headline:
     text: str  # the number as the report shows it: '103 µs mean, p99 627 µs'
     value: float | None = None  # the main number, for machines (CI, dashboards)
     unit: str = ""
+    std: float | None = None  # its sample std over the repetitions (the history's error bar)
 
 
 @dataclass
@@ -52,10 +53,10 @@ class Facts:
     anomalies: list[Anomaly] = field(default_factory=list)
 
     def headline(self, kind: str, label: str, text: str, value: float | None = None,
-                 unit: str = "") -> None:
+                 unit: str = "", std: float | None = None) -> None:
         if kind not in HEADLINE_KINDS:
             raise ValueError(f"unknown headline kind {kind!r}")
-        self.headlines.append(Headline(kind, label, text, _plain(value), unit))
+        self.headlines.append(Headline(kind, label, text, _plain(value), unit, _plain(std)))
 
     def anomaly(self, kind: str, text: str) -> None:
         self.anomalies.append(Anomaly(kind, text))

@@ -25,6 +25,7 @@ from analysis import html, workspace
 from analysis import markdown as md
 from analysis.cases import read_manifest
 from analysis.facts import HEADLINE_KINDS, Facts
+from analysis.history import report_section as history_section
 from analysis.hosts import host_trees
 from analysis.sections import SECTIONS, snippet_path
 from analysis.workspace import Workspace
@@ -227,6 +228,7 @@ def assemble(ws: Workspace) -> tuple[str, list[SectionState]]:
             parts += [s.snippet, ""]
         else:
             parts += [f"## {s.info.heading}", "", f"Not in this report: {s.problem()}.", ""]
+    parts += history_section(ws)
     parts += anomalies(states, env, status.get("env")) + conclusion(states)
     return "\n".join(parts), states
 

@@ -163,6 +163,10 @@ _collect_machine() {
     _collect_copy /proc/meminfo "$dir" meminfo.txt
     _collect_governors "$dir"
     _collect_capture "$dir" fio_version.txt fio --version
+    # The toolkit's own revision, for the run history (a copy without git has none: no file).
+    git -C "$(dirname "${BASH_SOURCE[0]}")/.." describe --always --dirty --abbrev=12 \
+        >"$dir/toolkit_revision.txt" \
+        2>/dev/null || rm -f -- "$dir/toolkit_revision.txt"
     _collect_capture "$dir" smartctl_version.json smartctl -j --version
     _collect_capture "$dir" nvme_version.txt nvme version
     return 0

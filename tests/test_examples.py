@@ -29,7 +29,7 @@ GITLAB = EXAMPLES / "gitlab-ci" / ".gitlab-ci.yml"
 ARTEFACTS = {"out", "tables", "figs", "results"}
 # The variables the examples may give make: options of the scripts (lib/options.tsv), which
 # make passes on in the environment, or the Makefile's own.
-MAKE_VARIABLES = {"RESULTS", "TARGET", "DESTROY", "PROFILE", "A", "B", "FAIL_IF_WORSE"}
+MAKE_VARIABLES = {"RESULTS", "TARGET", "DESTROY", "PROFILE", "A", "B", "FAIL_IF_WORSE", "HISTORY"}
 OPTIONS = read_options()
 
 
@@ -345,7 +345,7 @@ def test_github_run_blocks_take_expressions_through_env_only(gha):
 @pytest.mark.parametrize("path", [GHA, GITLAB], ids=lambda p: p.name)
 def test_make_calls_name_targets_of_the_makefile(path):
     calls = calls_of(path)
-    assert {target for target, _ in calls} == {"report", "compare"}
+    assert {target for target, _ in calls} == {"report", "compare", "history"}
     for target, variables in calls:
         dummy = [f"{name}=x" for name in variables]
         r = subprocess.run(["make", "-n", "-C", str(REPO), target, *dummy],
@@ -356,19 +356,23 @@ def test_make_calls_name_targets_of_the_makefile(path):
 @pytest.mark.parametrize("path", [GHA, GITLAB], ids=lambda p: p.name)
 def test_make_variables_are_read_by_the_toolkit(path):
     makefile = (REPO / "Makefile").read_text()
-    common = {o.variable for o in OPTIONS if "common" in o.scopes}
+    # make report passes its environment to report.bash, which takes the common options and
+    # its own (lib/options.tsv)
+    common = {o.variable for o in OPTIONS if {"common", "report"} & set(o.scopes)}
     for target, variables in calls_of(path):
         assert set(variables) <= MAKE_VARIABLES, f"make {target}: {set(variables)}"
         for name in variables:
             assert name in common or f"$({name})" in makefile, (
-                f"{name} is neither a common option (lib/options.tsv) nor read by the Makefile")
+                f"{name} is neither an option of make report (lib/options.tsv) nor read by the Makefile")
 
 
 @pytest.mark.parametrize("path", [GHA, GITLAB], ids=lambda p: p.name)
 def test_report_and_compare_are_given_what_they_need(path):
     calls = dict(calls_of(path))
     report, compare = calls["report"], calls["compare"]
-    assert set(report) == {"RESULTS", "TARGET", "DESTROY", "PROFILE"}
+    assert set(report) == {"RESULTS", "TARGET", "DESTROY", "PROFILE", "HISTORY"}
+    # the run is recorded into the history the trends are then drawn from
+    assert calls["history"] == {"HISTORY": report["HISTORY"]}
     # DESTROY must name the target itself, or the toolkit refuses (exit 3).
     assert report["DESTROY"] == report["TARGET"]
     assert report["RESULTS"] == "results/$RUN"

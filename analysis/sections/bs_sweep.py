@@ -368,7 +368,8 @@ def record_facts(found: list[Sweep], facts: Facts) -> None:
             rising = " (still rising at the largest size)" if s.found.still_rising else ""
             facts.headline("peak_seq_MBps", s.label,
                            f"{md.num(peak.bw_MBps_mean)} MB/s at {md.bs_label(s.found.peak_bs)} "
-                           f"blocks, QD {int(peak.iodepth)}{rising}", peak.bw_MBps_mean, "MB/s")
+                           f"blocks, QD {int(peak.iodepth)}{rising}", peak.bw_MBps_mean, "MB/s",
+                           peak.bw_MBps_std)
 
 
 def produce(run: SectionRun) -> list[str]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from analysis import exceedance
 from analysis import markdown as md
 from analysis.plots import BarSet, Panel, Series, grouped_bars, line_chart
 from analysis.section import (
@@ -406,8 +407,9 @@ def render_markdown(df: pd.DataFrame, setup: str, link=md.link_from_out) -> str:
     return snippet(f"## {SECTIONS[SECTION].heading}", setup,
                    [f"Workload: {workload(df)}; {WORKLOAD_NOTE}", table, standard_note(df)],
                    [("MB/s per mix, read and write", FIG_BW),
-                    ("Mean and p99 latency per mix and direction", FIG_LATENCY)], findings(df),
-                   link)
+                    ("Mean and p99 latency per mix and direction", FIG_LATENCY),
+                    (("Latency distribution per mix, reads and writes: share of I/Os slower than "
+                     "each latency"), exceedance.figure(SECTION))], findings(df), link)
 
 
 def draw_figures(df: pd.DataFrame, ws: Workspace) -> None:
@@ -446,8 +448,13 @@ def print_summary(df: pd.DataFrame) -> None:
 def produce(run: SectionRun) -> list[str]:
     df = run.table
     draw_figures(df, run.ws)
+    # Each mix's reads and its writes: a panel per direction, a curve per mix that issued it.
+    distribution = [exceedance.Panel(f"{d}s", [c for m in mixes(df) if (
+        c := exceedance.case_curve(run.results_dir, m.case, d, m.label))]) for d in DIRECTIONS[:2]]
     written = [run.write_table(TABLE, with_mix(df)), run.ws.show(FIG_BW),
                run.ws.show(FIG_LATENCY),
+               *map(run.ws.show, exceedance.write(
+                   run, SECTION, distribution, f"Latency distribution per mix ({workload(df)})")),
                run.write_text(SNIPPET, render_markdown(df, run.setup, run.ws.link))]
     print_summary(df)
     return written

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from analysis import exceedance
 from analysis import markdown as md
 from analysis.facts import Facts
 from analysis.plots import bar_chart
@@ -121,7 +122,9 @@ def render_markdown(df: pd.DataFrame, setup: str, link=md.link_from_out) -> str:
     table = md.table(["pattern (QD=1)", "IOPS", "MB/s", "mean lat (µs)", "p50 (µs)", "p95 (µs)",
                       "p99 (µs)", "p99.9 (µs)"], rows)
     return snippet(f"## {SECTIONS[SECTION].heading}", setup, [table, standard_note(df)],
-                   [("QD=1 mean latency", FIG_LATENCY), ("QD=1 IOPS", FIG_IOPS)], findings(df), link)
+                   [("QD=1 mean latency", FIG_LATENCY), ("QD=1 IOPS", FIG_IOPS),
+                    ("QD=1 latency distribution: share of I/Os slower than each latency",
+                     exceedance.figure(SECTION))], findings(df), link)
 
 
 def draw_figures(df: pd.DataFrame, ws: Workspace) -> None:
@@ -148,7 +151,7 @@ def record_facts(df: pd.DataFrame, facts: Facts) -> None:
     for r in (random if not random.empty else df).itertuples():
         facts.headline("qd1_latency", r.pattern,
                        f"{md.pm(r.lat_us_mean, r.lat_us_std)} µs mean, p99 {md.num(r.lat_p99_us)} "
-                       f"µs ({md.num(r.iops_mean)} IOPS)", r.lat_us_mean, "µs")
+                       f"µs ({md.num(r.iops_mean)} IOPS)", r.lat_us_mean, "µs", r.lat_us_std)
     off = df[(df.little_product - 1).abs() > LITTLE_TOLERANCE]
     if not off.empty:
         facts.anomaly("little", "Little's Law at QD=1 (IOPS × mean latency = 1) misses by "
@@ -162,7 +165,11 @@ def produce(run: SectionRun) -> list[str]:
     df = with_pattern(run.table)
     record_facts(df, run.facts)
     draw_figures(df, run.ws)
+    distribution = exceedance.rows_panel(run.results_dir, "QD=1", df.itertuples(),
+                                         lambda r: r.pattern)
     written = [run.write_table(TABLE, df), run.ws.show(FIG_LATENCY), run.ws.show(FIG_IOPS),
+               *map(run.ws.show, exceedance.write(run, SECTION, [distribution],
+                                                  "QD=1 latency distribution")),
                run.write_text(SNIPPET, render_markdown(df, run.setup, run.ws.link))]
     print_summary(df)
     return written

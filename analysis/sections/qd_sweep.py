@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from analysis import exceedance, peak_search, sweeps
 from analysis import markdown as md
-from analysis import peak_search, sweeps
 from analysis.cases import case_rows
 from analysis.facts import Facts
 from analysis.plots import BarSet, Highlight, Panel, Series, grouped_bars, line_chart
@@ -284,7 +284,9 @@ def render_markdown(df: pd.DataFrame, found: list[Sweep], settings: dict, setup:
                     ("Throughput by queue depth", FIG_THROUGHPUT),
                     ("Mean latency by queue depth", FIG_LATENCY),
                     ("Latency percentiles by queue depth", FIG_PERCENTILES),
-                    ("Tail percentiles at selected depths", FIG_TAILS)],
+                    ("Tail percentiles at selected depths", FIG_TAILS),
+                    (("Latency distribution at QD 1, the knee and the deepest depth: share of I/Os "
+                     "slower than each latency"), exceedance.figure(SECTION))],
                    [*peak_lines, *findings(df, found, settings)], link)
 
 
@@ -305,6 +307,21 @@ def _marks(s: Sweep, y_col: str, x_col: str | None = None) -> list[Highlight]:
         out.append(Highlight(r[x_col] if x_col else depth, r[y_col],
                              f"{text} ({s.qd(depth)})", color, offset))
     return out
+
+
+def distribution_panels(found: list[Sweep], results_dir) -> list[exceedance.Panel]:
+    """Per pattern: the shallowest depth (QD 1), the knee and the deepest depth (in I/Os in
+    flight, as every rule here)."""
+    panels = []
+    for s in found:
+        depths = {int(s.rows.outstanding.min()): "", int(s.rows.outstanding.max()): " (deepest)"}
+        if s.knee is not None:
+            depths[int(s.knee.x)] = " (knee)"
+        rows = [s.at(d) for d in sorted(depths)]
+        panels.append(exceedance.rows_panel(
+            results_dir, s.pattern, rows,
+            lambda r, depths=depths: _qd_row(r) + depths[int(r.outstanding)]))
+    return panels
 
 
 def draw_figures(found: list[Sweep], settings: dict, ws: Workspace) -> list[str]:
@@ -433,11 +450,11 @@ def record_facts(found: list[Sweep], settings: dict, facts: Facts,
             facts.headline("peak_random_iops", pattern,
                            f"{md.num(top.iops_mean)} IOPS at {_config(top)} "
                            f"({md.num(top.lat_us_mean)} µs mean, p99 {md.num(top.lat_p99_us)} µs)",
-                           top.iops_mean, "IOPS")
+                           top.iops_mean, "IOPS", top.iops_std)
         else:
             facts.headline("peak_seq_MBps", pattern,
                            f"{md.num(top.bw_MBps_mean)} MB/s at {_config(top)}",
-                           top.bw_MBps_mean, "MB/s")
+                           top.bw_MBps_mean, "MB/s", top.bw_MBps_std)
     for s in found:
         peak = s.at(s.peak_depth)
         if set(peaks.case) & set(s.rows.case):
@@ -446,11 +463,11 @@ def record_facts(found: list[Sweep], settings: dict, facts: Facts,
             facts.headline("peak_random_iops", s.pattern,
                            f"{md.num(peak.iops_mean)} IOPS at {s.qd(s.peak_depth)} "
                            f"({md.num(peak.lat_us_mean)} µs mean, p99 {md.num(peak.lat_p99_us)} µs)",
-                           peak.iops_mean, "IOPS")
+                           peak.iops_mean, "IOPS", peak.iops_std)
         else:
             facts.headline("peak_seq_MBps", s.pattern,
                            f"{md.num(peak.bw_MBps_mean)} MB/s at {s.qd(s.peak_depth)}",
-                           peak.bw_MBps_mean, "MB/s")
+                           peak.bw_MBps_mean, "MB/s", peak.bw_MBps_std)
         if s.knee is not None:
             text = (f"{s.qd(s.knee.x)}: from {s.qd(s.knee.previous)} {_gains(s.knee.gain_pct)} "
                     f"IOPS for {md.signed_pct(s.knee.latency_growth_pct, 0)} mean latency")
@@ -476,6 +493,8 @@ def produce(run: SectionRun) -> list[str]:
     peaks = peak_rows(run.table)
     record_facts(found, settings, run.facts, peaks)
     figures = draw_figures(found, settings, run.ws)
+    figures += exceedance.write(run, SECTION, distribution_panels(found, run.results_dir),
+                                "Latency distribution by queue depth")
     text = render_markdown(df, found, settings, run.setup, run.ws.link, peak_findings(peaks))
     written = [run.write_table(TABLE, df), run.write_table(PEAK_TABLE, peaks),
                *map(run.ws.show, figures), run.write_text(SNIPPET, text)]
