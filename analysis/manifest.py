@@ -33,6 +33,19 @@ def differences(old: dict, new: dict) -> list[str]:
             for key in IDENTITY_KEYS if str(old.get(key, "")) != str(new.get(key, ""))]
 
 
+def case_options(manifest: dict) -> dict[str, dict[str, str]]:
+    """{case: {fio option: value}} from the manifest's matrix ("name: rw=randread bs=4k; ..."),
+    as lib/run.bash case_matrix writes it. The toolkit's own @options are left out; so are
+    options fio expands (${TK_LOG}), whose value in fio's output is not the one written."""
+    out = {}
+    for entry in filter(None, (manifest.get("matrix") or "").split("; ")):
+        name, _, opts = entry.partition(": ")
+        out[name.strip()] = {key: value for key, _, value in
+                             (opt.partition("=") for opt in opts.split())
+                             if not key.startswith("@") and "${" not in value}
+    return out
+
+
 def write_atomically(path: Path, doc: dict) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")

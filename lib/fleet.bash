@@ -154,11 +154,12 @@ fleet_run_all_hosts() {
             fleet_drop "$h" "$job rep $k: $reason (fio's client exit $rc)"
             continue
         fi
-        reply=$(service_ask check-result "$partial")
+        reply=$(service_ask check-result "$partial" "$(fleet_results_dir "$h")/manifest.json" "$job")
         if [[ $reply == ok ]]; then
             mv -f -- "$partial" "$dir/rep$k.json"
         else
             mv -f -- "$partial" "$dir/rep$k.failed.json"
+            diagnose_fault "$job rep $k on $(fleet_name "$h")" "" 0 0
             reason=${reply#bad$'\t'}
             [[ $reason != *"did no I/O"* ]] || reason+="; if its server refused the job, the reason is in $(fleet_check_log "$h" "$job")"
             fleet_drop "$h" "$job rep $k: $reason"
@@ -269,8 +270,9 @@ fleet_section_main() {
     for h in "${!FLEET_LABELS[@]}"; do
         [[ -e $(fleet_results_dir "$h")/manifest.json ]] || continue
         info "analysis of $(fleet_name "$h"):"
+        # A host that dropped out may have a point left with none: its analysis says so.
         RESULTS="$RESULTS/hosts/${FLEET_LABELS[$h]}" tk_python "$SECTION" "${ANALYSIS_ARGS[@]}" ||
-            failed_analysis+=" $(fleet_name "$h")"
+            [[ -n ${FLEET_DROPPED[$h]} ]] || failed_analysis+=" $(fleet_name "$h")"
     done
     tk_python hosts "$SECTION" || failed_analysis+=" (the comparison of the hosts)"
     [[ -z $failed_analysis ]] || die "$EXIT_FAIL" "the analysis failed for$failed_analysis (see above); the raw results are kept"
