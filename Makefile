@@ -10,7 +10,7 @@ SECTIONS := qd1 bs_sweep mix_rw qd_sweep wss_burst
 SHELL_FILES := env.bash report.bash serve.bash $(SECTIONS:%=%_test.bash) lib/*.bash .ci/run \
 	bench/overhead
 
-.PHONY: report env qd1 bs mix qd wss compare $(SECTIONS) analysis test lint clean help
+.PHONY: report env qd1 bs mix qd wss compare $(SECTIONS) analysis sample-report test lint clean help
 
 help:
 	@echo "make report    §1 env, every section, then out/report.md and .html (default target)"
@@ -24,6 +24,7 @@ help:
 	@echo "               HOSTS=lab.hosts runs it on every host of a fleet (serve.bash on each)"
 	@echo "make compare A=results-a B=results-b [FAIL_IF_WORSE=PCT]   B against A: ratios, Welch's t-test"
 	@echo "make analysis  redraw all tables, figures and snippets from results/ (no device I/O)"
+	@echo "make sample-report   regenerate docs/sample/ (a quick report on the default target)"
 	@echo "make test      shellcheck, ruff and the test suite (needs root for loop devices)"
 	@echo "make lint      shellcheck and ruff only"
 	@echo "make clean     remove tables/, figs/, out/ and tmp/ (results/ is kept)"
@@ -57,6 +58,15 @@ analysis:
 			if [ -d $$h$$s ]; then RESULTS=$${h%/} $(PYTHON) -m analysis $$s || exit 1; fleet=1; fi; done; \
 		if [ -n "$$fleet" ]; then $(PYTHON) -m analysis hosts $$s || exit 1; fi; done
 	$(PYTHON) -m analysis report
+
+# docs/sample/: a real quick report on the default target (tmp/target.img), run into its own
+# tree results/sample (started afresh: it is the sample's, nobody else's), then copied with the
+# figures it links and a line saying what it ran on. A clean environment: no TARGET, HOSTS or
+# section setting of the caller's changes the experiment. A few minutes of disk load.
+sample-report:
+	rm -rf results/sample tables/sample figs/sample out/sample
+	env -i PATH="$$PATH" HOME="$$HOME" bash report.bash --profile quick --results results/sample
+	$(PYTHON) -m analysis.sample_report --results results/sample --dest docs/sample
 
 test: lint
 	$(PYTHON) -m pytest -q tests

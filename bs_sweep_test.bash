@@ -31,7 +31,10 @@ Section options:
                      (RW_LIST; default $DEFAULT_RW)
   --bs LIST          block sizes, comma-separated, multiples of 512 (BS_LIST;
                      default $DEFAULT_BS)
-  --iodepth N        I/Os in flight in every case (IODEPTH; default $DEFAULT_IODEPTH)
+  --iodepth N        I/Os in flight per job in every case (IODEPTH; default $DEFAULT_IODEPTH)
+  --jobs LIST        job counts (fio's numjobs), comma-separated: each a sweep of its own, with
+                     N x iodepth I/Os in flight (JOBS_LIST; default 1). A fast drive may need
+                     several submitting jobs to show its MB/s at small blocks.
 
 EOF
     common_usage
@@ -46,18 +49,20 @@ Example: sudo bash $TK_PROG --profile quick --bs 4k,64k,1m
 EOF
 }
 
-opt_rw="" opt_bs="" opt_iodepth=""
+opt_rw="" opt_bs="" opt_iodepth="" opt_jobs=""
 section_option() {
     case "$1" in
         --rw) need_value "$@" && opt_rw=$2 && SECTION_SHIFT=2 ;;
         --bs) need_value "$@" && opt_bs=$2 && SECTION_SHIFT=2 ;;
         --iodepth) need_value "$@" && opt_iodepth=$2 && SECTION_SHIFT=2 ;;
+        --jobs) need_value "$@" && opt_jobs=$2 && SECTION_SHIFT=2 ;;
     esac
 }
 
 section_cases() {
     local rw_list=${opt_rw:-${RW_LIST:-$DEFAULT_RW}} bs_list=${opt_bs:-${BS_LIST:-$DEFAULT_BS}}
-    local iodepth=${opt_iodepth:-${IODEPTH:-$DEFAULT_IODEPTH}} rw bs
+    local iodepth=${opt_iodepth:-${IODEPTH:-$DEFAULT_IODEPTH}} rw bs jobs
+    jobs_list JOBS_LIST "${opt_jobs:-${JOBS_LIST:-1}}"
     require_int IODEPTH "$iodepth" 1
     split_list RW_LIST "$rw_list"
     local patterns=("${LIST_ITEMS[@]}")
@@ -65,9 +70,12 @@ section_cases() {
     split_list BS_LIST "$bs_list"
     local sizes=()
     for bs in "${LIST_ITEMS[@]}"; do sizes+=("$(block_size_token BS_LIST "$bs")"); done
-    for rw in "${patterns[@]}"; do
-        for bs in "${sizes[@]}"; do
-            add_case "$rw-$bs" "rw=$rw" "bs=$bs" "iodepth=$((10#$iodepth))"
+    for jobs in "${JOBS_ITEMS[@]}"; do
+        for rw in "${patterns[@]}"; do
+            for bs in "${sizes[@]}"; do
+                # shellcheck disable=SC2046  # no numjobs= for one job: the case as before --jobs
+                add_case "$rw-$bs$(jobs_suffix "$jobs")" "rw=$rw" "bs=$bs" "iodepth=$((10#$iodepth))" $(jobs_option "$jobs")
+            done
         done
     done
 }

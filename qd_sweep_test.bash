@@ -27,6 +27,11 @@ knee) each extra I/O only waits in the queue, and latency grows for nothing.
 Section options:
   --qd LIST             queue depths, comma-separated (QD_LIST; default $DEFAULT_QD)
   --seq, --no-seq       also sweep 128 KiB sequential read (SEQ=1 or 0; default on)
+  --jobs LIST           job counts (fio's numjobs), comma-separated: each a sweep of its own;
+                        a point has QD x jobs I/Os in flight (JOBS_LIST; default 1)
+  --peak, --no-peak     after the sweep, search for the peak: more jobs and depth around the
+                        best point until IOPS gain less than 5%, jobs up to the CPUs (PEAK=1 or 0;
+                        default on). The report's peak IOPS and MB/s come from it.
   --slo-p99-us N        latency objective: the deepest queue whose p99 stays within N µs
                         (SLO_P99_US; default 1000)
   --knee-gain PCT       the knee is the first depth whose step from the previous one gains
@@ -50,12 +55,15 @@ EOF
 
 # Thresholds of the analysis: flag, then environment variable; none means the analysis default
 # (or the value a previous analysis of these results stored).
-opt_qd="" opt_seq="" opt_slo="" opt_knee_gain="" opt_knee_latency=""
+opt_qd="" opt_seq="" opt_slo="" opt_knee_gain="" opt_knee_latency="" opt_jobs="" opt_peak=""
 section_option() {
     case "$1" in
         --qd) need_value "$@" && opt_qd=$2 && SECTION_SHIFT=2 ;;
         --seq) opt_seq=1 && SECTION_SHIFT=1 ;;
         --no-seq) opt_seq=0 && SECTION_SHIFT=1 ;;
+        --jobs) need_value "$@" && opt_jobs=$2 && SECTION_SHIFT=2 ;;
+        --peak) opt_peak=1 && SECTION_SHIFT=1 ;;
+        --no-peak) opt_peak=0 && SECTION_SHIFT=1 ;;
         --slo-p99-us) need_value "$@" && opt_slo=$2 && SECTION_SHIFT=2 ;;
         --knee-gain) need_value "$@" && opt_knee_gain=$2 && SECTION_SHIFT=2 ;;
         --knee-latency) need_value "$@" && opt_knee_latency=$2 && SECTION_SHIFT=2 ;;
@@ -69,21 +77,55 @@ add_threshold() { # NAME FLAG VALUE: pass a threshold on to the analysis when on
 }
 
 section_cases() {
-    local qd_list=${opt_qd:-${QD_LIST:-$DEFAULT_QD}} seq=${opt_seq:-${SEQ:-1}} qd
+    local qd_list=${opt_qd:-${QD_LIST:-$DEFAULT_QD}} seq=${opt_seq:-${SEQ:-1}} qd jobs
+    PEAK=${opt_peak:-${PEAK:-1}}
     require_one_of SEQ "$seq" 0 1
+    require_one_of PEAK "$PEAK" 0 1
+    jobs_list JOBS_LIST "${opt_jobs:-${JOBS_LIST:-1}}"
     split_list QD_LIST "$qd_list"
     local depths=()
     for qd in "${LIST_ITEMS[@]}"; do
         require_int QD_LIST "$qd" 1
         depths+=("$((10#$qd))")
     done
-    for qd in "${depths[@]}"; do add_case "randread-4k-qd$qd" rw=randread bs=4k "iodepth=$qd"; done
-    if ((seq)); then
-        for qd in "${depths[@]}"; do add_case "read-128k-qd$qd" rw=read bs=128k "iodepth=$qd"; done
-    fi
+    for jobs in "${JOBS_ITEMS[@]}"; do
+        for qd in "${depths[@]}"; do
+            # shellcheck disable=SC2046  # no numjobs= for one job: the case as before --jobs
+            add_case "randread-4k-qd$qd$(jobs_suffix "$jobs")" rw=randread bs=4k "iodepth=$qd" $(jobs_option "$jobs")
+        done
+        if ((seq)); then
+            for qd in "${depths[@]}"; do
+                # shellcheck disable=SC2046  # no numjobs= for one job: the case as before --jobs
+                add_case "read-128k-qd$qd$(jobs_suffix "$jobs")" rw=read bs=128k "iodepth=$qd" $(jobs_option "$jobs")
+            done
+        fi
+    done
     add_threshold SLO_P99_US --slo-p99-us "${opt_slo:-${SLO_P99_US:-}}"
     add_threshold KNEE_GAIN_PCT --knee-gain "${opt_knee_gain:-${KNEE_GAIN_PCT:-}}"
     add_threshold KNEE_LATENCY_PCT --knee-latency "${opt_knee_latency:-${KNEE_LATENCY_PCT:-}}"
+}
+
+section_plan_note() {
+    ((PEAK)) || return 0
+    info "  peak     then a peak search: up to 8 more cases per pattern, more jobs (up to $(nproc), the CPUs)"
+    info "           and depth around the best point so far, until IOPS gain less than 5% (--no-peak: none)"
+}
+
+# The peak search (analysis/peak_search.py): after the sweep, more jobs and depth around the best
+# point so far, one round at a time, until IOPS gain less than 5% (bounded by the CPUs).
+section_more_cases() {
+    local next name opts added=1
+    ((PEAK)) || return 1
+    next=$(tk_python peak-next "$RESULTS_DIR" --cpus "$(nproc)") ||
+        die "$EXIT_FAIL" "the peak search could not read $RESULTS_DIR (see above); the results so far are kept"
+    while IFS=$'\t' read -r name opts; do
+        [[ -n $name ]] || continue
+        # shellcheck disable=SC2086  # opts is a list of fio options
+        add_case "$name" $opts
+        info "peak search: adding $name ($opts)"
+        added=0
+    done <<<"$next"
+    return "$added"
 }
 
 main() {

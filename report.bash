@@ -29,8 +29,8 @@ and one of its own:
                      the others were skipped. A section's own settings go in the environment
                      (QD_LIST=1,4,16 bash $TK_PROG): the options are given to every section.
 
-With --hosts (HOSTS), a fleet run: every section runs on all hosts at once (see README, "Fleet
-runs"), except ${LOCAL_ONLY[*]}, which is skipped with the reason; §1 records this machine.
+With --hosts (HOSTS), a fleet run: every section runs on all hosts at once (see docs/fleet.md),
+except ${LOCAL_ONLY[*]}, which is skipped with the reason; §1 records this machine.
 With --results DIR (RESULTS), the results go to DIR and the report to out/<name of DIR>/.
 Each section's messages are kept in DIR/report-logs/<section>.log, and the exit codes in
 DIR/report_status.tsv, which the report reads (a section that failed or was skipped is named

@@ -26,6 +26,8 @@ COMMANDS = {
     "fleet": ("analysis.fleet", "fio client/server output: probe FILE; split OUT LABEL=HOST,PORT=FILE"),
     "hosts": ("analysis.hosts", "a section across fleet hosts: table, figure and snippet"),
     "serve": ("analysis.runner_service", "pipe helper for the run loop (check-result, safety)"),
+    "peak-next": ("analysis.peak_search", "§5's peak search: the next cases to run, if any"),
+    "host-ceiling": ("analysis.host_ceiling", "fio's null-engine ceiling of each case: DIR CASE..."),
 }
 
 

@@ -91,4 +91,5 @@ def setup_line(manifest: dict, model: str) -> str:
     direct = "direct I/O" if str(manifest.get("direct", "1")) == "1" else "BUFFERED I/O"
     return (f"Device: {model} · target `{manifest.get('target', '?')}` "
             f"({manifest.get('target_kind', '?')}) · profile {manifest.get('profile', '?')} "
-            f"({runs}) · engine {manifest.get('engine', '?')}, {direct}")
+            f"({runs}) · engine {manifest.get('engine_note') or manifest.get('engine', '?')}, "
+            f"{direct}")

@@ -23,12 +23,14 @@ from analysis import workspace
 from analysis.cases import (
     UNSTABLE_CV,
     Case,
+    case_rows,
     frame_of_cases,
     read_manifest,
     read_section,
     report_left_out,
 )
 from analysis.facts import Anomaly, Facts
+from analysis.host_ceiling import HOST_BOUND_SHARE, read_ceilings
 from analysis.workspace import Workspace
 
 
@@ -73,7 +75,7 @@ def run_section(argv: list[str], *, section: str, script: str, description: str,
     manifest = read_manifest(results_dir)
     cases = read_section(results_dir)
     report_left_out(cases, section)
-    table = frame_of_cases(cases, always)
+    table = frame_of_cases(cases, always, read_ceilings(results_dir))
     if table.empty and not any(c.left_out for c in cases):
         print(f"{section}: {results_dir} holds no finished repetition; run {script}",
               file=sys.stderr)
@@ -88,8 +90,8 @@ def run_section(argv: list[str], *, section: str, script: str, description: str,
     setup += left_out_note(cases, missing, rerun)
     run = SectionRun(ws, results_dir, table, setup, args)
     written = produce(run)
-    anomaly = unstable_anomaly(table)
-    run.facts.anomalies += ([anomaly] if anomaly else []) + facts_file.health_anomalies(results_dir)
+    anomalies = [a for a in (unstable_anomaly(table), host_anomaly(table)) if a]
+    run.facts.anomalies += anomalies + facts_file.health_anomalies(results_dir)
     run.facts.anomalies += left_out_anomalies(cases, missing, rerun)
     facts_path = f"tables/{section}_facts.json"
     facts_file.write(ws.path(facts_path), section, run.facts)
@@ -224,6 +226,47 @@ def unstable_anomaly(table: pd.DataFrame) -> Anomaly | None:
         f"{len(rows)} of {len(table)} points have a CV above {UNSTABLE_CV * 100:.0f}% over their "
         f"repetitions (worst: {worst.case} {worst.direction}, {worst_cv(worst)}); lengthen "
         "--runtime or add repetitions before quoting them."))
+
+
+def host_bound_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows the host limited, one per case (analysis.host_ceiling)."""
+    rows = case_rows(df)
+    return rows[rows.host_bound.astype(bool)]
+
+
+def _host_reason(row) -> str:
+    share = row.iops_mean / row.host_ceiling_iops if row.host_ceiling_iops else math.nan
+    cpu = row.cpu_usr_pct + row.cpu_sys_pct
+    parts = [] if math.isnan(share) else [f"{share * 100:.0f}% of fio's null-engine ceiling"]
+    if not math.isnan(cpu):
+        parts.append(f"CPU {cpu:.0f}% per job")
+    return ", ".join(parts)
+
+
+def host_finding(df: pd.DataFrame, label: Callable[[object], str]) -> str:
+    """The line every snippet ends with, after stability: which points the host limited."""
+    if df.host_ceiling_iops.isna().all():
+        return ("**Host:** no host ceiling was measured for these results (a fleet run, or results "
+                "from before the toolkit measured it); the CPU columns still show fio's own load.")
+    bound = host_bound_rows(df)
+    if bound.empty:
+        return (f"**Host:** no point reached {HOST_BOUND_SHARE * 100:.0f}% of what fio alone can "
+                "issue on this host (its null-engine ceiling) or kept its CPUs busy: by this "
+                "test, the drive set the pace.")
+    return ("**Host-bound:** " + ", ".join(f"{label(r)} ({_host_reason(r)})" for r in
+                                            bound.itertuples())
+            + ": these points measure this host (fio and the kernel) as much as the drive; a "
+              "faster host or more jobs would show more (docs/methodology.md, host ceiling).")
+
+
+def host_anomaly(table: pd.DataFrame) -> Anomaly | None:
+    bound = host_bound_rows(table)
+    if bound.empty:
+        return None
+    return Anomaly("host_bound", (
+        f"{len(bound)} of {len(case_rows(table))} points were limited by the host, not the drive "
+        f"(reached {HOST_BOUND_SHARE * 100:.0f}% of fio's null-engine ceiling or kept their CPUs "
+        f"busy): {', '.join(f'{r.case} ({_host_reason(r)})' for r in bound.itertuples())}."))
 
 
 def clat_note(df: pd.DataFrame) -> list[str]:

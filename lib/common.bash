@@ -2,7 +2,7 @@
 # lib/common.bash: exit codes, messages, the common options and the profiles.
 # Sourced by every section script; never run on its own.
 
-# Exit codes of every script (DESIGN.md).
+# Exit codes of every script (docs/architecture.md).
 readonly EXIT_OK=0 EXIT_FAIL=1 EXIT_USAGE=2 EXIT_UNSAFE=3 EXIT_INTERRUPTED=130
 export EXIT_OK EXIT_FAIL EXIT_USAGE EXIT_UNSAFE EXIT_INTERRUPTED
 
@@ -88,6 +88,20 @@ split_list() {
         seen+="$item "
     done
 }
+
+# jobs_list NAME VALUE: the job counts (fio's numjobs) of VALUE, whole numbers >= 1, in
+# JOBS_ITEMS. A case with more than one job is named with -j<N> (jobs_suffix).
+jobs_list() {
+    local jobs
+    split_list "$1" "$2"
+    JOBS_ITEMS=()
+    for jobs in "${LIST_ITEMS[@]}"; do
+        require_int "$1" "$jobs" 1
+        JOBS_ITEMS+=("$((10#$jobs))")
+    done
+}
+jobs_suffix() { ((10#$1 == 1)) || printf -- '-j%s' "$((10#$1))"; }
+jobs_option() { ((10#$1 == 1)) || printf 'numjobs=%s' "$((10#$1))"; } # none for one job
 
 # A size as the toolkit writes it in case names and fio options: 4k, 128k, 1m, 8g (the largest
 # unit that divides it; plain bytes below 1 KiB).

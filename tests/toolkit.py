@@ -30,7 +30,7 @@ TINY = ["--profile", "quick", "--runtime", "1", "--ramp", "0", "--repeat", "2", 
 # Settings the scripts read from the environment: a test sets the ones it means, never inherits.
 SETTINGS = ("TARGET", "PROFILE", "RUNTIME", "RAMP", "REPEAT", "SIZE", "ENGINE", "DESTROY",
             "NO_PREFILL", "DRY_RUN", "FRESH", "RW_LIST", "BS_LIST", "BS", "IODEPTH", "MIX_LIST",
-            "QD_LIST", "SEQ", "SLO_P99_US", "KNEE_GAIN_PCT", "KNEE_LATENCY_PCT", "PARTS",
+            "QD_LIST", "SEQ", "JOBS_LIST", "PEAK", "SLO_P99_US", "KNEE_GAIN_PCT", "KNEE_LATENCY_PCT", "PARTS",
             "WSS_LIST", "DURATION", "BURST_RW", "BURST_BS", "PRECONDITION", "YES", "RESULTS",
             "SECTIONS", "HOSTS", "LISTEN", "READ_ONLY", "TK_SERVE_DIR")
 

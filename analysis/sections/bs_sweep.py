@@ -22,6 +22,7 @@ from analysis.plots import COLORS, Highlight, Panel, Series, line_chart
 from analysis.section import (
     SectionRun,
     clat_note,
+    host_finding,
     reps_label,
     run_section,
     snippet,
@@ -106,7 +107,8 @@ def analyse(table: pd.DataFrame) -> tuple[pd.DataFrame, list[Sweep]]:
     pattern's sweep, patterns in the order the cases were run."""
     rows = case_rows(table).copy()
     rows.insert(1, "pattern", [md.pattern(r.rw, r.bs) for r in rows.itertuples()])
-    rows["series"] = [series_label(r.rw, r.read_pct) for r in rows.itertuples()]
+    rows["series"] = [series_label(r.rw, r.read_pct) + (f" × {r.numjobs} jobs" if r.numjobs > 1
+                                                        else "") for r in rows.itertuples()]
     parts, found = [], []
     for label, group in rows.groupby("series", sort=False):
         group = group.sort_values("bs").copy()
@@ -261,6 +263,7 @@ def findings(df: pd.DataFrame, found: list[Sweep]) -> list[str]:
             if gap:
                 out.append(gap)
     out.append(stability_finding(df, lambda r: r.pattern))
+    out.append(host_finding(df, lambda r: r.pattern))
     out += clat_note(df)
     return out
 

@@ -19,6 +19,7 @@ from analysis.plots import BarSet, Panel, Series, grouped_bars, line_chart
 from analysis.section import (
     SectionRun,
     clat_note,
+    host_finding,
     run_section,
     snippet,
     stability_finding,
@@ -382,6 +383,7 @@ def findings(df: pd.DataFrame) -> list[str]:
                    "(--repeat) for error bars.")
     else:
         out.append(stability_finding(stability_rows(df), lambda r: f"{r.mix} {r.direction}"))
+    out.append(host_finding(df, lambda r: r.case))
     return out + clat_note(df)
 
 

@@ -15,6 +15,7 @@ from analysis.plots import bar_chart
 from analysis.section import (
     SectionRun,
     clat_note,
+    host_finding,
     run_section,
     snippet,
     stability_finding,
@@ -104,6 +105,7 @@ def findings(df: pd.DataFrame) -> list[str]:
     out.append(text)
 
     out.append(stability_finding(df, lambda r: r.pattern))
+    out.append(host_finding(df, lambda r: r.pattern))
     out += clat_note(df)
     return out
 

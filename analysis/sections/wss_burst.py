@@ -26,6 +26,7 @@ from analysis.plots import Panel, Series, bar_chart, line_chart
 from analysis.section import (
     SectionRun,
     clat_note,
+    host_finding,
     run_section,
     snippet,
     stability_finding,
@@ -313,6 +314,7 @@ def produce(run: SectionRun) -> list[str]:
     repeated = run.table[~run.table.case.str.startswith("burst")]
     if not repeated.empty:
         findings.append(stability_finding(repeated, lambda r: r.case))
+    findings.append(host_finding(run.table, lambda r: r.case))
     findings += clat_note(run.table)
     notes = [standard_note(repeated if not repeated.empty else run.table)]
     text = snippet(f"## {SECTIONS[SECTION].heading}", run.setup, notes + blocks, [],
