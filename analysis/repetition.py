@@ -26,31 +26,41 @@ from analysis.manifest import case_options
 FIO_DEFAULTS = {"iodepth": "1", "numjobs": "1"}
 # The manifest's settings that every job of the run was rendered with (lib/run.bash
 # render_jobfile): fio option -> manifest key.
-RUN_OPTIONS = {"ioengine": "engine", "direct": "direct", "size": "region_bytes"}
+RUN_OPTIONS = {"direct": "direct", "size": "region_bytes"}
 
 
 class BadRepetition(Exception):
     """str(e) is a one-line reason, e.g. 'fio reported error 5 (Input/output error)'."""
 
 
+def run_engines(manifest: dict) -> str:
+    """The engines the run's jobfiles name: `engines` ("psync io_uring": one at QD=1, one
+    deeper, lib/run.bash engine_for_case), or the one `engine` of an older manifest."""
+    return str(manifest.get("engines") or "").strip() or str(manifest.get("engine") or "")
+
+
 def expected_options(manifest: dict, case: str) -> dict[str, str] | None:
     """The job options a repetition of `case` must show, or None when the manifest does not
-    describe the case (a tree from before manifests held the matrix: nothing to compare)."""
+    describe the case (a tree from before manifests held the matrix: nothing to compare). A
+    value with spaces lists the values allowed (the run's engines)."""
     matrix = case_options(manifest)
     if case not in matrix:
         return None
     expected = dict(FIO_DEFAULTS)
     expected.update({opt: str(manifest[key]) for opt, key in RUN_OPTIONS.items()
                      if str(manifest.get(key, "")) != ""})
+    if run_engines(manifest):
+        expected["ioengine"] = run_engines(manifest)
     expected.update(matrix[case])
     return expected
 
 
 def same_value(have: str | None, want: str) -> bool:
-    """fio echoes options as written; sizes may be spelt two ways (4k and 4096)."""
+    """fio echoes options as written; sizes may be spelt two ways (4k and 4096); `want` may list
+    the values allowed, separated by spaces."""
     if have is None:
         return False
-    if have == want:
+    if have == want or (" " in want and have in want.split()):
         return True
     a, b = parse_size(have), parse_size(want)
     return a is not None and a == b
@@ -61,8 +71,10 @@ def option_mismatches(group: JobGroup, expected: dict[str, str]) -> list[str]:
     for key, want in expected.items():
         have = group.options.get(key, FIO_DEFAULTS.get(key))
         if not same_value(have, want):
+            allowed = " or ".join(f"{key}={w}" for w in want.split()) if " " in want else \
+                f"{key}={want}"
             out.append(f"{key}={have if have is not None else '(not set)'} where its case has "
-                       f"{key}={want}")
+                       f"{allowed}")
     return out
 
 

@@ -403,7 +403,10 @@ run_repetition() {
     PARTIAL="$dir/.rep$k.json.partial"
     if [[ $TARGET_KIND == block ]] && case_writes "$i"; then
         reply=$(service_ask safety "$TARGET_PATH" "$DESTROY")
-        [[ $reply == ok ]] || die "$EXIT_UNSAFE" "${reply#refused$'\t'}"
+        if [[ $reply != ok ]]; then
+            diagnose_fault "$name rep $k" "$TARGET_PATH" 0 1 # a device gone is no safety refusal
+            die "$EXIT_UNSAFE" "${reply#refused$'\t'}"
+        fi
     fi
     if declare -F section_before_repetition >/dev/null; then section_before_repetition "$i" "$k"; fi
     TK_LOG="$dir/rep$k" run_fio "$dir/rep$k.stderr" --output-format=json+ --output="$PARTIAL" \
