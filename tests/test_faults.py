@@ -33,6 +33,7 @@ from tests.toolkit import (
     mkfs_ext4,
     mounted,
     run,
+    script_env,
     sha256_of,
     start,
     wait_for_line,
@@ -48,6 +49,7 @@ ARGS = [*TINY, "--size", "16M", "--rw", "randread,randwrite", "--bs", "4k", "--j
 CASES = ["randread-4k", "randwrite-4k"]
 IN_THE_WRITE_CASE = "[3/4] randwrite-4k rep 1/2"  # the read case's two repetitions are done
 RESUMED = "resuming: 2 of 4 repetitions already done, 2 to run"
+IN_THE_READ_CASE = "[2/4] randread-4k rep 2/2"  # its first repetition is done
 
 
 # --- what every test checks -----------------------------------------------------------------
@@ -67,6 +69,7 @@ def analyse(root: Path, results: Path) -> subprocess.CompletedProcess:
 def clean_table(root: Path, section_dir: Path, tmp: Path) -> pd.DataFrame:
     """The table a clean run would give from the same repetitions: only the repetition files
     and what the run records beside them, analysed in a tree of their own."""
+    tmp.mkdir(parents=True, exist_ok=True)
     clean = tmp / "clean-rows"  # a results tree: its table goes to tables/clean-rows/
     target = clean / SECTION
     target.mkdir(parents=True)
@@ -91,6 +94,19 @@ def check_complete(root: Path, section_dir: Path, kept: dict[str, str], tmp: Pat
     got = pd.read_csv(table or root / "tables" / f"{SECTION}.csv")
     pd.testing.assert_frame_equal(got, clean_table(root, section_dir, tmp))
     assert (got.n == 2).all()
+
+
+def resumed(kept: dict) -> str:
+    return f"resuming: {len(kept)} of 4 repetitions already done, {4 - len(kept)} to run"
+
+
+def kept_after_fault(section_dir: Path, before: dict[str, str]) -> dict[str, str]:
+    """The repetitions kept: every one finished before the fault was injected, unchanged (the one
+    under way then may have finished too, or not: the fault may have met it)."""
+    kept = good_reps(section_dir)
+    assert "randread-4k/rep1.json" in before
+    assert {rel: kept.get(rel) for rel in before} == before
+    return kept
 
 
 def no_process_left(root: Path) -> None:
@@ -125,9 +141,9 @@ def test_damaged_and_foreign_repetitions_are_named_left_out_and_rerun(toolkit, t
     result = analyse(toolkit, toolkit / "results")
     assert result.returncode == 0, result.stderr
     err = result.stderr
-    assert (f"left out {read2.relative_to(toolkit)}: not a repetition of this case: its job "
+    assert (f"left out {read2}: not a repetition of this case: its job "
             "options say rw=randwrite where its case has rw=randread") in err
-    assert f"left out {write2.relative_to(toolkit)}: truncated or malformed JSON" in err
+    assert f"left out {write2}: truncated or malformed JSON" in err
     assert "--output-format=json+" not in err  # the toolkit's own reps: the remedy is a rerun
     assert "2 repetition file(s) left out" in err and f"sudo bash {SCRIPT}" in err
     table = pd.read_csv(toolkit / "tables" / f"{SECTION}.csv")
@@ -207,23 +223,23 @@ def test_loop_device_detached_under_the_run(toolkit, tmp_path):
     with loop_device(backing, size_mb=24) as dev:
         args = [*ARGS, "--target", dev]
         proc = start(toolkit, SCRIPT, *args)
-        wait_for_line(proc, "[2/4] randread-4k rep 2/2")
-        # Detached while fio reads it: the kernel lets go of it when fio closes it.
+        wait_for_line(proc, IN_THE_READ_CASE)
+        section = toolkit / "results" / SECTION
+        before = good_reps(section)
+        # Detached under the run (if fio holds it open, when fio closes it).
         subprocess.run(["losetup", "-d", dev], check=True)
         err = finish(proc)
         assert proc.returncode == 1, err
         assert f"the target is gone: {dev} has no media any more (size 0: a loop device " \
                "detached" in err
         assert "the finished repetitions are kept; rerun the same command to finish" in err
-        section = toolkit / "results" / SECTION
-        kept = good_reps(section)
-        assert sorted(kept) == ["randread-4k/rep1.json", "randread-4k/rep2.json"]
+        kept = kept_after_fault(section, before)
 
         # The same device back at the same path.
         subprocess.run(["losetup", "--direct-io=on", dev, str(backing)], check=True)
         result = run(toolkit, SCRIPT, *args)
         assert result.returncode == 0, result.stderr
-        assert RESUMED in result.stderr
+        assert resumed(kept) in result.stderr
         check_complete(toolkit, section, kept, tmp_path)
 
 
@@ -232,18 +248,19 @@ def test_filesystem_remounted_read_only_under_the_run(toolkit, tmp_path):
     with loop_device(tmp_path / "fs.img", size_mb=64, fill=False) as dev:
         mkfs_ext4(dev)
         with mounted(dev, tmp_path / "mnt") as mnt:
+            (mnt / "target.img").write_bytes(os.urandom(16 << 20))
             args = [*ARGS, "--target", str(mnt / "target.img")]
             proc = start(toolkit, SCRIPT, *args)
-            wait_for_line(proc, "[2/4] randread-4k rep 2/2")
+            wait_for_line(proc, IN_THE_READ_CASE)
             # The read case holds the file open read-only, so the remount is allowed: as the
             # kernel does on its own after an I/O error (errors=remount-ro).
             subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
             err = finish(proc)
             assert proc.returncode == 1, err
-            assert (f"the target {mnt / 'target.img'} turned read-only under the run: its "
-                    f"filesystem {mnt} is mounted read-only now") in err
+            assert (f"randwrite-4k rep 1 failed: the target {mnt / 'target.img'} turned "
+                    f"read-only under the run: its filesystem {mnt} is mounted read-only now") in err
             section = toolkit / "results" / SECTION
-            kept = good_reps(section)
+            kept = good_reps(section)  # reads go on on a read-only filesystem
             assert sorted(kept) == ["randread-4k/rep1.json", "randread-4k/rep2.json"]
 
             subprocess.run(["mount", "-o", "remount,rw", str(mnt)], check=True)
@@ -263,7 +280,8 @@ def test_results_folder_fills_up(toolkit, tmp_path):
         args = [*ARGS, "--results", str(results)]
         section = results / SECTION
         proc = start(toolkit, SCRIPT, *args)
-        wait_for_line(proc, "[2/4] randread-4k rep 2/2")
+        wait_for_line(proc, IN_THE_READ_CASE)
+        before = good_reps(section)
         filler = where / "other-files.bin"  # whatever else fills the disk
         with open(filler, "wb") as f, contextlib.suppress(OSError):
             while True:
@@ -274,13 +292,12 @@ def test_results_folder_fills_up(toolkit, tmp_path):
         assert f"the results folder {section} is full" in err
         assert f"free on {where}): the run stopped" in err and "Free space there" in err
         assert "malformed JSON" not in err and "cp: " not in err
-        kept = good_reps(section)
-        assert sorted(kept) == ["randread-4k/rep1.json", "randread-4k/rep2.json"]
+        kept = kept_after_fault(section, before)
 
         filler.unlink()
         result = run(toolkit, SCRIPT, *args)
         assert result.returncode == 0, result.stderr
-        assert RESUMED in result.stderr
+        assert resumed(kept) in result.stderr
         check_complete(toolkit, section, kept, tmp_path,
                        toolkit / "tables" / "drive-a" / f"{SECTION}.csv")
     finally:
@@ -313,3 +330,102 @@ def test_a_smartctl_that_never_answers_is_stopped_and_named(toolkit, tmp_path):
     assert result.returncode == 0, result.stderr
     assert "[1/4]" not in result.stderr and "[4/4]" not in result.stderr
     check_complete(toolkit, section, kept, tmp_path)
+
+
+# --- a fleet server's link cut ------------------------------------------------------------------
+@contextlib.contextmanager
+def two_namespaces(tag: str):
+    """Two network namespaces joined by a veth pair, addresses only inside them: the orchestrator
+    in one (10.218.0.1), a lab machine in the other (10.218.0.2). Nothing leaves this machine."""
+    here, there = f"i18{tag}o", f"i18{tag}s"
+    ip = ["ip"]
+    try:
+        for cmd in (["netns", "add", here], ["netns", "add", there],
+                    ["link", "add", f"{here}0", "type", "veth", "peer", "name", f"{there}0"],
+                    ["link", "set", f"{here}0", "netns", here],
+                    ["link", "set", f"{there}0", "netns", there],
+                    ["-n", here, "addr", "add", "10.218.0.1/24", "dev", f"{here}0"],
+                    ["-n", there, "addr", "add", "10.218.0.2/24", "dev", f"{there}0"],
+                    ["-n", here, "link", "set", f"{here}0", "up"],
+                    ["-n", there, "link", "set", f"{there}0", "up"],
+                    ["-n", here, "link", "set", "lo", "up"],
+                    ["-n", there, "link", "set", "lo", "up"]):
+            subprocess.run(ip + cmd, check=True)
+        yield here, there
+    finally:
+        for ns in (here, there):
+            pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True,
+                                  check=False).stdout.split()
+            for pid in pids:  # only what runs inside the test's own namespaces
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(int(pid), signal.SIGKILL)
+            subprocess.run(["ip", "netns", "del", ns], check=False)
+
+
+def serve_in(ns: str, root: Path, state: Path, addr: str, port: int, target: str):
+    log = open(root / "tmp" / f"serve-{port}.log", "w")  # noqa: SIM115 (closed by the caller)
+    proc = subprocess.Popen(["ip", "netns", "exec", ns, "bash", str(root / "serve.bash"),
+                             "--listen", f"{addr}:{port}", "--target", target, "--size", "16M"],
+                            stdout=log, stderr=subprocess.STDOUT, cwd=root, start_new_session=True,
+                            env=script_env({"TK_SERVE_DIR": str(state)}))
+    deadline = time.monotonic() + 30
+    while f":{port} " not in subprocess.run(["ip", "netns", "exec", ns, "ss", "-Hltn"],
+                                            capture_output=True, text=True, check=False).stdout:
+        assert proc.poll() is None and time.monotonic() < deadline, \
+            (root / "tmp" / f"serve-{port}.log").read_text()
+        time.sleep(0.1)
+    return proc, log
+
+
+@root_only
+def test_fleet_link_cut(toolkit, tmp_path):
+    state = tmp_path / "state"
+    state.mkdir()
+    targets = []
+    for name in ("near.img", "far.img"):
+        (toolkit / "tmp" / name).write_bytes(os.urandom(16 << 20))
+        targets.append(str(toolkit / "tmp" / name))
+    with two_namespaces(str(os.getpid() % 10000)) as (here, there):
+        near = serve_in(here, toolkit, state, "127.0.0.1", 8801, targets[0])
+        far = serve_in(there, toolkit, state, "10.218.0.2", 8802, targets[1])
+        try:
+            hosts = toolkit / "tmp" / "hosts.txt"
+            hosts.write_text(f"127.0.0.1:8801 {targets[0]}\n10.218.0.2:8802 {targets[1]}\n")
+            command = ["ip", "netns", "exec", here, "bash", str(toolkit / SCRIPT), "--hosts",
+                       str(hosts), *ARGS]
+            env = {"TK_SERVE_DIR": str(state)}
+            proc = subprocess.Popen(command, cwd=toolkit, env=script_env(env), text=True,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    start_new_session=True)
+            wait_for_line(proc, IN_THE_READ_CASE)
+            trees = {label: toolkit / "results" / "hosts" / label / SECTION
+                     for label in ("127.0.0.1-8801", "10.218.0.2-8802")}
+            before = {label: good_reps(tree) for label, tree in trees.items()}
+            # The server still runs; the network between goes down.
+            subprocess.run(["ip", "-n", there, "link", "set", f"{there}0", "down"], check=True)
+            err = finish(proc, timeout=180)
+            assert proc.returncode == 1, err
+            assert ("10.218.0.2:8802 drops out: randread-4k rep 2: the link to 10.218.0.2:8802 "
+                    "is cut: no answer within 3 s, while its server may still run") in err
+            assert "1 host(s) dropped out; rerun the same command" in err
+            assert far[0].poll() is None  # cut, not stopped
+            kept = {label: kept_after_fault(tree, before[label]) for label, tree in trees.items()}
+            assert len(kept["127.0.0.1-8801"]) == 4  # the other host went on
+
+            subprocess.run(["ip", "-n", there, "link", "set", f"{there}0", "up"], check=True)
+            result = subprocess.run(command, cwd=toolkit, env=script_env(env), text=True,
+                                    capture_output=True, timeout=180, check=False)
+            assert result.returncode == 0, result.stderr
+            for label, tree in trees.items():
+                check_complete(toolkit, tree, kept[label], tmp_path / label,
+                               toolkit / "tables" / "hosts" / label / f"{SECTION}.csv")
+        finally:
+            for proc, log in (near, far):
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGTERM)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=15)
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                log.close()
