@@ -46,12 +46,14 @@ def expected_options(manifest: dict, case: str) -> dict[str, str] | None:
     matrix = case_options(manifest)
     if case not in matrix:
         return None
-    expected = dict(FIO_DEFAULTS)
-    expected.update({opt: str(manifest[key]) for opt, key in RUN_OPTIONS.items()
-                     if str(manifest.get(key, "")) != ""})
+    expected = dict(matrix[case])  # the case's own first: they name the case in a message
+    for opt, key in RUN_OPTIONS.items():
+        if str(manifest.get(key, "")) != "":
+            expected.setdefault(opt, str(manifest[key]))
     if run_engines(manifest):
-        expected["ioengine"] = run_engines(manifest)
-    expected.update(matrix[case])
+        expected.setdefault("ioengine", run_engines(manifest))
+    for opt, value in FIO_DEFAULTS.items():
+        expected.setdefault(opt, value)
     return expected
 
 
