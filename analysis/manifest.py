@@ -77,6 +77,10 @@ def main(argv: list[str]) -> int:
     except ValueError as e:
         print(f"manifest: {e}", file=sys.stderr)
         return 2
+    except OSError as e:
+        from analysis.faults import results_full  # only on this rare path
+        print(results_full(path.parent) or f"cannot write {path}: {e.strerror}", file=sys.stderr)
+        return 1
     if diff:
         print(f"{path.parent} holds results measured with other settings: " + ", ".join(diff)
               + ". Rerun with --fresh to move them aside (nothing is deleted), "
