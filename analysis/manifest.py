@@ -33,17 +33,28 @@ def differences(old: dict, new: dict) -> list[str]:
             for key in IDENTITY_KEYS if str(old.get(key, "")) != str(new.get(key, ""))]
 
 
-def case_options(manifest: dict) -> dict[str, dict[str, str]]:
-    """{case: {fio option: value}} from the manifest's matrix ("name: rw=randread bs=4k; ..."),
-    as lib/run.bash case_matrix writes it. The toolkit's own @options are left out; so are
-    options fio expands (${TK_LOG}), whose value in fio's output is not the one written."""
+def matrix_entries(manifest: dict) -> dict[str, dict[str, str]]:
+    """{case: {option: value}} from the manifest's matrix ("name: rw=randread bs=4k; ..."), as
+    lib/run.bash case_matrix writes it, the toolkit's own @options included."""
     out = {}
     for entry in filter(None, (manifest.get("matrix") or "").split("; ")):
         name, _, opts = entry.partition(": ")
-        out[name.strip()] = {key: value for key, _, value in
-                             (opt.partition("=") for opt in opts.split())
-                             if not key.startswith("@") and "${" not in value}
+        out[name.strip()] = dict(opt.partition("=")[::2] for opt in opts.split())
     return out
+
+
+def case_options(manifest: dict) -> dict[str, dict[str, str]]:
+    """{case: {fio option: value}}: the matrix without the toolkit's own @options, and without
+    options fio expands (${TK_LOG}), whose value in fio's output is not the one written."""
+    return {case: {key: value for key, value in opts.items()
+                   if not key.startswith("@") and "${" not in value}
+            for case, opts in matrix_entries(manifest).items()}
+
+
+def planned_repeats(manifest: dict, case: str) -> int | None:
+    """How many repetitions the run plans for the case (@repeat=N, else the run's repeat)."""
+    value = matrix_entries(manifest).get(case, {}).get("@repeat") or manifest.get("repeat")
+    return int(value) if str(value or "").isdigit() else None
 
 
 def write_atomically(path: Path, doc: dict) -> None:

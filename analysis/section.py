@@ -31,6 +31,7 @@ from analysis.cases import (
 )
 from analysis.facts import Anomaly, Facts
 from analysis.host_ceiling import HOST_BOUND_SHARE, read_ceilings
+from analysis.manifest import planned_repeats
 from analysis.workspace import Workspace
 
 
@@ -82,7 +83,7 @@ def run_section(argv: list[str], *, section: str, script: str, description: str,
         return 2
     missing = missing_points(cases, manifest)
     rerun = rerun_advice(script, ws)
-    for line in completeness(cases, missing, rerun):
+    for line in completeness(cases, missing, short_points(cases, manifest), rerun):
         print(f"{section}: {line}", file=sys.stderr)
     if table.empty:
         return 1
@@ -93,6 +94,9 @@ def run_section(argv: list[str], *, section: str, script: str, description: str,
     anomalies = [a for a in (unstable_anomaly(table), host_anomaly(table)) if a]
     run.facts.anomalies += anomalies + facts_file.health_anomalies(results_dir)
     run.facts.anomalies += left_out_anomalies(cases, missing, rerun)
+    short = short_points(cases, manifest)
+    if short and not missing:
+        run.facts.anomaly("short", f"fewer good repetitions than planned: {', '.join(short)}.")
     facts_path = f"tables/{section}_facts.json"
     facts_file.write(ws.path(facts_path), section, run.facts)
     written.append(ws.show(facts_path))
@@ -117,7 +121,18 @@ def rerun_advice(script: str, ws: Workspace) -> str:
             "rep<k>.rejected.json")
 
 
-def completeness(cases: list[Case], missing: list[str], rerun: str) -> list[str]:
+def short_points(cases: list[Case], manifest: dict) -> list[str]:
+    """'randwrite-4k (1 of 2)': points that kept fewer good repetitions than the run plans."""
+    out = []
+    for case in cases:
+        planned = planned_repeats(manifest, case.name)
+        if case.reps and planned and len(case.reps) < planned:
+            out.append(f"{case.name} ({len(case.reps)} of {planned})")
+    return out
+
+
+def completeness(cases: list[Case], missing: list[str], short: list[str],
+                 rerun: str) -> list[str]:
     """What stderr says after the files left out were named: how complete the section is."""
     left = sum(len(c.left_out) for c in cases)
     if missing:
@@ -126,6 +141,9 @@ def completeness(cases: list[Case], missing: list[str], rerun: str) -> list[str]
     if left:
         return [(f"{left} repetition file(s) left out (named above); every point keeps at "
                  f"least one good repetition (the table's n says how many); {rerun}.")]
+    if short:
+        return [(f"{len(short)} point(s) have fewer good repetitions than planned: "
+                 f"{', '.join(short)}; {rerun}.")]
     return []
 
 

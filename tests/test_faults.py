@@ -189,6 +189,7 @@ def test_fio_killed_by_sigkill_is_named_and_the_run_goes_on(toolkit, tmp_path):
     assert ("randwrite-4k rep 1 failed: fio was killed by SIGKILL (the kernel's out-of-memory "
             "killer does this when memory runs out") in err
     assert "1 repetition(s) failed; rerun the same command" in err
+    assert "1 point(s) have fewer good repetitions than planned: randwrite-4k (1 of 2)" in err
     assert sorted(kept) == ["randread-4k/rep1.json", "randread-4k/rep2.json"]
     assert {k: v for k, v in good_reps(section).items() if k in kept} == kept
 

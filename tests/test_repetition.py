@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from analysis import faults, repetition
-from analysis.manifest import case_options
+from analysis.manifest import case_options, planned_repeats
 from tests.conftest import REPO, SAMPLES
 
 # A real fio 3.x json+ run: rw=randread bs=4k iodepth=01 numjobs=01 ioengine=libaio direct=1,
@@ -33,6 +33,9 @@ def test_the_matrix_gives_each_case_its_fio_options():
         "randread-4k": {"rw": "randread", "bs": "4k", "iodepth": "1"},
         "randwrite-4k": {"rw": "randwrite", "bs": "4k", "iodepth": "32"}}
     assert case_options({}) == {}
+    assert planned_repeats({**MANIFEST, "repeat": "3"}, "randread-4k") == 2  # its own @repeat
+    assert planned_repeats({**MANIFEST, "repeat": "3"}, "randwrite-4k") == 3
+    assert planned_repeats({}, "randwrite-4k") is None
 
 
 def test_expected_options_add_the_run_settings_and_fio_defaults():
