@@ -54,10 +54,11 @@ IN_THE_READ_CASE = "[2/4] randread-4k rep 2/2"  # its first repetition is done
 
 # --- what every test checks -----------------------------------------------------------------
 def good_reps(section_dir: Path) -> dict[str, str]:
-    """rep<k>.json of every case -> sha256 (rejected, failed and partial files are not reps)."""
+    """rep<k>.json of every case -> sha256 (rejected, failed and partial files are not reps, a
+    hidden folder such as a fleet's .prefill is no case)."""
     return {str(p.relative_to(section_dir)): sha256_of(p)
             for p in sorted(section_dir.glob("*/rep*.json"))
-            if p.stem.removeprefix("rep").isdigit()}
+            if p.stem.removeprefix("rep").isdigit() and not p.parent.name.startswith(".")}
 
 
 def analyse(root: Path, results: Path) -> subprocess.CompletedProcess:
