@@ -32,6 +32,7 @@ from analysis.cases import (
 from analysis.facts import Anomaly, Facts
 from analysis.host_ceiling import HOST_BOUND_SHARE, read_ceilings
 from analysis.manifest import planned_repeats
+from analysis.sections import SECTIONS
 from analysis.workspace import Workspace
 
 
@@ -57,10 +58,12 @@ class SectionRun:
         return self.ws.show(relpath)
 
 
-def run_section(argv: list[str], *, section: str, script: str, description: str,
+def run_section(argv: list[str], *, section: str, description: str,
                 produce: Callable[[SectionRun], list[str]],
-                add_arguments: Callable[[argparse.ArgumentParser], None] | None = None,
-                always: tuple[str, ...] = ()) -> int:
+                add_arguments: Callable[[argparse.ArgumentParser], None] | None = None) -> int:
+    """`python -m analysis <section>`: the section's script and the directions it always shows
+    come from its line in lib/sections.tsv."""
+    script, always = SECTIONS[section].script, SECTIONS[section].always
     parser = argparse.ArgumentParser(prog=f"python -m analysis {section}",
                                      description=description)
     workspace.add_arguments(parser)

@@ -4,10 +4,11 @@
 # target, Ctrl-C), health snapshots, and the hand-over to the analysis.
 # Sourced by the section scripts; never run on its own.
 #
-# A section script sets SECTION (e.g. qd1), SECTION_NUMBER, SECTION_TITLE, defines section_usage
-# and declares its cases with add_case, then calls section_main "$@". A section whose matrix
-# depends on its options (a list of block sizes, depths...) parses them in section_option and
-# declares its cases in section_cases, which section_main calls once the options are read.
+# A section script sets SECTION (e.g. qd1, its line in lib/sections.tsv), defines usage and
+# declares its cases with add_case, then calls section_main "$@". Its options are declared in
+# lib/options.tsv and parsed into their variables by section_main; a section whose matrix depends
+# on them (a list of block sizes, depths...) declares its cases in section_cases, which
+# section_main calls once the options are read.
 # Optional hooks, called when defined: section_plan (the target is resolved: cases that depend on
 # its size), section_confirm (after the plan, before anything is touched: ask the user),
 # section_prepare (before the prefill and the first case), and
@@ -553,6 +554,7 @@ stored_engines() { # the engines a first run of these results chose (auto), if a
 
 # --- the section ------------------------------------------------------------------------------
 section_main() {
+    load_section "$SECTION"
     parse_common_options "$@"
     if declare -F section_cases >/dev/null; then section_cases; fi
     require_tools fio

@@ -39,8 +39,6 @@ from tests.toolkit import (
     wait_for_line,
 )
 
-root_only = pytest.mark.skipif(os.geteuid() != 0, reason="loop devices, mounts and namespaces "
-                                                         "need root")
 pytestmark = [pytest.mark.e2e,
               pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")]
 
@@ -219,7 +217,7 @@ def test_kill_9_of_the_whole_script_then_the_same_command_completes(toolkit, tmp
     no_process_left(toolkit)
 
 
-@root_only
+@pytest.mark.root  # loop devices, mounts, network namespaces
 def test_loop_device_detached_under_the_run(toolkit, tmp_path):
     backing = tmp_path / "disk.img"
     with loop_device(backing, size_mb=24) as dev:
@@ -245,7 +243,7 @@ def test_loop_device_detached_under_the_run(toolkit, tmp_path):
         check_complete(toolkit, section, kept, tmp_path)
 
 
-@root_only
+@pytest.mark.root  # loop devices, mounts, network namespaces
 def test_filesystem_remounted_read_only_under_the_run(toolkit, tmp_path):
     with loop_device(tmp_path / "fs.img", size_mb=64, fill=False) as dev:
         mkfs_ext4(dev)
@@ -272,7 +270,7 @@ def test_filesystem_remounted_read_only_under_the_run(toolkit, tmp_path):
             check_complete(toolkit, section, kept, tmp_path)
 
 
-@root_only
+@pytest.mark.root  # loop devices, mounts, network namespaces
 def test_results_folder_fills_up(toolkit, tmp_path):
     where = tmp_path / "small"
     where.mkdir()
@@ -379,7 +377,7 @@ def serve_in(ns: str, root: Path, state: Path, addr: str, port: int, target: str
     return proc, log
 
 
-@root_only
+@pytest.mark.root  # loop devices, mounts, network namespaces
 def test_fleet_link_cut(toolkit, tmp_path):
     state = tmp_path / "state"
     state.mkdir()

@@ -25,7 +25,6 @@ from analysis import host_ceiling, peak_search
 from analysis.cases import section_frame
 from tests.toolkit import TINY, load_json, run, zram_size
 
-root_only = pytest.mark.skipif(os.geteuid() != 0, reason="block devices need root")
 QUICK = ["--profile", "quick", "--runtime", "1", "--ramp", "0", "--repeat", "2", "--size", "64M"]
 
 
@@ -114,7 +113,7 @@ def test_host_bound_rule():
     assert not rule(10, float("nan"), float("nan"), float("nan"), 1, 2)
 
 
-@root_only
+@pytest.mark.root
 def test_qd1_engine_on_zram_avoids_the_worker_thread(toolkit):
     """io_uring cannot issue to zram without blocking, so it punts every I/O to a worker
     thread; the QD=1 cases must run on an engine whose probe latency is the lowest (within the

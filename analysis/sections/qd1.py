@@ -169,5 +169,5 @@ def produce(run: SectionRun) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    return run_section(argv, section=SECTION, script="qd1_test.bash", description=__doc__,
+    return run_section(argv, section=SECTION, description=__doc__,
                        produce=produce)

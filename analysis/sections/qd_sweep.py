@@ -9,7 +9,6 @@ mean latency) checks that throughput and latency were measured consistently.
 from __future__ import annotations
 
 import argparse
-import math
 from dataclasses import dataclass
 
 import pandas as pd
@@ -138,14 +137,14 @@ def knee_finding(s: Sweep, settings: dict) -> str:
         text = (f"**Knee ({s.pattern}): {s.qd(k.x)}.** Going from {s.qd(k.previous)} to "
                 f"{s.qd(k.x)} {_gains(k.gain_pct)} IOPS ({md.num(s.at(k.previous).iops_mean)}"
                 f" → {md.num(s.at(k.x).iops_mean)}) while mean latency grows "
-                f"{k.latency_growth_pct:+.0f}% ({md.num(s.at(k.previous).lat_us_mean)} → "
+                f"{md.signed_pct(k.latency_growth_pct, 0)} ({md.num(s.at(k.previous).lat_us_mean)} → "
                 f"{md.num(s.at(k.x).lat_us_mean)} µs): the first step that buys mostly queueing "
                 f"({rule}).")
         top = climb_after_knee(s, settings)
         if top is not None:
             base = s.at(k.previous).iops_mean
             text += (f" Caution: IOPS climb again past it, to {md.num(top.iops_mean)} at "
-                     f"{_qd_row(top)} ({(top.iops_mean / base - 1) * 100:+.0f}% over "
+                     f"{_qd_row(top)} ({md.signed_pct((top.iops_mean / base - 1) * 100, 0)} over "
                      f"{s.qd(k.previous)}), so this step looks like a dip (see the stability "
                      "line) rather than the drive's limit; rerun before quoting it.")
     else:
@@ -153,7 +152,7 @@ def knee_finding(s: Sweep, settings: dict) -> str:
         text = (f"**Knee ({s.pattern}): none within the sweep.** No step meets the rule "
                 f"({rule}); the last, {_qd_row(s.rows.iloc[-2])} → "
                 f"{_qd_row(last)}, {_gains(last.gain_pct)} IOPS for "
-                f"{last.latency_growth_pct:+.0f}% latency"
+                f"{md.signed_pct(last.latency_growth_pct, 0)} latency"
                 if len(s.rows) > 1 else
                 f"**Knee ({s.pattern}): not defined with one depth.** Sweep two or more depths")
         text += "."
@@ -187,11 +186,11 @@ def little_finding(found: list[Sweep]) -> str:
     worst = all_rows.loc[all_rows.little_error_pct.abs().idxmax()]
     misses = all_rows[all_rows.little_error_pct.abs() > LITTLE_TOLERANCE_PCT]
     text = ("**Little's Law:** predicted IOPS = I/Os in flight / mean latency; the largest miss "
-            f"is {worst.little_error_pct:+.1f}% ({worst.pattern}, {_qd_row(worst)}).")
+            f"is {md.signed_pct(worst.little_error_pct, 1)} ({worst.pattern}, {_qd_row(worst)}).")
     if misses.empty:
         return text + (f" Every point is within {LITTLE_TOLERANCE_PCT}%: throughput and latency "
                        "were measured consistently and the queue was kept full.")
-    listed = ", ".join(f"{r.pattern} {_qd_row(r)} ({r.little_error_pct:+.0f}%)"
+    listed = ", ".join(f"{r.pattern} {_qd_row(r)} ({md.signed_pct(r.little_error_pct, 0)})"
                        for r in misses.itertuples())
     return text + (f" Off by more than {LITTLE_TOLERANCE_PCT}% at {listed}: a sign of a "
                    "measurement problem. Fewer I/Os were in flight than the depth asked for "
@@ -269,9 +268,9 @@ def render_markdown(df: pd.DataFrame, found: list[Sweep], settings: dict, setup:
                      md.pm(r.bw_MBps_mean, r.bw_MBps_std), f"{r.pct_of_peak:.0f}%",
                      md.pm(r.lat_us_mean, r.lat_us_std), md.num(r.lat_p50_us),
                      md.num(r.lat_p99_us), md.num(r.lat_p99_9_us),
-                     md.num(r.little_pred_iops), f"{r.little_error_pct:+.1f}%",
-                     "–" if math.isnan(r.gain_pct) else f"{r.gain_pct:+.1f}%",
-                     "–" if math.isnan(r.latency_growth_pct) else f"{r.latency_growth_pct:+.0f}%"])
+                     md.num(r.little_pred_iops), md.signed_pct(r.little_error_pct, 1),
+                     md.signed_pct(r.gain_pct, 1),
+                     md.signed_pct(r.latency_growth_pct, 0)])
     table = md.table(["pattern", "QD", "IOPS", "MB/s", "of peak", "mean lat (µs)", "p50 (µs)",
                       "p99 (µs)", "p99.9 (µs)", "Little IOPS", "Little err", "Δ IOPS",
                       "Δ mean lat"], rows, ["l", "l"] + ["r"] * 11)
@@ -454,7 +453,7 @@ def record_facts(found: list[Sweep], settings: dict, facts: Facts,
                            peak.bw_MBps_mean, "MB/s")
         if s.knee is not None:
             text = (f"{s.qd(s.knee.x)}: from {s.qd(s.knee.previous)} {_gains(s.knee.gain_pct)} "
-                    f"IOPS for {s.knee.latency_growth_pct:+.0f}% mean latency")
+                    f"IOPS for {md.signed_pct(s.knee.latency_growth_pct, 0)} mean latency")
             if climb_after_knee(s, settings) is not None:
                 text += " (IOPS climb again past it: looks like a dip, rerun before quoting)"
             facts.headline("knee", s.pattern, text, s.knee.x, "QD")
@@ -465,7 +464,7 @@ def record_facts(found: list[Sweep], settings: dict, facts: Facts,
     misses = rows[rows.little_error_pct.abs() > LITTLE_TOLERANCE_PCT]
     if not misses.empty:
         facts.anomaly("little", f"Little's Law misses by more than {LITTLE_TOLERANCE_PCT}% at "
-                      + ", ".join(f"{r.pattern} {_qd_row(r)} ({r.little_error_pct:+.0f}%)"
+                      + ", ".join(f"{r.pattern} {_qd_row(r)} ({md.signed_pct(r.little_error_pct, 0)})"
                                   for r in misses.itertuples())
                       + ": fewer I/Os were in flight than asked for, so those points do not "
                       "show what the depth would give.")
@@ -485,5 +484,5 @@ def produce(run: SectionRun) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    return run_section(argv, section=SECTION, script="qd_sweep_test.bash", description=__doc__,
+    return run_section(argv, section=SECTION, description=__doc__,
                        produce=produce, add_arguments=add_arguments)

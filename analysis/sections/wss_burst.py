@@ -154,7 +154,7 @@ def _change(a: float, b: float) -> str:
     if not a or math.isnan(a) or math.isnan(b):
         return "–"
     pct = (b / a - 1) * 100
-    return f"{pct:+.0f}%" if abs(pct) < 1000 else f"×{b / a:.0f}"
+    return md.signed_pct(pct, 0) if abs(pct) < 1000 else f"×{b / a:.0f}"
 
 
 def draw_wss(df: pd.DataFrame, results_dir: Path, ws: Workspace) -> list[str]:
@@ -202,7 +202,7 @@ def compress_findings(df: pd.DataFrame, target_kind: str) -> list[str]:
         measurable = c.within_spread is False
         faster |= measurable and pct > 0
         slower |= measurable and pct < 0
-        parts.append(f"{r.data} {md.num(r.bw_MBps_mean)} MB/s ({pct:+.1f}%"
+        parts.append(f"{r.data} {md.num(r.bw_MBps_mean)} MB/s ({md.signed_pct(pct, 1)}"
                      + (", within the repetitions' spread" if within else "") + ")")
     text = (f"**Compressibility:** against {md.num(ref.bw_MBps_mean)} MB/s of random data, "
             + "; ".join(parts) + ". ")
@@ -342,5 +342,5 @@ def _compress_markdown(df: pd.DataFrame) -> str:
 
 
 def main(argv: list[str]) -> int:
-    return run_section(argv, section=SECTION, script="wss_burst_test.bash", description=__doc__,
+    return run_section(argv, section=SECTION, description=__doc__,
                        produce=produce)
