@@ -3,19 +3,23 @@
 results/<section>/<case>/rep<k>.json are fio json+ outputs of the same job. Each metric gets
 mean, sample std, n and CV over the repetitions; percentiles come from the repetitions' merged
 json+ histogram bins (exact to fio's bin resolution), never from averaging percentiles.
-Parameters (rw, bs, iodepth, numjobs) are read from the JSON's own job options.
+Parameters (rw, bs, iodepth, numjobs) are read from the JSON's own job options. A file that is not
+a good repetition of its case (analysis.repetition: unreadable, an error, no I/O, or the job options
+of another case) is left out, and named: read_section keeps the reasons.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
-from analysis.fio_json import Direction, FioOutputError, JobGroup, read_groups
+from analysis import repetition
+from analysis.fio_json import Direction, JobGroup
 from analysis.host_ceiling import is_host_bound, read_ceilings
 from analysis.stats import PCT_COLUMNS, STANDARD_PCTS, merge_bins, percentiles_from_bins, rep_stats
 
@@ -37,10 +41,21 @@ METRIC_COLUMNS = ["iops_mean", "iops_std", "iops_cv", "bw_MBps_mean", "bw_MBps_s
 
 
 @dataclass(frozen=True)
+class LeftOut:
+    """A repetition file the analysis did not count, and why (analysis.repetition)."""
+
+    path: Path
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+@dataclass(frozen=True)
 class Case:
     name: str
-    reps: list[JobGroup]  # one job group per repetition, in repetition order
-    skipped: list[str]  # "rep3.json: reason" for files that could not be read
+    reps: list[JobGroup]  # one job group per good repetition, in repetition order
+    left_out: list[LeftOut] = field(default_factory=list)  # files that are not good repetitions
 
 
 def rep_files(case_dir: Path) -> list[Path]:
@@ -49,25 +64,40 @@ def rep_files(case_dir: Path) -> list[Path]:
     return sorted(reps, key=lambda p: int(p.stem.removeprefix("rep")))
 
 
-def load_case(case_dir: Path) -> Case:
-    reps, skipped = [], []
+def load_case(case_dir: Path, expected: dict[str, str] | None = None) -> Case:
+    """Every good repetition of a case; `expected` holds the job options its manifest gives it
+    (analysis.repetition.expected_options), None to check only that each file is a good run."""
+    reps, left_out = [], []
     for path in rep_files(case_dir):
         try:
-            groups = read_groups(path)
-        except FioOutputError as e:
-            skipped.append(f"{path.name}: {e}")
-            continue
-        reps.append(groups[0])  # the section jobfiles hold one group_reporting job
-    return Case(case_dir.name, reps, skipped)
+            reps.append(repetition.check(path, expected))
+        except repetition.BadRepetition as e:
+            left_out.append(LeftOut(path, str(e)))
+    return Case(case_dir.name, reps, left_out)
 
 
-def load_section(results_dir: Path, order: list[str] | None = None) -> list[Case]:
-    """Every case directory holding repetitions, in the manifest's case order when given. A
-    hidden folder (.prefill of a fleet run) is the toolkit's own, never a case."""
+def read_section(results_dir: Path) -> list[Case]:
+    """Every case folder holding repetition files, in the manifest's case order, each checked
+    against the manifest; a case whose files are all left out is there with no reps. A hidden
+    folder (.prefill of a fleet run) is the toolkit's own, never a case."""
+    manifest = read_manifest(results_dir)
+    order = (manifest.get("cases") or "").split()
     dirs = {p.name: p for p in Path(results_dir).iterdir()
-            if p.is_dir() and not p.name.startswith(".") and any(p.glob("rep*.json"))}
-    names = [n for n in (order or []) if n in dirs] + sorted(set(dirs) - set(order or []))
-    return [c for c in (load_case(dirs[n]) for n in names) if c.reps]
+            if p.is_dir() and not p.name.startswith(".") and rep_files(p)}
+    names = [n for n in order if n in dirs] + sorted(set(dirs) - set(order))
+    return [load_case(dirs[n], repetition.expected_options(manifest, n)) for n in names]
+
+
+def load_section(results_dir: Path) -> list[Case]:
+    """The cases of read_section that kept at least one good repetition."""
+    return [c for c in read_section(results_dir) if c.reps]
+
+
+def report_left_out(cases: list[Case], prog: str) -> None:
+    """Name every file left out on stderr, with its path and reason: none goes in silence."""
+    for case in cases:
+        for bad in case.left_out:
+            print(f"{prog}: left out {bad}", file=sys.stderr)
 
 
 def combined(directions: list[Direction]) -> dict:
@@ -179,12 +209,13 @@ def case_rows(table: pd.DataFrame) -> pd.DataFrame:
     return table[(counts == 1) | (table.direction == "total")]
 
 
-def section_frame(results_dir: Path, always: tuple[str, ...] = ()) -> pd.DataFrame:
-    """The summary rows of every case of a section, in the manifest's case order."""
-    order = (read_manifest(results_dir).get("cases") or "").split()
-    rows = [row for case in load_section(results_dir, order) for row in summary_rows(case, always)]
+def frame_of_cases(cases: list[Case], always: tuple[str, ...] = (),
+                   ceilings: dict | None = None) -> pd.DataFrame:
+    """The summary rows of the cases that kept a good repetition, in their order; `ceilings`
+    (a section's host_ceiling.json) marks the host-bound ones."""
+    rows = [row for case in cases if case.reps for row in summary_rows(case, always)]
     return mark_host_bound(pd.DataFrame(rows, columns=CASE_COLUMNS + METRIC_COLUMNS),
-                           read_ceilings(results_dir))
+                           ceilings or {})
 
 
 def mark_host_bound(table: pd.DataFrame, ceilings: dict) -> pd.DataFrame:
@@ -203,6 +234,15 @@ def mark_host_bound(table: pd.DataFrame, ceilings: dict) -> pd.DataFrame:
     return table
 
 
+def section_frame(results_dir: Path, always: tuple[str, ...] = (),
+                  prog: str = "analysis") -> pd.DataFrame:
+    """The summary rows of every case of a section, in the manifest's case order; the files
+    left out are named on stderr."""
+    cases = read_section(results_dir)
+    report_left_out(cases, prog)
+    return frame_of_cases(cases, always, read_ceilings(results_dir))
+
+
 def frame_of_groups(groups: list[JobGroup], always: tuple[str, ...] = ()) -> pd.DataFrame:
     """Summary rows of job groups read elsewhere (one repetition each, named by job name): how
     fio output from other tools, or the fio-samples, enters a section's analysis."""
@@ -210,7 +250,7 @@ def frame_of_groups(groups: list[JobGroup], always: tuple[str, ...] = ()) -> pd.
     # Several files often share one job name ("random-io"): number them to keep cases apart.
     names = [f"{n} #{i + 1}" if names.count(n) > 1 else n for i, n in enumerate(names)]
     rows = [row for name, g in zip(names, groups)
-            for row in summary_rows(Case(name, [g], []), always)]
+            for row in summary_rows(Case(name, [g]), always)]
     return pd.DataFrame(rows, columns=CASE_COLUMNS + METRIC_COLUMNS)
 
 

@@ -33,6 +33,30 @@ def differences(old: dict, new: dict) -> list[str]:
             for key in IDENTITY_KEYS if str(old.get(key, "")) != str(new.get(key, ""))]
 
 
+def matrix_entries(manifest: dict) -> dict[str, dict[str, str]]:
+    """{case: {option: value}} from the manifest's matrix ("name: rw=randread bs=4k; ..."), as
+    lib/run.bash case_matrix writes it, the toolkit's own @options included."""
+    out = {}
+    for entry in filter(None, (manifest.get("matrix") or "").split("; ")):
+        name, _, opts = entry.partition(": ")
+        out[name.strip()] = dict(opt.partition("=")[::2] for opt in opts.split())
+    return out
+
+
+def case_options(manifest: dict) -> dict[str, dict[str, str]]:
+    """{case: {fio option: value}}: the matrix without the toolkit's own @options, and without
+    options fio expands (${TK_LOG}), whose value in fio's output is not the one written."""
+    return {case: {key: value for key, value in opts.items()
+                   if not key.startswith("@") and "${" not in value}
+            for case, opts in matrix_entries(manifest).items()}
+
+
+def planned_repeats(manifest: dict, case: str) -> int | None:
+    """How many repetitions the run plans for the case (@repeat=N, else the run's repeat)."""
+    value = matrix_entries(manifest).get(case, {}).get("@repeat") or manifest.get("repeat")
+    return int(value) if str(value or "").isdigit() else None
+
+
 def write_atomically(path: Path, doc: dict) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
@@ -64,6 +88,10 @@ def main(argv: list[str]) -> int:
     except ValueError as e:
         print(f"manifest: {e}", file=sys.stderr)
         return 2
+    except OSError as e:
+        from analysis.faults import results_full  # only on this rare path
+        print(results_full(path.parent) or f"cannot write {path}: {e.strerror}", file=sys.stderr)
+        return 1
     if diff:
         print(f"{path.parent} holds results measured with other settings: " + ", ".join(diff)
               + ". Rerun with --fresh to move them aside (nothing is deleted), "

@@ -1,14 +1,17 @@
 """A long-lived helper for the bash run loop, spoken to over a pipe (bash `coproc`).
 
-Every repetition needs two questions answered that bash cannot answer well: "did this fio JSON
-parse, with no error and some I/O?" and, before a write, "is writing to this device still safe?".
+Every repetition needs questions answered that bash cannot answer well: "is this fio JSON a good
+repetition of its case?" (analysis.repetition), before a write "is writing to this device still
+safe?", and after a failure "what went wrong?" (analysis.faults).
 Starting Python for each costs about 65 ms on the lab machines, which alone would exceed the
 per-repetition overhead budget (fio itself costs ~0.29 s of the 0.35 s). One process started per
 section answers each question in a few milliseconds.
 
 Protocol: one request per line, fields separated by tabs; one reply line per request:
-    check-result<TAB>PATH            -> ok | bad<TAB>reason
-    safety<TAB>DEVICE<TAB>DESTROY    -> ok | refused<TAB>reason
+    check-result<TAB>PATH[<TAB>MANIFEST<TAB>CASE]      -> ok | bad<TAB>reason
+    safety<TAB>DEVICE<TAB>DESTROY                      -> ok | refused<TAB>reason
+    diagnose<TAB>TARGET<TAB>RESULTS_DIR<TAB>FIO_RC<TAB>WRITES(0|1)
+                                                       -> stop|go|<TAB>message
     probe-cost<TAB>PATH              -> ok<TAB>IOPS<TAB>mean latency ns | bad<TAB>reason
     manifest-value<TAB>PATH<TAB>KEY  -> ok<TAB>value | none
 The process exits at end of input. It ignores SIGINT: Ctrl-C in the terminal reaches the whole
@@ -22,20 +25,27 @@ import signal
 import sys
 from pathlib import Path
 
+from analysis import faults, repetition
 from analysis.fio_json import FioOutputError, read_groups
 from analysis.safety import Refusal, check_write
 
 
-def check_result(path: str) -> str:
-    """A repetition is kept only when its JSON parses, fio reported no error and it did I/O."""
-    skipped: list[str] = []  # groups read_groups left out: an error, or no I/O
+def check_result(path: str, manifest: str = "", case: str = "") -> str:
+    """A repetition is kept only when it is a good repetition of its case (analysis.repetition);
+    with the section's manifest and the case's name its job options are checked too."""
+    expected = None
+    if manifest and Path(manifest).exists():
+        expected = repetition.expected_options(json.loads(Path(manifest).read_text()), case)
     try:
-        read_groups(path, skipped)
-    except FioOutputError as e:
+        repetition.check(path, expected)
+    except repetition.BadRepetition as e:
         return f"bad\t{e}"
-    except OSError as e:
-        return f"bad\tcannot read {path}: {e.strerror}"
-    return f"bad\t{skipped[0]}" if skipped else "ok"
+    return "ok"
+
+
+def diagnose(target: str, results_dir: str, fio_rc: str, writes: str) -> str:
+    action, message = faults.diagnose(target, results_dir, int(fio_rc or 0), writes == "1")
+    return f"{action}\t{message}"
 
 
 def probe_cost(path: str) -> str:
@@ -66,8 +76,10 @@ def safety(device: str, destroy: str) -> str:
 
 def answer(line: str) -> str:
     fields = line.rstrip("\n").split("\t")
-    if fields[0] == "check-result" and len(fields) == 2:
-        return check_result(fields[1])
+    if fields[0] == "check-result" and len(fields) in (2, 4):
+        return check_result(*fields[1:])
+    if fields[0] == "diagnose" and len(fields) == 5:
+        return diagnose(*fields[1:])
     if fields[0] == "safety" and len(fields) == 3:
         return safety(fields[1], fields[2])
     if fields[0] == "probe-cost" and len(fields) == 2:

@@ -20,9 +20,18 @@ import pandas as pd
 from analysis import facts as facts_file
 from analysis import markdown as md
 from analysis import workspace
-from analysis.cases import UNSTABLE_CV, case_rows, read_manifest, section_frame
+from analysis.cases import (
+    UNSTABLE_CV,
+    Case,
+    case_rows,
+    frame_of_cases,
+    read_manifest,
+    read_section,
+    report_left_out,
+)
 from analysis.facts import Anomaly, Facts
-from analysis.host_ceiling import HOST_BOUND_SHARE
+from analysis.host_ceiling import HOST_BOUND_SHARE, read_ceilings
+from analysis.manifest import planned_repeats
 from analysis.sections import SECTIONS
 from analysis.workspace import Workspace
 
@@ -67,21 +76,98 @@ def run_section(argv: list[str], *, section: str, description: str,
         print(f"{section}: no results in {results_dir}; run 'sudo bash {script}' first",
               file=sys.stderr)
         return 2
-    table = section_frame(results_dir, always)
-    if table.empty:
+    manifest = read_manifest(results_dir)
+    cases = read_section(results_dir)
+    report_left_out(cases, section)
+    table = frame_of_cases(cases, always, read_ceilings(results_dir))
+    if table.empty and not any(c.left_out for c in cases):
         print(f"{section}: {results_dir} holds no finished repetition; run {script}",
               file=sys.stderr)
         return 2
-    setup = md.setup_line(read_manifest(results_dir), md.device_model(ws.results, results_dir))
+    missing = missing_points(cases, manifest)
+    rerun = rerun_advice(script, ws)
+    for line in completeness(cases, missing, short_points(cases, manifest), rerun):
+        print(f"{section}: {line}", file=sys.stderr)
+    if table.empty:
+        return 1
+    setup = md.setup_line(manifest, md.device_model(ws.results, results_dir))
+    setup += left_out_note(cases, missing, rerun)
     run = SectionRun(ws, results_dir, table, setup, args)
     written = produce(run)
     anomalies = [a for a in (unstable_anomaly(table), host_anomaly(table)) if a]
     run.facts.anomalies += anomalies + facts_file.health_anomalies(results_dir)
+    run.facts.anomalies += left_out_anomalies(cases, missing, rerun)
+    short = short_points(cases, manifest)
+    if short and not missing:
+        run.facts.anomaly("short", f"fewer good repetitions than planned: {', '.join(short)}.")
     facts_path = f"tables/{section}_facts.json"
     facts_file.write(ws.path(facts_path), section, run.facts)
     written.append(ws.show(facts_path))
     print(f"\nwrote {', '.join(written)}")
-    return 1 if any(math.isnan(v) for v in table.iops_mean) else 0
+    return 1 if missing or any(math.isnan(v) for v in table.iops_mean) else 0
+
+
+# --- repetitions left out, points left with none ------------------------------------------------
+def missing_points(cases: list[Case], manifest: dict) -> list[str]:
+    """The cases of the manifest with no good repetition: all left out, or never run."""
+    kept = {c.name for c in cases if c.reps}
+    names = (manifest.get("cases") or "").split() + [c.name for c in cases]
+    return [n for n in dict.fromkeys(names) if n not in kept]
+
+
+def rerun_advice(script: str, ws: Workspace) -> str:
+    """How to run again only what is missing: the run loop resumes, and moves a file that is not
+    a good repetition aside (rep<k>.rejected.json) before running it again."""
+    tree = f" --results {ws.results}" if ws.name else ""
+    return (f"rerun the section's command with the same settings (sudo bash {script}{tree} ...): "
+            "it runs only what is missing, after moving each left-out file aside as "
+            "rep<k>.rejected.json")
+
+
+def short_points(cases: list[Case], manifest: dict) -> list[str]:
+    """'randwrite-4k (1 of 2)': points that kept fewer good repetitions than the run plans."""
+    out = []
+    for case in cases:
+        planned = planned_repeats(manifest, case.name)
+        if case.reps and planned and len(case.reps) < planned:
+            out.append(f"{case.name} ({len(case.reps)} of {planned})")
+    return out
+
+
+def completeness(cases: list[Case], missing: list[str], short: list[str],
+                 rerun: str) -> list[str]:
+    """What stderr says after the files left out were named: how complete the section is."""
+    left = sum(len(c.left_out) for c in cases)
+    if missing:
+        return [(f"{len(missing)} point(s) have no good repetition: {', '.join(missing)}; "
+                 f"{rerun}.")]
+    if left:
+        return [(f"{left} repetition file(s) left out (named above); every point keeps at "
+                 f"least one good repetition (the table's n says how many); {rerun}.")]
+    if short:
+        return [(f"{len(short)} point(s) have fewer good repetitions than planned: "
+                 f"{', '.join(short)}; {rerun}.")]
+    return []
+
+
+def left_out_note(cases: list[Case], missing: list[str], rerun: str) -> str:
+    """A paragraph under the snippet's setup line: nothing left out goes unsaid in a report."""
+    items = [f"`{c.name}/{bad.path.name}` ({bad.reason})" for c in cases for bad in c.left_out]
+    parts = []
+    if items:
+        parts.append(f"**Left out:** {len(items)} repetition file(s) that are not good "
+                     f"repetitions of their case: {'; '.join(items)}.")
+    if missing:
+        parts.append(f"**Missing:** no good repetition of {', '.join(missing)}.")
+    return ("\n\n" + " ".join(parts) + f" To complete it, {rerun}.") if parts else ""
+
+
+def left_out_anomalies(cases: list[Case], missing: list[str], rerun: str) -> list[Anomaly]:
+    out = [Anomaly("left_out", f"{c.name}/{bad.path.name} was left out: {bad.reason}.")
+           for c in cases for bad in c.left_out]
+    if missing:
+        out.append(Anomaly("missing", f"no good repetition of {', '.join(missing)}; {rerun}."))
+    return out
 
 
 def stored_settings(results_dir: Path, given: dict, defaults: dict) -> dict:

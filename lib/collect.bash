@@ -14,7 +14,9 @@
 # installed). A failure never aborts the caller, even under `set -euo pipefail`: it is written as
 # NAME.err next to where NAME.json/NAME.txt would have been, for the analysis to report.
 # Run time: well under a second when no device answers SMART; each tool is bounded by
-# COLLECT_TIMEOUT seconds (default 20) so a hung device cannot stall a run.
+# COLLECT_TIMEOUT seconds (default 20) so a hung device cannot stall a run: a tool still there
+# then gets TERM, and KILL COLLECT_KILL_AFTER seconds (default 5) later should it ignore TERM; a
+# line on stderr names it, and the caller goes on without its answer.
 
 # _collect_capture DIR FILE CMD [ARG...]
 # Runs CMD with stdout into DIR/FILE and always records its exit code in DIR/STEM.rc (STEM = FILE
@@ -31,14 +33,17 @@ _collect_capture() {
         return 0
     fi
     if command -v timeout >/dev/null 2>&1; then
-        runner=(timeout "${COLLECT_TIMEOUT:-20}")
+        runner=(timeout -k "${COLLECT_KILL_AFTER:-5}" "${COLLECT_TIMEOUT:-20}")
     fi
     "${runner[@]}" "$@" >"$out" 2>"$stderr" || rc=$?
     printf '%s\n' "$rc" >"$dir/$stem.rc"
     if ((rc != 0)); then
         {
-            if ((rc == 124)) && ((${#runner[@]} > 0)); then
+            # timeout exits 124 after TERM, 137 (128 + KILL) when it had to kill.
+            if ((rc == 124 || rc == 137)) && ((${#runner[@]} > 0)); then
                 printf '%s: timed out after %ss\n' "$1" "${COLLECT_TIMEOUT:-20}"
+                printf '%s: warning: %s did not answer within %ss (a hung device or driver?): stopped it; going on without its answer (see dmesg)\n' \
+                    "$(basename "$0")" "$*" "${COLLECT_TIMEOUT:-20}" >&2
             else
                 printf '%s: exit %s\n' "$1" "$rc"
             fi

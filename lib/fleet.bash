@@ -151,20 +151,39 @@ fleet_run_all_hosts() {
         dir="$(fleet_results_dir "$h")/$job"
         partial="$dir/.rep$k.json.partial"
         if [[ $status != ok ]]; then
-            fleet_drop "$h" "$job rep $k: $reason (fio's client exit $rc)"
+            fleet_drop "$h" "$job rep $k: $(fleet_why_missing "$h" "$reason (fio's client exit $rc)")"
             continue
         fi
-        reply=$(service_ask check-result "$partial")
+        reply=$(service_ask check-result "$partial" "$(fleet_results_dir "$h")/manifest.json" "$job")
         if [[ $reply == ok ]]; then
             mv -f -- "$partial" "$dir/rep$k.json"
         else
             mv -f -- "$partial" "$dir/rep$k.failed.json"
+            diagnose_fault "$job rep $k on $(fleet_name "$h")" "" 0 0
             reason=${reply#bad$'\t'}
             [[ $reason != *"did no I/O"* ]] || reason+="; if its server refused the job, the reason is in $(fleet_check_log "$h" "$job")"
             fleet_drop "$h" "$job rep $k: $reason"
         fi
     done < <(tk_python fleet split "$PARTIAL" "${split[@]}")
     PARTIAL=""
+}
+
+# fleet_why_missing HOST REASON: why a host's result is missing, named for what it is. A stopped
+# server refuses a connection at once; a cut link (the server may still run) does not answer at
+# all, and fio's client gives up on it after about 40 s. One TCP connection tells them apart
+# (the server takes it as a client that leaves without a job).
+fleet_why_missing() {
+    local h=$1 rc=0 wait=${FLEET_LINK_TIMEOUT:-3}
+    # shellcheck disable=SC2016 # expanded by the inner bash, from its arguments
+    timeout "$wait" bash -c 'exec 3<>"/dev/tcp/$1/$2"' _ "${FLEET_ADDRS[$h]}" "${FLEET_PORTS[$h]}" \
+        2>/dev/null || rc=$?
+    if ((rc == 124)); then
+        echo "the link to $(fleet_name "$h") is cut: no answer within ${wait} s, while its server may still run; check the network between here and there"
+    elif ((rc != 0)); then
+        echo "its server is gone: nothing listens on $(fleet_name "$h") any more; start serve.bash there again"
+    else
+        echo "$2"
+    fi
 }
 
 fleet_prefill() {
@@ -269,8 +288,9 @@ fleet_section_main() {
     for h in "${!FLEET_LABELS[@]}"; do
         [[ -e $(fleet_results_dir "$h")/manifest.json ]] || continue
         info "analysis of $(fleet_name "$h"):"
+        # A host that dropped out may have a point left with none: its analysis says so.
         RESULTS="$RESULTS/hosts/${FLEET_LABELS[$h]}" tk_python "$SECTION" "${ANALYSIS_ARGS[@]}" ||
-            failed_analysis+=" $(fleet_name "$h")"
+            [[ -n ${FLEET_DROPPED[$h]} ]] || failed_analysis+=" $(fleet_name "$h")"
     done
     tk_python hosts "$SECTION" || failed_analysis+=" (the comparison of the hosts)"
     [[ -z $failed_analysis ]] || die "$EXIT_FAIL" "the analysis failed for$failed_analysis (see above); the raw results are kept"

@@ -393,31 +393,85 @@ on_exit() {
     [[ -n ${TK_TMP:-} ]] && rm -rf -- "$TK_TMP"
 }
 
-# run_repetition INDEX REP: one fio run; the result is renamed into place only when it is good.
+# run_repetition INDEX REP: one fio run; the result is renamed into place only when it is a good
+# repetition of its case (analysis/repetition.py). A failure is diagnosed (diagnose_fault): a fault
+# that would fail every later run too stops the run here, anything else is listed and the run
+# goes on.
 run_repetition() {
     local i=$1 k=$2 name=${CASE_NAMES[$1]}
-    local dir="$RESULTS_DIR/$name" rc=0 reply
+    local dir="$RESULTS_DIR/$name" rc=0 reply writes=0 why
     local final="$dir/rep$k.json"
     PARTIAL="$dir/.rep$k.json.partial"
     if [[ $TARGET_KIND == block ]] && case_writes "$i"; then
         reply=$(service_ask safety "$TARGET_PATH" "$DESTROY")
-        [[ $reply == ok ]] || die "$EXIT_UNSAFE" "${reply#refused$'\t'}"
+        if [[ $reply != ok ]]; then
+            diagnose_fault "$name rep $k" "$TARGET_PATH" 0 1 # a device gone is no safety refusal
+            die "$EXIT_UNSAFE" "${reply#refused$'\t'}"
+        fi
     fi
     if declare -F section_before_repetition >/dev/null; then section_before_repetition "$i" "$k"; fi
     TK_LOG="$dir/rep$k" run_fio "$dir/rep$k.stderr" --output-format=json+ --output="$PARTIAL" \
         "$dir/job.fio" || rc=$?
     if declare -F section_after_repetition >/dev/null; then section_after_repetition "$i" "$k"; fi
-    reply=$(service_ask check-result "$PARTIAL")
+    reply=$(service_ask check-result "$PARTIAL" "$RESULTS_DIR/manifest.json" "$name")
     if [[ $reply == ok ]]; then
         mv -f -- "$PARTIAL" "$final"
         [[ -s $dir/rep$k.stderr ]] || rm -f -- "$dir/rep$k.stderr"
     else
         # Keep what fio wrote for the post-mortem, under a name the analysis never reads.
         [[ -e $PARTIAL ]] && mv -f -- "$PARTIAL" "$dir/rep$k.failed.json"
-        FAILED+=("$name rep $k: ${reply#bad$'\t'} (fio exit $rc; see $dir/rep$k.stderr)")
-        warn "$name rep $k failed: ${reply#bad$'\t'} (fio exit $rc; see $dir/rep$k.stderr)"
+        PARTIAL=""
+        case_writes "$i" && writes=1
+        diagnose_fault "$name rep $k failed" "$TARGET_PATH" "$rc" "$writes"
+        why=${FAULT_GO:-"${reply#bad$'\t'} (fio exit $rc; see $dir/rep$k.stderr)"}
+        FAILED+=("$name rep $k: $why")
+        warn "$name rep $k failed: $why"
     fi
     PARTIAL=""
+}
+
+# diagnose_fault WHAT TARGET FIO_RC WRITES(0|1): name what went wrong (analysis/faults.py). A fault
+# every later run would meet too (the results folder full, the target gone or read-only) ends the
+# run here with its one line: exit 1, the finished repetitions kept, the same command resumes.
+# Otherwise FAULT_GO is the line for a fault the run goes on after (fio killed), or empty. An
+# empty TARGET (a fleet run's hosts) checks the results folder only.
+diagnose_fault() {
+    local reply
+    reply=$(service_ask diagnose "$2" "$RESULTS_DIR" "$3" "$4")
+    FAULT_GO=""
+    case ${reply%%$'\t'*} in
+        stop) die "$EXIT_FAIL" "$1: ${reply#*$'\t'}" ;;
+        go) FAULT_GO=${reply#*$'\t'} ;;
+    esac
+    return 0
+}
+
+# results_write_failed WHAT: a file of the results could not be written ($TK_TMP/prepare.stderr
+# says why): named as a full results folder when it is one, else with the tool's own words.
+results_write_failed() {
+    diagnose_fault "writing $1" "" 0 0
+    die "$EXIT_FAIL" "cannot write $1 into $RESULTS_DIR: $(head -n 1 "$TK_TMP/prepare.stderr")"
+}
+
+# A results file that is not a good repetition of its case (cut short, fio's error, no I/O, another
+# case's options: analysis/repetition.py) is set aside as rep<k>.rejected.json, never deleted, so
+# that run_all runs it again. This is how a rerun of the same command redoes what the analysis
+# left out.
+set_aside_bad_repetitions() { # RESULTS_DIR
+    local i path reply aside n
+    for i in "${!CASE_NAMES[@]}"; do
+        for path in "$1/${CASE_NAMES[$i]}"/rep*.json; do
+            [[ ${path##*/} =~ ^rep[0-9]+\.json$ ]] || continue
+            reply=$(service_ask check-result "$path" "$1/manifest.json" "${CASE_NAMES[$i]}")
+            [[ $reply != ok ]] || continue
+            aside=${path%.json}.rejected.json n=1
+            while [[ -e $aside ]]; do
+                n=$((n + 1)) aside=${path%.json}.rejected$n.json
+            done
+            mv -- "$path" "$aside"
+            info "set aside ${path#"$RESULTS"/} as ${aside##*/} (${reply#bad$'\t'}); it runs again"
+        done
+    done
 }
 
 now_ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
@@ -440,8 +494,13 @@ run_case_repetition() { # INDEX REP
 }
 
 run_all() {
-    local total=0 n=0 i k reps todo=0 todo_ms=0 done_ms=0 started eta
+    local total=0 n=0 i k reps todo=0 todo_ms=0 done_ms=0 started eta h
     DONE_RUNS=0
+    if [[ -n $HOSTS ]]; then
+        for h in $(fleet_live); do set_aside_bad_repetitions "$(fleet_results_dir "$h")"; done
+    else
+        set_aside_bad_repetitions "$RESULTS_DIR"
+    fi
     for i in "${!CASE_NAMES[@]}"; do
         reps=$(case_repeat "$i")
         total=$((total + reps))
@@ -458,7 +517,9 @@ run_all() {
     elif ((DONE_RUNS > 0)); then
         info "resuming: $DONE_RUNS of $total repetitions already done, $todo to run"
     fi
-    for i in "${!CASE_NAMES[@]}"; do prepare_case "$i"; done
+    for i in "${!CASE_NAMES[@]}"; do
+        prepare_case "$i" 2>"$TK_TMP/prepare.stderr" || results_write_failed "the jobfile of ${CASE_NAMES[$i]}"
+    done
     [[ -n $HOSTS ]] || measure_host_ceiling
     started=$(now_ms)
     for i in "${!CASE_NAMES[@]}"; do
@@ -554,7 +615,8 @@ section_main() {
     health_snapshot after
 
     info ""
-    tk_python "$SECTION" "${ANALYSIS_ARGS[@]}" || die "$EXIT_FAIL" "the analysis of $RESULTS_DIR failed (see above); the raw results are kept"
+    # With failed repetitions the analysis may find a point left with none: exit_if_failed says so.
+    tk_python "$SECTION" "${ANALYSIS_ARGS[@]}" || ((${#FAILED[@]})) || die "$EXIT_FAIL" "the analysis of $RESULTS_DIR failed (see above); the raw results are kept"
     exit_if_failed "repetition(s) failed"
 }
 

@@ -141,7 +141,7 @@ _sampler_sample() {
     local -a cmd=(smartctl -j -a "/dev/$disk")
     [[ $src == smartctl ]] || cmd=(nvme smart-log "/dev/$disk" -o json)
     if command -v timeout >/dev/null 2>&1; then
-        cmd=(timeout "${COLLECT_TIMEOUT:-20}" "${cmd[@]}")
+        cmd=(timeout -k "${COLLECT_KILL_AFTER:-5}" "${COLLECT_TIMEOUT:-20}" "${cmd[@]}")
     fi
     t=$(_sampler_epoch)
     _sampler_wait "${cmd[@]}" >"$out" 2>/dev/null || rc=$?

@@ -393,3 +393,21 @@ def test_bad_arguments_never_fail_the_section(work):
         "smartctl: no block device to query for /nonexistent/target\n")
     assert samples_table(work / "x").attrs["reason"] == (
         f"{UNAVAILABLE}: smartctl: no block device to query for /nonexistent/target")
+
+
+def test_a_sample_whose_tool_never_returns_is_killed_and_recorded(work):
+    # A FAKE smartctl (a hung drive cannot be made on demand) that ignores TERM and never
+    # returns: timeout's TERM is not enough, its KILL COLLECT_KILL_AFTER s later is.
+    bindir = work / "bin"
+    bindir.mkdir()
+    (bindir / "smartctl").write_text("#!/bin/sh\ntrap '' TERM\nwhile :; do sleep 1; done\n")
+    (bindir / "smartctl").chmod(0o755)
+    began = time.monotonic()
+    result = bash('COLLECT_TIMEOUT=1 COLLECT_KILL_AFTER=1 _sampler_sample "$1" smartctl sda',
+                  str(work), path_first=bindir)
+    assert result.returncode == 0, result.stderr
+    assert time.monotonic() - began < 10
+    (line,) = (work / "samples.jsonl").read_text().splitlines()
+    sample = json.loads(line)
+    assert sample["source"] == "smartctl" and sample["rc"] == 137 and "doc" not in sample
+    assert not pgrep(str(bindir))

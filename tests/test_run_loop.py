@@ -10,28 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.toolkit import TINY, rep_files, run, tree_digest
+from tests.toolkit import TINY, rep_files, run, tree_digest, wait_for_line
+from tests.toolkit import start as start_script
 
 SLOW = ["--profile", "quick", "--runtime", "3", "--ramp", "0", "--repeat", "2", "--size", "64M"]
 
 
 def start(root: Path, *args: str) -> subprocess.Popen:
-    # A session of its own, so the test can send Ctrl-C to the whole group as a terminal does.
-    return subprocess.Popen(["bash", str(root / "qd1_test.bash"), *args], cwd=root,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
-
-
-def wait_for_line(proc: subprocess.Popen, needle: str, timeout: float = 60) -> list[str]:
-    seen, deadline = [], time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        line = proc.stderr.readline()
-        if not line:
-            break
-        seen.append(line)
-        if needle in line:
-            return seen
-    raise AssertionError(f"never saw {needle!r}; stderr so far: {''.join(seen)}")
+    return start_script(root, "qd1_test.bash", *args)
 
 
 def test_interrupt_in_second_repetition_then_resume(toolkit):

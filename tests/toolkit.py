@@ -64,6 +64,27 @@ def run(root: Path, script: str, *args: str, env: dict | None = None,
                           env=script_env(env), timeout=timeout, cwd=root, check=False)
 
 
+def start(root: Path, script: str, *args: str, env: dict | None = None) -> subprocess.Popen:
+    """A script running in the background, in a session of its own, so that a test can signal
+    the whole group as a terminal does (Ctrl-C) or as a crash would (kill -9)."""
+    return subprocess.Popen(["bash", str(root / script), *args], cwd=root, env=script_env(env),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+
+
+def wait_for_line(proc: subprocess.Popen, needle: str, timeout: float = 60) -> list[str]:
+    """The script's stderr lines up to the first that holds `needle`."""
+    seen, deadline = [], time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if not line:
+            break
+        seen.append(line)
+        if needle in line:
+            return seen
+    raise AssertionError(f"never saw {needle!r}; stderr so far: {''.join(seen)}")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -277,8 +277,7 @@ def health_findings(results_dir: Path, cases: dict[str, Case], peak_c: float | N
 # --- the section --------------------------------------------------------------------------------
 def produce(run: SectionRun) -> list[str]:
     manifest = read_manifest(run.results_dir)
-    order = (manifest.get("cases") or "").split()
-    cases = {c.name: c for c in load_section(run.results_dir, order)}
+    cases = {c.name: c for c in load_section(run.results_dir)}
     written, blocks, findings = [], [], []
 
     # Each part: its heading, table and figures in the snippet, its findings in the list.
