@@ -39,7 +39,9 @@ def anchors(page: Path) -> set[str]:
     a repeated heading numbered -1, -2 ..."""
     seen: dict[str, int] = {}
     ids = set()
-    for line in prose(page.read_text()).splitlines():
+    # Headings outside fenced code; a code span in a heading keeps its text in the id, as GitHub
+    # makes it ("Trends: `make history`" is #trends-make-history).
+    for line in FENCE.sub("", page.read_text()).splitlines():
         m = re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
         if not m:
             continue
