@@ -36,6 +36,10 @@ class Case:
     name: str
     reps: list[JobGroup]  # one job group per repetition, in repetition order
     skipped: list[str]  # "rep3.json: reason" for files that could not be read
+    # k of each rep<k>.json in reps: the prefix of its logs (rep<k>_iops.1.log). A failed
+    # repetition's logs stay on disk beside rep<k>.failed.json, so logs are found from these.
+    # Empty for job groups read elsewhere (frame_of_groups), which have no logs.
+    numbers: tuple[int, ...] = ()
 
 
 def rep_files(case_dir: Path) -> list[Path]:
@@ -45,7 +49,7 @@ def rep_files(case_dir: Path) -> list[Path]:
 
 
 def load_case(case_dir: Path) -> Case:
-    reps, skipped = [], []
+    reps, skipped, numbers = [], [], []
     for path in rep_files(case_dir):
         try:
             groups = read_groups(path)
@@ -53,7 +57,8 @@ def load_case(case_dir: Path) -> Case:
             skipped.append(f"{path.name}: {e}")
             continue
         reps.append(groups[0])  # the section jobfiles hold one group_reporting job
-    return Case(case_dir.name, reps, skipped)
+        numbers.append(int(path.stem.removeprefix("rep")))
+    return Case(case_dir.name, reps, skipped, tuple(numbers))
 
 
 def load_section(results_dir: Path, order: list[str] | None = None) -> list[Case]:
