@@ -321,6 +321,31 @@ def test_e2e_slower_b_fails_the_gate(trees, tmp_path):
     assert _compare(root, fast, slow, "--out", tmp_path).returncode == 0
 
 
+def test_e2e_same_repetitions_no_significant_difference(trees, tmp_path):
+    # B is made of A's own repetitions, numbered in another order (rep1 <- rep3, rep2 <- rep1,
+    # rep3 <- rep2, each with its logs): the same measurement twice. Nothing may come out
+    # significant, and a gate at 0% must pass.
+    root, slow, _ = trees
+    same = tmp_path / "same"
+    shutil.copytree(slow, same)
+    for case in CASES:
+        folder = same / "qd1" / case
+        for f in list(folder.glob("rep*")):
+            f.rename(folder / f.name.replace("rep", "old", 1))
+        for new, old in ((1, 3), (2, 1), (3, 2)):
+            for f in list(folder.glob(f"old{old}[._]*")):
+                f.rename(folder / f.name.replace(f"old{old}", f"rep{new}", 1))
+        assert (folder / "rep1.json").read_bytes() == (slow / "qd1" / case / "rep3.json").read_bytes()
+    result = _compare(root, slow, same, "--out", tmp_path, "--fail-if-worse", "0")
+    assert result.returncode == 0, result.stdout + result.stderr
+    table = pd.read_csv(tmp_path / "tables" / "compare.csv")
+    assert len(table) == 4 * 4 and not table.significant.any() and not table.worse.any()
+    assert (table.ratio == 1).all() and (table.p.isna() | (table.p > 0.99)).all()
+    assert set(table[table.metric == "lat_p99_us"].test) == {"within one bucket"}
+    text = (tmp_path / "out" / "compare.md").read_text()
+    assert "0 significant (BH-adjusted p < 0.05)" in text and "No significant regression." in text
+
+
 def test_e2e_bad_input(trees, tmp_path):
     root, slow, fast = trees
     missing = _compare(root, slow, tmp_path / "nope", "--out", tmp_path)
