@@ -5,26 +5,32 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := report
 PYTHON := .venv/bin/python
-# The sections in report order: results/<name>, `python -m analysis <name>`, <name>_test.bash.
-SECTIONS := qd1 bs_sweep mix_rw qd_sweep wss_burst
-SHELL_FILES := env.bash report.bash serve.bash $(SECTIONS:%=%_test.bash) lib/*.bash .ci/run \
-	bench/overhead
+# The sections in report order, from lib/sections.tsv (its data lines start with the number):
+# id:script:alias, e.g. qd_sweep:qd_sweep_test.bash:qd. The id is results/<id> and
+# `python -m analysis <id>`; `make <id>` and `make <alias>` run the script.
+SECTION_ROWS := $(shell awk -F'\t' '$$1 ~ /^[0-9]+$$/ {print $$2 ":" $$3 ":" $$4}' lib/sections.tsv)
+section_field = $(word $(2),$(subst :, ,$(1)))
+SECTION_IDS := $(foreach row,$(SECTION_ROWS),$(call section_field,$(row),1))
+SECTION_SCRIPTS := $(foreach row,$(SECTION_ROWS),$(call section_field,$(row),2))
+SECTION_ALIASES := $(filter-out $(SECTION_IDS),$(foreach row,$(SECTION_ROWS),$(call section_field,$(row),3)))
+SHELL_FILES := env.bash report.bash serve.bash $(SECTION_SCRIPTS) lib/*.bash .ci/run \
+	tests/fixtures/make-results.bash bench/overhead
 
-.PHONY: report env qd1 bs mix qd wss compare $(SECTIONS) analysis test lint clean help
+.PHONY: report env compare $(SECTION_IDS) $(SECTION_ALIASES) analysis sample-report test \
+	test-fast lint docs clean help
 
 help:
 	@echo "make report    §1 env, every section, then out/report.md and .html (default target)"
 	@echo "               RESULTS=results/drive-a keeps this drive's results and report apart"
 	@echo "make env       install dependencies, capture out/env.txt and results/env.json"
-	@echo "make qd1       §2 QD=1 baselines"
-	@echo "make bs        §3 block-size sweep"
-	@echo "make mix       §4 read/write mix"
-	@echo "make qd        §5 queue-depth sweep: knee, Little's Law, tails"
-	@echo "make wss       §6 working set, burst -> steady state, compressibility"
-	@echo "               HOSTS=lab.hosts runs it on every host of a fleet (serve.bash on each)"
+	@awk -F'\t' '$$1 ~ /^[0-9]+$$/ {printf "make %-9s §%s %s\n", $$4, $$1, $$7}' lib/sections.tsv
+	@echo "               HOSTS=lab.hosts runs a section on every host of a fleet (serve.bash on each)"
 	@echo "make compare A=results-a B=results-b [FAIL_IF_WORSE=PCT]   B against A: ratios, Welch's t-test"
 	@echo "make analysis  redraw all tables, figures and snippets from results/ (no device I/O)"
+	@echo "make sample-report   regenerate docs/sample/ (a quick report on the default target)"
 	@echo "make test      shellcheck, ruff and the test suite (needs root for loop devices)"
+	@echo "make test-fast the unit tests only (no script runs, no devices): under a minute"
+	@echo "make docs      regenerate docs/options.md from lib/options.tsv"
 	@echo "make lint      shellcheck and ruff only"
 	@echo "make clean     remove tables/, figs/, out/ and tmp/ (results/ is kept)"
 
@@ -36,14 +42,12 @@ report:
 env:
 	bash env.bash
 
-$(SECTIONS):
-	bash $@_test.bash
+$(SECTION_IDS):
+	bash $(call section_field,$(filter $@:%,$(SECTION_ROWS)),2)
 
-# Short names for the sweeps.
-bs: bs_sweep
-mix: mix_rw
-qd: qd_sweep
-wss: wss_burst
+# The short names: bs runs bs_sweep, and so on.
+$(foreach row,$(SECTION_ROWS),$(if $(filter $(SECTION_ALIASES),$(call section_field,$(row),3)),\
+	$(eval $(call section_field,$(row),3): $(call section_field,$(row),1))))
 
 # Two results trees (folders like results/), B against A; FAIL_IF_WORSE=PCT gates a lab's CI.
 compare:
@@ -51,15 +55,32 @@ compare:
 
 # A fleet run's sections are in hosts/<host>/<section>: each host's, then the hosts side by side.
 analysis:
-	@r=$${RESULTS:-results}; for s in $(SECTIONS); do \
+	@r=$${RESULTS:-results}; for s in $(SECTION_IDS); do \
 		if [ -d $$r/$$s ]; then $(PYTHON) -m analysis $$s || exit 1; fi; \
 		fleet=""; for h in $$r/hosts/*/; do \
 			if [ -d $$h$$s ]; then RESULTS=$${h%/} $(PYTHON) -m analysis $$s || exit 1; fleet=1; fi; done; \
 		if [ -n "$$fleet" ]; then $(PYTHON) -m analysis hosts $$s || exit 1; fi; done
 	$(PYTHON) -m analysis report
 
+# docs/sample/: a real quick report on the default target (tmp/target.img), run into its own
+# tree results/sample (started afresh: it is the sample's, nobody else's), then copied with the
+# figures it links and a line saying what it ran on. A clean environment: no TARGET, HOSTS or
+# section setting of the caller's changes the experiment. A few minutes of disk load.
+sample-report:
+	rm -rf results/sample tables/sample figs/sample out/sample
+	env -i PATH="$$PATH" HOME="$$HOME" bash report.bash --profile quick --results results/sample
+	$(PYTHON) -m analysis.sample_report --results results/sample --dest docs/sample
+
 test: lint
 	$(PYTHON) -m pytest -q tests
+
+# The tests that run no script and touch no device (markers set in tests/conftest.py).
+test-fast:
+	$(PYTHON) -m pytest -q -m "not e2e and not device and not root" tests
+
+# Generated docs: edit lib/options.tsv, then `make docs` (a test checks the file is current).
+docs:
+	$(PYTHON) -m analysis options >docs/options.md.partial && mv docs/options.md.partial docs/options.md
 
 lint:
 	bash env.bash --install-only

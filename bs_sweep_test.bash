@@ -11,14 +11,9 @@ set -euo pipefail
 # shellcheck source=lib/run.bash
 source "$(dirname "${BASH_SOURCE[0]}")/lib/run.bash"
 
-SECTION=bs_sweep
-SECTION_NUMBER=3
-SECTION_TITLE="Block-size sweep"
-readonly DEFAULT_RW=randread,read
-readonly DEFAULT_BS=4k,8k,16k,32k,64k,128k,256k,512k,1m
-readonly DEFAULT_IODEPTH=32
+SECTION=bs_sweep # lib/sections.tsv: §3, Block-size sweep; its options are in lib/options.tsv
 
-section_usage() {
+usage() {
     cat <<EOF
 Usage: sudo bash $TK_PROG [options]
 
@@ -27,11 +22,7 @@ blocks are bounded by how many commands the drive completes per second (IOPS), l
 many bytes it moves (MB/s); the sweep shows where one turns into the other.
 
 Section options:
-  --rw LIST          patterns, comma-separated, from randread, read, randwrite, write
-                     (RW_LIST; default $DEFAULT_RW)
-  --bs LIST          block sizes, comma-separated, multiples of 512 (BS_LIST;
-                     default $DEFAULT_BS)
-  --iodepth N        I/Os in flight in every case (IODEPTH; default $DEFAULT_IODEPTH)
+$(usage_options "$SECTION")
 
 EOF
     common_usage
@@ -46,28 +37,21 @@ Example: sudo bash $TK_PROG --profile quick --bs 4k,64k,1m
 EOF
 }
 
-opt_rw="" opt_bs="" opt_iodepth=""
-section_option() {
-    case "$1" in
-        --rw) need_value "$@" && opt_rw=$2 && SECTION_SHIFT=2 ;;
-        --bs) need_value "$@" && opt_bs=$2 && SECTION_SHIFT=2 ;;
-        --iodepth) need_value "$@" && opt_iodepth=$2 && SECTION_SHIFT=2 ;;
-    esac
-}
-
 section_cases() {
-    local rw_list=${opt_rw:-${RW_LIST:-$DEFAULT_RW}} bs_list=${opt_bs:-${BS_LIST:-$DEFAULT_BS}}
-    local iodepth=${opt_iodepth:-${IODEPTH:-$DEFAULT_IODEPTH}} rw bs
-    require_int IODEPTH "$iodepth" 1
-    split_list RW_LIST "$rw_list"
+    local rw bs jobs
+    jobs_list JOBS_LIST "$JOBS_LIST"
+    split_list RW_LIST "$RW_LIST"
     local patterns=("${LIST_ITEMS[@]}")
     for rw in "${patterns[@]}"; do require_one_of RW_LIST "$rw" randread read randwrite write; done
-    split_list BS_LIST "$bs_list"
+    split_list BS_LIST "$BS_LIST"
     local sizes=()
     for bs in "${LIST_ITEMS[@]}"; do sizes+=("$(block_size_token BS_LIST "$bs")"); done
-    for rw in "${patterns[@]}"; do
-        for bs in "${sizes[@]}"; do
-            add_case "$rw-$bs" "rw=$rw" "bs=$bs" "iodepth=$((10#$iodepth))"
+    for jobs in "${JOBS_ITEMS[@]}"; do
+        for rw in "${patterns[@]}"; do
+            for bs in "${sizes[@]}"; do
+                # shellcheck disable=SC2046  # no numjobs= for one job: the case as before --jobs
+                add_case "$rw-$bs$(jobs_suffix "$jobs")" "rw=$rw" "bs=$bs" "iodepth=$IODEPTH" $(jobs_option "$jobs")
+            done
         done
     done
 }

@@ -10,13 +10,10 @@ set -euo pipefail
 # shellcheck source=lib/run.bash
 source "$(dirname "${BASH_SOURCE[0]}")/lib/run.bash"
 
-SECTION="env"
-SECTION_NUMBER=1
-SECTION_TITLE="Environment"
+SECTION="env" # its own options are in lib/options.tsv (scope env)
 APT_PACKAGES=(fio smartmontools nvme-cli shellcheck python3-venv util-linux)
-INSTALL=1 CAPTURE=1
 
-section_usage() {
+usage() {
     cat <<EOF
 Usage: sudo bash $TK_PROG [--target PATH] [--install-only | --no-install]
 
@@ -26,13 +23,11 @@ distribution, CPU, governor, memory, fio version, which engines work, and for th
 type, model, serial, firmware, capacity, block sizes, scheduler, rotational flag, NUMA node, PCIe
 link, mount state and a SMART/NVMe health summary (or "unavailable on this device" and why).
 
-  --target PATH    the target the sections will use (TARGET); default tmp/target.img
-  --results DIR    the results tree (RESULTS); default results/
-  --hosts LIST|FILE  a fleet run (HOSTS): record this machine, the orchestrator, and the hosts
-                   with their targets; each host's own §1 is env.bash run there
-  --install-only   install dependencies, capture nothing
-  --no-install     capture only; fail if a dependency is missing
-  -h, --help       this help
+$(usage_options "common env" --target --results --hosts --install-only --no-install)
+  -h, --help         this help
+It takes every option of the sections (report.bash passes them on) and uses these. With --hosts,
+a fleet run, it records this machine, the orchestrator, and the hosts with their targets; each
+host's own §1 is env.bash run there.
 
 Writes results/env.json, out/env.txt (and the raw tool outputs in results/env-raw/); with
 --results DIR (RESULTS), DIR/env.json and out/<name of DIR>/env.txt.
@@ -40,13 +35,6 @@ Warns, without failing, about what skews results: a CPU governor other than perf
 target (a filesystem in the path), O_DIRECT refused.
 Exit codes: 0 done; 1 an install or a tool failed; 2 bad usage.
 EOF
-}
-
-section_option() {
-    case "$1" in
-        --install-only) CAPTURE="" SECTION_SHIFT=1 ;;
-        --no-install) INSTALL="" SECTION_SHIFT=1 ;;
-    esac
 }
 
 missing_packages() {
@@ -140,11 +128,11 @@ capture() {
 
 main() {
     parse_common_options "$@"
-    if [[ -n $INSTALL ]]; then
+    if [[ -z $NO_INSTALL ]]; then
         install_packages
         install_venv
     fi
-    [[ -z $CAPTURE ]] || capture
+    [[ -n $INSTALL_ONLY ]] || capture
 }
 
 main "$@"

@@ -11,11 +11,9 @@ set -euo pipefail
 # shellcheck source=lib/run.bash
 source "$(dirname "${BASH_SOURCE[0]}")/lib/run.bash"
 
-SECTION=qd1
-SECTION_NUMBER=2
-SECTION_TITLE="QD=1 baselines"
+SECTION=qd1 # lib/sections.tsv: §2, QD=1 baselines
 
-section_usage() {
+usage() {
     cat <<EOF
 Usage: sudo bash $TK_PROG [options]
 

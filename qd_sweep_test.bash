@@ -11,12 +11,9 @@ set -euo pipefail
 # shellcheck source=lib/run.bash
 source "$(dirname "${BASH_SOURCE[0]}")/lib/run.bash"
 
-SECTION=qd_sweep
-SECTION_NUMBER=5
-SECTION_TITLE="Queue-depth sweep"
-readonly DEFAULT_QD=1,2,4,8,16,32,64,128
+SECTION=qd_sweep # lib/sections.tsv: §5, Queue-depth sweep; its options are in lib/options.tsv
 
-section_usage() {
+usage() {
     cat <<EOF
 Usage: sudo bash $TK_PROG [options]
 
@@ -25,14 +22,7 @@ More I/Os in flight buy throughput until the drive's parallelism is used up; pas
 knee) each extra I/O only waits in the queue, and latency grows for nothing.
 
 Section options:
-  --qd LIST             queue depths, comma-separated (QD_LIST; default $DEFAULT_QD)
-  --seq, --no-seq       also sweep 128 KiB sequential read (SEQ=1 or 0; default on)
-  --slo-p99-us N        latency objective: the deepest queue whose p99 stays within N µs
-                        (SLO_P99_US; default 1000)
-  --knee-gain PCT       the knee is the first depth whose step from the previous one gains
-                        less than PCT % throughput (KNEE_GAIN_PCT; default 5) ...
-  --knee-latency PCT    ... while mean latency grows more than PCT % (KNEE_LATENCY_PCT;
-                        default 20)
+$(usage_options "$SECTION")
 The thresholds change only the analysis: '.venv/bin/python -m analysis qd_sweep --slo-p99-us 500'
 redraws the section with another objective without running fio again.
 
@@ -48,42 +38,59 @@ Example: sudo bash $TK_PROG --profile quick --qd 1,4,16,64 --no-seq
 EOF
 }
 
-# Thresholds of the analysis: flag, then environment variable; none means the analysis default
-# (or the value a previous analysis of these results stored).
-opt_qd="" opt_seq="" opt_slo="" opt_knee_gain="" opt_knee_latency=""
-section_option() {
-    case "$1" in
-        --qd) need_value "$@" && opt_qd=$2 && SECTION_SHIFT=2 ;;
-        --seq) opt_seq=1 && SECTION_SHIFT=1 ;;
-        --no-seq) opt_seq=0 && SECTION_SHIFT=1 ;;
-        --slo-p99-us) need_value "$@" && opt_slo=$2 && SECTION_SHIFT=2 ;;
-        --knee-gain) need_value "$@" && opt_knee_gain=$2 && SECTION_SHIFT=2 ;;
-        --knee-latency) need_value "$@" && opt_knee_latency=$2 && SECTION_SHIFT=2 ;;
-    esac
-}
-
-add_threshold() { # NAME FLAG VALUE: pass a threshold on to the analysis when one was given
-    [[ -n $3 ]] || return 0
-    require_int "$1" "$3" 1
-    ANALYSIS_ARGS+=("$2" "$((10#$3))")
+# Thresholds of the analysis: none given means the analysis default (or the value a previous
+# analysis of these results stored).
+add_threshold() { # FLAG VALUE: pass a threshold on to the analysis when one was given
+    [[ -z $2 ]] || ANALYSIS_ARGS+=("$1" "$2")
 }
 
 section_cases() {
-    local qd_list=${opt_qd:-${QD_LIST:-$DEFAULT_QD}} seq=${opt_seq:-${SEQ:-1}} qd
-    require_one_of SEQ "$seq" 0 1
-    split_list QD_LIST "$qd_list"
+    local qd jobs
+    jobs_list JOBS_LIST "$JOBS_LIST"
+    split_list QD_LIST "$QD_LIST"
     local depths=()
     for qd in "${LIST_ITEMS[@]}"; do
         require_int QD_LIST "$qd" 1
         depths+=("$((10#$qd))")
     done
-    for qd in "${depths[@]}"; do add_case "randread-4k-qd$qd" rw=randread bs=4k "iodepth=$qd"; done
-    if ((seq)); then
-        for qd in "${depths[@]}"; do add_case "read-128k-qd$qd" rw=read bs=128k "iodepth=$qd"; done
-    fi
-    add_threshold SLO_P99_US --slo-p99-us "${opt_slo:-${SLO_P99_US:-}}"
-    add_threshold KNEE_GAIN_PCT --knee-gain "${opt_knee_gain:-${KNEE_GAIN_PCT:-}}"
-    add_threshold KNEE_LATENCY_PCT --knee-latency "${opt_knee_latency:-${KNEE_LATENCY_PCT:-}}"
+    for jobs in "${JOBS_ITEMS[@]}"; do
+        for qd in "${depths[@]}"; do
+            # shellcheck disable=SC2046  # no numjobs= for one job: the case as before --jobs
+            add_case "randread-4k-qd$qd$(jobs_suffix "$jobs")" rw=randread bs=4k "iodepth=$qd" $(jobs_option "$jobs")
+        done
+        if ((SEQ)); then
+            for qd in "${depths[@]}"; do
+                # shellcheck disable=SC2046  # no numjobs= for one job: the case as before --jobs
+                add_case "read-128k-qd$qd$(jobs_suffix "$jobs")" rw=read bs=128k "iodepth=$qd" $(jobs_option "$jobs")
+            done
+        fi
+    done
+    add_threshold --slo-p99-us "$SLO_P99_US"
+    add_threshold --knee-gain "$KNEE_GAIN_PCT"
+    add_threshold --knee-latency "$KNEE_LATENCY_PCT"
+}
+
+section_plan_note() {
+    ((PEAK)) || return 0
+    info "  peak     then a peak search: up to 8 more cases per pattern, more jobs (up to $(nproc), the CPUs)"
+    info "           and depth around the best point so far, until IOPS gain less than 5% (--no-peak: none)"
+}
+
+# The peak search (analysis/peak_search.py): after the sweep, more jobs and depth around the best
+# point so far, one round at a time, until IOPS gain less than 5% (bounded by the CPUs).
+section_more_cases() {
+    local next name opts added=1
+    ((PEAK)) || return 1
+    next=$(tk_python peak-next "$RESULTS_DIR" --cpus "$(nproc)") ||
+        die "$EXIT_FAIL" "the peak search could not read $RESULTS_DIR (see above); the results so far are kept"
+    while IFS=$'\t' read -r name opts; do
+        [[ -n $name ]] || continue
+        # shellcheck disable=SC2086  # opts is a list of fio options
+        add_case "$name" $opts
+        info "peak search: adding $name ($opts)"
+        added=0
+    done <<<"$next"
+    return "$added"
 }
 
 main() {

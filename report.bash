@@ -9,15 +9,20 @@ set -uo pipefail
 # shellcheck source=lib/common.bash
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.bash"
 
-SECTION_IDS=(qd1 bs_sweep mix_rw qd_sweep wss_burst)
-LOCAL_ONLY=(wss_burst) # sections that refuse --hosts (they size their cases from the local drive)
+# The sections, SECTION_IDS, and which run on a fleet: lib/sections.tsv (read by lib/registry.bash).
+LOCAL_ONLY=() # sections that refuse --hosts (they size their cases from the local drive)
+SECTION_SCRIPTS=()
+for id in "${SECTION_IDS[@]}"; do
+    SECTION_SCRIPTS+=("${SECTION_SCRIPT_OF[$id]}")
+    [[ ${SECTION_FLEET_OF[$id]} == yes ]] || LOCAL_ONLY+=("$id")
+done
 
 usage() {
     cat <<EOF
 Usage: sudo bash $TK_PROG [OPTIONS]
 
 Runs env.bash (§1), then each section with the same options:
-  ${SECTION_IDS[*]/%/_test.bash}
+  ${SECTION_SCRIPTS[*]}
 then assembles out/report.md and out/report.html (figures embedded) and prints a one-screen
 summary. A section that fails or is refused does not stop the others; its reason goes
 into the report's "Anomalies and limitations". Ctrl-C stops all (finished repetitions are kept).
@@ -25,12 +30,12 @@ into the report's "Anomalies and limitations". Ctrl-C stops all (finished repeti
 Options: those every section takes (bash qd1_test.bash --help), e.g.
   --profile quick|standard   --target PATH   --destroy DEVICE   --results DIR   --dry-run
 and one of its own:
-  --sections LIST    run only these sections (SECTIONS), e.g. qd1,qd_sweep; the report says
-                     the others were skipped. A section's own settings go in the environment
-                     (QD_LIST=1,4,16 bash $TK_PROG): the options are given to every section.
+$(usage_options report)
+A section's own settings go in the environment (QD_LIST=1,4,16 bash $TK_PROG): the options are
+given to every section.
 
-With --hosts (HOSTS), a fleet run: every section runs on all hosts at once (see README, "Fleet
-runs"), except ${LOCAL_ONLY[*]}, which is skipped with the reason; §1 records this machine.
+With --hosts (HOSTS), a fleet run: every section runs on all hosts at once (see docs/fleet.md),
+except ${LOCAL_ONLY[*]}, which is skipped with the reason; §1 records this machine.
 With --results DIR (RESULTS), the results go to DIR and the report to out/<name of DIR>/.
 Each section's messages are kept in DIR/report-logs/<section>.log, and the exit codes in
 DIR/report_status.tsv, which the report reads (a section that failed or was skipped is named
@@ -118,11 +123,11 @@ main() {
         fi
         if [[ -n $fleet && " ${LOCAL_ONLY[*]} " == *" $id "* ]]; then
             printf '%s\tskipped\t%s\t%s\n' "$id" "$(date +%s)" \
-                "runs on one machine only (it sizes its cases from the local drive); run ${id}_test.bash on each host" >>"$STATUS"
+                "runs on one machine only (it sizes its cases from the local drive); run ${SECTION_SCRIPT_OF[$id]} on each host" >>"$STATUS"
             continue
         fi
         rc=0
-        run_part "$id" "${id}_test.bash" "$@" || rc=$?
+        run_part "$id" "${SECTION_SCRIPT_OF[$id]}" "$@" || rc=$?
         ((rc == EXIT_INTERRUPTED)) && { info "interrupted: the report is assembled from what finished"; failed=$rc; break; }
         ((rc == 0)) || failed=1
     done

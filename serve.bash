@@ -30,17 +30,9 @@ here right before they start (same target, region within the size vouched for, a
 the safety interlocks again); a job that fails the check is skipped by fio and reported by the
 orchestrator as refused.
 
-Options (a flag overrides its environment variable):
-  --listen ADDR[:PORT]  address to bind (LISTEN); port default $FLEET_DEFAULT_PORT. Use a lab-internal
-                        address: fio's server runs whatever job a client sends.
-  --target PATH         the file, partition or device to serve (TARGET); default: the toolkit's
-                        file tmp/target.img, created full of random data
-  --size SIZE           region jobs may use, from the start of the target (SIZE; default
-                        $(profile_default standard size), capped at the target's capacity)
-  --destroy DEVICE      allow writing although DEVICE carries a filesystem or partition
-                        signature; must name the same device as --target (DESTROY)
-  --read-only           vouch for reads only: jobs that write are refused (READ_ONLY=1)
-  -h, --help            this help
+Options (a flag overrides its environment variable, which overrides the default):
+$(usage_options serve)
+  -h, --help           this help
 
 On the orchestrator, name this host and its target: HOSTS=ADDR:PORT with --target PATH, or a
 line 'ADDR:PORT PATH' in a --hosts file. The orchestrator and every server must run the same fio
@@ -52,37 +44,10 @@ Example: sudo bash $TK_PROG --listen 10.0.0.12 --target /dev/nvme0n1p4 --destroy
 EOF
 }
 
+# TARGET SIZE DESTROY LISTEN READ_ONLY (lib/options.tsv, scope serve), then LISTEN_ADDR and
+# LISTEN_PORT.
 parse_serve_options() {
-    local opt_target="" opt_size="" opt_destroy="" opt_listen="" opt_read_only=""
-    while (($#)); do
-        local opt=$1
-        if [[ $opt == --*=* ]]; then
-            set -- "${opt%%=*}" "${opt#*=}" "${@:2}"
-            opt=$1
-        fi
-        case "$opt" in
-            -h | --help) usage && exit "$EXIT_OK" ;;
-            --target | --size | --destroy | --listen)
-                need_value "$@"
-                case "$opt" in
-                    --target) opt_target=$2 ;;
-                    --size) opt_size=$2 ;;
-                    --destroy) opt_destroy=$2 ;;
-                    --listen) opt_listen=$2 ;;
-                esac
-                shift 2
-                ;;
-            --read-only) opt_read_only=1 && shift ;;
-            *) die "$EXIT_USAGE" "unknown option '$1'; see $TK_PROG --help" ;;
-        esac
-    done
-    TARGET=${opt_target:-${TARGET:-}}
-    SIZE=${opt_size:-${SIZE:-$(profile_default standard size)}}
-    DESTROY=${opt_destroy:-${DESTROY:-}}
-    LISTEN=${opt_listen:-${LISTEN:-}}
-    READ_ONLY=${opt_read_only:-${READ_ONLY:-}}
-    [[ $READ_ONLY == 0 ]] && READ_ONLY=""
-    require_size SIZE "$SIZE"
+    parse_options serve "$@"
     [[ -n $LISTEN ]] || die "$EXIT_USAGE" "no address to listen on; give --listen ADDR[:PORT] (or LISTEN=), e.g. --listen 10.0.0.12"
     LISTEN_ADDR=${LISTEN%:*} LISTEN_PORT=$FLEET_DEFAULT_PORT
     [[ $LISTEN == *:* ]] && LISTEN_PORT=${LISTEN##*:}

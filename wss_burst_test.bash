@@ -7,23 +7,18 @@
 #        figs/wss_burst_*.png and out/section_6_wss_burst.md.
 # Run time: standard 15 min burst + 8 working-set cases x 3 x 35 s + 3 compressibility cases
 #           x 3 x 35 s = about 33 minutes; quick about 4 minutes. Both plus a one-time prefill.
+# shellcheck disable=SC2153  # PARTS, WSS_LIST...: set by parse_options from lib/options.tsv
 set -euo pipefail
 
 # shellcheck source=lib/run.bash
 source "$(dirname "${BASH_SOURCE[0]}")/lib/run.bash"
 
-SECTION=wss_burst
-SECTION_NUMBER=6
-SECTION_TITLE="Working set, burst and compressibility"
-readonly DEFAULT_PARTS=burst,wss,compress
-readonly DEFAULT_WSS=256m,1g,8g,all
-readonly DEFAULT_BURST_RW=write
-readonly DEFAULT_BURST_BS=128k
+SECTION=wss_burst # lib/sections.tsv: §6; its options are in lib/options.tsv
 readonly HEALTH_SAMPLE_S=5
 # A guess of sustained write speed for the precondition's time estimate only.
 readonly PRECONDITION_GUESS_MBPS=500
 
-section_usage() {
+usage() {
     cat <<EOF
 Usage: sudo bash $TK_PROG [options]
 
@@ -38,17 +33,7 @@ Usage: sudo bash $TK_PROG [options]
             that compresses writes them at different speeds; one that does not, at the same
 
 Section options:
-  --parts LIST       which parts, from burst, wss, compress (PARTS; default $DEFAULT_PARTS)
-  --wss LIST         working sets, sizes or 'all' for the whole region (WSS_LIST;
-                     default $DEFAULT_WSS); sizes at or above the region are skipped with a note
-  --duration S       seconds of the sustained write (DURATION; standard 900, quick 30)
-  --burst-rw RW      write or randwrite (BURST_RW; default $DEFAULT_BURST_RW)
-  --burst-bs SIZE    block size of the sustained write (BURST_BS; default $DEFAULT_BURST_BS)
-  --precondition     before the writes, SNIA's workload-independent preconditioning: 128 KiB
-                     sequential writes over twice the device's capacity. Block devices only,
-                     with --destroy naming the target; the plan shows the time it may take and
-                     asks before starting (PRECONDITION=1)
-  --yes              start the preconditioning without asking (YES=1)
+$(usage_options "$SECTION")
 
 EOF
     common_usage
@@ -61,20 +46,6 @@ figs/wss_burst_*.png, out/section_6_wss_burst.md.
 Example: sudo bash $TK_PROG --profile quick
          sudo bash $TK_PROG --target /dev/nvme0n1 --destroy /dev/nvme0n1 --precondition
 EOF
-}
-
-opt_parts="" opt_wss="" opt_duration="" opt_burst_rw="" opt_burst_bs="" opt_precondition=""
-opt_yes=""
-section_option() {
-    case "$1" in
-        --parts) need_value "$@" && opt_parts=$2 && SECTION_SHIFT=2 ;;
-        --wss) need_value "$@" && opt_wss=$2 && SECTION_SHIFT=2 ;;
-        --duration) need_value "$@" && opt_duration=$2 && SECTION_SHIFT=2 ;;
-        --burst-rw) need_value "$@" && opt_burst_rw=$2 && SECTION_SHIFT=2 ;;
-        --burst-bs) need_value "$@" && opt_burst_bs=$2 && SECTION_SHIFT=2 ;;
-        --precondition) opt_precondition=1 && SECTION_SHIFT=1 ;;
-        --yes) opt_yes=1 && SECTION_SHIFT=1 ;;
-    esac
 }
 
 has_part() { [[ ",$PARTS," == *",$1,"* ]]; }
@@ -105,27 +76,20 @@ add_wss_cases() {
 }
 
 section_cases() {
-    PARTS=${opt_parts:-${PARTS:-$DEFAULT_PARTS}}
-    local duration=${opt_duration:-${DURATION:-}} part
-    local burst_rw=${opt_burst_rw:-${BURST_RW:-$DEFAULT_BURST_RW}}
-    local burst_bs=${opt_burst_bs:-${BURST_BS:-$DEFAULT_BURST_BS}}
-    PRECONDITION=${opt_precondition:-${PRECONDITION:-}}
-    YES=${opt_yes:-${YES:-}}
-    [[ $PRECONDITION != 0 ]] || PRECONDITION=""
-    [[ $YES != 0 ]] || YES=""
+    local part
     split_list PARTS "$PARTS"
     for part in "${LIST_ITEMS[@]}"; do require_one_of PARTS "$part" burst wss compress; done
-    if [[ -z $duration ]]; then
-        duration=900
-        [[ $PROFILE == quick ]] && duration=30
-    fi
-    require_int DURATION "$duration" 10
-    require_one_of BURST_RW "$burst_rw" write randwrite
-    burst_bs=$(block_size_token BURST_BS "$burst_bs")
-    BURST_OPTS=("rw=$burst_rw" "bs=$burst_bs" iodepth=32 "runtime=$((10#$duration))" ramp_time=0)
-    BURST_NAME="burst-$burst_rw-$burst_bs"
-    # The region is known only once the target is: the cases are declared in section_plan.
-    WSS_LIST_VALUE=${opt_wss:-${WSS_LIST:-$DEFAULT_WSS}}
+    BURST_OPTS=("rw=$BURST_RW" "bs=$BURST_BS" iodepth=32 "runtime=$DURATION" ramp_time=0)
+    BURST_NAME="burst-$BURST_RW-$BURST_BS"
+    # The region is known only once the target is: the working-set cases are declared in
+    # section_plan.
+}
+
+section_plan_note() {
+    has_part burst || return 0
+    info "  burst    ${BURST_OPTS[*]:0:3}, one job: incompressible data scrambled per write, not made anew"
+    info "           for each write (that caps one job near 4.9 GB/s); fio alone issues ~25 GB/s of"
+    info "           it per job on the lab VM, and its ceiling here is measured before the run"
 }
 
 # Called once the target (and so the region) is resolved, before the plan. The burst runs first,
@@ -139,15 +103,17 @@ section_plan() {
             "write_hist_log=\${TK_LOG}" log_hist_msec=1000
     fi
     if has_part wss; then
-        add_wss_cases "$WSS_LIST_VALUE"
+        add_wss_cases "$WSS_LIST"
         local note
         for note in "${WSS_NOTES[@]}"; do info "note: $note"; done
     fi
     if has_part compress; then
-        # Incompressible is the toolkit's default (refill_buffers with random data).
+        # Incompressible is the toolkit's default (random buffers, scrambled per write). The
+        # compressible case makes new data for every write: a buffer filled once at 50% would
+        # repeat itself, and fio does not scramble compressible buffers.
         add_case write-128k-random rw=write bs=128k iodepth=32
         add_case write-128k-compress50 rw=write bs=128k iodepth=32 \
-            buffer_compress_percentage=50 buffer_compress_chunk=4k
+            buffer_compress_percentage=50 buffer_compress_chunk=4k refill_buffers=1
         add_case write-128k-zeros rw=write bs=128k iodepth=32 zero_buffers=1 refill_buffers=0
     fi
     if [[ -n $PRECONDITION ]]; then
@@ -160,7 +126,7 @@ section_plan() {
 
 # The preconditioning is planned and confirmed before anything is touched.
 section_confirm() {
-    [[ -n $PRECONDITION && ! -e "$TK_ROOT/results/$SECTION/precondition.done" ]] || return 0
+    [[ -n $PRECONDITION && ! -e "$RESULTS_DIR/precondition.done" ]] || return 0
     local capacity seconds answer
     capacity=$(blockdev --getsize64 "$TARGET_PATH")
     seconds=$((2 * capacity / (PRECONDITION_GUESS_MBPS * 1000000)))
@@ -183,7 +149,7 @@ section_prepare() {
     [[ $reply == ok ]] || die "$EXIT_UNSAFE" "${reply#refused$'\t'}"
     run_fio "$RESULTS_DIR/precondition.stderr" --name=precondition \
         --filename="$(fio_filename "$TARGET_PATH")" --rw=write --bs=128k --iodepth=32 \
-        --ioengine="$ENGINE_USED" --direct="$DIRECT" --loops=2 --refill_buffers=1 \
+        --ioengine="$ENGINE_DEEP" --direct="$DIRECT" --loops=2 --refill_buffers=1 \
         --output-format=json --output="$RESULTS_DIR/precondition.json" ||
         die "$EXIT_FAIL" "preconditioning failed (see $RESULTS_DIR/precondition.stderr)"
     printf 'device %s written twice sequentially at %(%F %T)T\n' "$TARGET_PATH" -1 >"$marker"

@@ -9,15 +9,15 @@ from __future__ import annotations
 import importlib
 import sys
 
-# command -> (module, one-line description)
+from analysis.registry import read_sections
+
+# command -> (module, one-line description); each section of lib/sections.tsv is a command, its
+# module analysis/sections/<id>.py.
 COMMANDS = {
     "summarize": ("analysis.summarize", "CSV summary of any fio JSON files: summarize FILE..."),
     "env": ("analysis.environment", "build results/env.json and out/env.txt from raw captures"),
-    "qd1": ("analysis.sections.qd1", "§2 tables, figures and snippet from results/qd1"),
-    "bs_sweep": ("analysis.sections.bs_sweep", "§3 block-size sweep from results/bs_sweep"),
-    "mix_rw": ("analysis.sections.mix_rw", "§4 read/write mix from results/mix_rw"),
-    "qd_sweep": ("analysis.sections.qd_sweep", "§5 queue-depth sweep from results/qd_sweep"),
-    "wss_burst": ("analysis.sections.wss_burst", "§6 working set, burst, compressibility"),
+    **{s.id: (f"analysis.sections.{s.id}", f"{s.heading}: tables, figures, snippet from results/{s.id}")
+       for s in read_sections().values()},
     "health-log": ("analysis.health_log", "CSV of the health samples taken during a burst"),
     "compare": ("analysis.compare", "two results trees: compare A B [--fail-if-worse PCT]"),
     "report": ("analysis.report", "assemble out/report.md from env.txt and section snippets"),
@@ -26,6 +26,9 @@ COMMANDS = {
     "fleet": ("analysis.fleet", "fio client/server output: probe FILE; split OUT LABEL=HOST,PORT=FILE"),
     "hosts": ("analysis.hosts", "a section across fleet hosts: table, figure and snippet"),
     "serve": ("analysis.runner_service", "pipe helper for the run loop (check-result, safety)"),
+    "peak-next": ("analysis.peak_search", "§5's peak search: the next cases to run, if any"),
+    "host-ceiling": ("analysis.host_ceiling", "fio's null-engine ceiling of each case: DIR CASE..."),
+    "options": ("analysis.registry", "docs/options.md from lib/options.tsv (make docs)"),
 }
 
 

@@ -16,19 +16,24 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.fio_json import Direction, FioOutputError, JobGroup, read_groups
+from analysis.host_ceiling import is_host_bound, read_ceilings
 from analysis.stats import PCT_COLUMNS, STANDARD_PCTS, merge_bins, percentiles_from_bins, rep_stats
 
 # A point whose CV over repetitions is above this is marked unstable in tables and text.
 UNSTABLE_CV = 0.05
 
-# DESIGN.md's column names, in order; `read_pct` is the read share of the job (100 for a pure
+# What the host allowed (analysis.host_ceiling): fio's CPU time per job (% of one CPU), the
+# null-engine IOPS of the case's shape, and whether the point measured the host, not the drive.
+HOST_COLUMNS = ["cpu_usr_pct", "cpu_sys_pct", "host_ceiling_iops", "host_bound"]
+
+# The columns of docs/outputs.md, in order; `read_pct` is the read share of the job (100 for a pure
 # read pattern, 0 for a pure write, rwmixread for a mix). Each percentile also gets the sample std
 # of the repetitions' own percentiles (`lat_p99_us_std`): the error bar of a pooled percentile.
-CASE_COLUMNS = ["case", "rw", "bs", "iodepth", "numjobs", "read_pct", "direction", "n"]
+CASE_COLUMNS = ["case", "rw", "bs", "iodepth", "numjobs", "engine", "read_pct", "direction", "n"]
 PCT_STD_COLUMNS = {p: col + "_std" for p, col in PCT_COLUMNS.items()}
 METRIC_COLUMNS = ["iops_mean", "iops_std", "iops_cv", "bw_MBps_mean", "bw_MBps_std",
                   "lat_us_mean", "lat_us_std", *PCT_COLUMNS.values(), *PCT_STD_COLUMNS.values(),
-                  "unstable", "pct_source", "little_product"]
+                  "unstable", "pct_source", "little_product", *HOST_COLUMNS]
 
 
 @dataclass(frozen=True)
@@ -145,12 +150,16 @@ def summarize_direction(case: Case, direction: str) -> dict:
     unstable = any(s["cv"] > UNSTABLE_CV for s in (iops, bw, lat) if not math.isnan(s["cv"]))
     return {
         "case": case.name, "rw": first.rw, "bs": first.bs, "iodepth": first.iodepth,
-        "numjobs": first.numjobs or 1, "read_pct": read_share(first.rw, first.rwmixread),
+        "numjobs": first.numjobs or 1, "engine": first.options.get("ioengine", ""),
+        "read_pct": read_share(first.rw, first.rwmixread),
         "direction": direction, "n": iops["n"],
         "iops_mean": iops["mean"], "iops_std": iops["std"], "iops_cv": iops["cv"],
         "bw_MBps_mean": bw["mean"], "bw_MBps_std": bw["std"],
         "lat_us_mean": lat["mean"], "lat_us_std": lat["std"],
         **pcts, "unstable": unstable, "pct_source": source, "little_product": little["mean"],
+        "cpu_usr_pct": rep_stats([g.usr_cpu_pct for g in case.reps])["mean"],
+        "cpu_sys_pct": rep_stats([g.sys_cpu_pct for g in case.reps])["mean"],
+        "host_ceiling_iops": math.nan, "host_bound": False,
     }
 
 
@@ -179,7 +188,24 @@ def section_frame(results_dir: Path, always: tuple[str, ...] = ()) -> pd.DataFra
     """The summary rows of every case of a section, in the manifest's case order."""
     order = (read_manifest(results_dir).get("cases") or "").split()
     rows = [row for case in load_section(results_dir, order) for row in summary_rows(case, always)]
-    return pd.DataFrame(rows, columns=CASE_COLUMNS + METRIC_COLUMNS)
+    return mark_host_bound(pd.DataFrame(rows, columns=CASE_COLUMNS + METRIC_COLUMNS),
+                           read_ceilings(results_dir))
+
+
+def mark_host_bound(table: pd.DataFrame, ceilings: dict) -> pd.DataFrame:
+    """Fill host_ceiling_iops and host_bound from a section's host_ceiling.json. A case is
+    judged on all its I/O (its total row, or its only one); each of its rows carries the mark."""
+    cases = ceilings.get("cases", {})
+    if table.empty or not cases:
+        return table
+    table = table.copy()
+    for row in case_rows(table).itertuples():
+        ceiling = cases.get(row.case, {}).get("iops", math.nan)
+        bound = is_host_bound(row.iops_mean, ceiling, row.cpu_usr_pct, row.cpu_sys_pct,
+                              int(row.numjobs), int(ceilings.get("cpus", 0)))
+        table.loc[table.case == row.case, ["host_ceiling_iops", "host_bound"]] = [ceiling, bound]
+    table["host_bound"] = table.host_bound.astype(bool)
+    return table
 
 
 def frame_of_groups(groups: list[JobGroup], always: tuple[str, ...] = ()) -> pd.DataFrame:

@@ -298,10 +298,6 @@ def _p(p: float) -> str:
     return "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
-def _pct(v: float) -> str:
-    return "–" if math.isnan(v) else f"{v:+.1f}%"
-
-
 def _verdict(r) -> str:
     if not r.test.startswith("welch"):
         return r.test
@@ -316,7 +312,7 @@ def _rows_md(df: pd.DataFrame) -> str:
     rows = [[f"{r.section} {r.case}" + ("" if r.direction in ("read", "write") and
                                           r.section != "mix_rw" else f" ({r.direction})"),
              r.label, md.pm(r.a, r.a_std), md.pm(r.b, r.b_std),
-             "–" if math.isnan(r.ratio) else f"{r.ratio:.3f}", _pct(r.diff_pct),
+             "–" if math.isnan(r.ratio) else f"{r.ratio:.3f}", md.signed_pct(r.diff_pct, 1),
              _p(r.p) + ("~" if r.test == "welch~" else ""), _p(r.p_adj), _verdict(r)]
             for r in df.itertuples()]
     return md.table(["case", "metric", "A", "B", "B/A", "diff", "p", "p (BH)", "verdict"], rows,
@@ -348,14 +344,14 @@ def findings(comp: Comparison, fail_pct: float | None) -> list[str]:
     if not worse.empty:
         r = worse.iloc[0]
         out.append(f"Largest significant regression: {r.section} {r.case} {r.label} "
-                   f"{md.num(r.a)} → {md.num(r.b)} ({_pct(r.diff_pct)}, p {_p(r.p)}, "
+                   f"{md.num(r.a)} → {md.num(r.b)} ({md.signed_pct(r.diff_pct, 1)}, p {_p(r.p)}, "
                    f"adjusted {_p(r.p_adj)}).")
     else:
         out.append("No significant regression.")
     if not better.empty:
         r = better.iloc[0]
         out.append(f"Largest significant improvement: {r.section} {r.case} {r.label} "
-                   f"{md.num(r.a)} → {md.num(r.b)} ({_pct(r.diff_pct)}, p {_p(r.p)}, "
+                   f"{md.num(r.a)} → {md.num(r.b)} ({md.signed_pct(r.diff_pct, 1)}, p {_p(r.p)}, "
                    f"adjusted {_p(r.p_adj)}).")
     else:
         out.append("No significant improvement.")
@@ -443,7 +439,7 @@ def main(argv: list[str]) -> int:
                   f"{args.fail_if_worse:g}%:", file=sys.stderr)
             for r in bad.itertuples():
                 print(f"  {r.section} {r.case} ({r.direction}) {r.label}: {md.num(r.a)} -> "
-                      f"{md.num(r.b)} ({_pct(r.diff_pct)}, p {_p(r.p)}, adjusted "
+                      f"{md.num(r.b)} ({md.signed_pct(r.diff_pct, 1)}, p {_p(r.p)}, adjusted "
                       f"{_p(r.p_adj)})", file=sys.stderr)
             return 1
     return 0

@@ -81,6 +81,9 @@ class JobGroup:
     fio_version: str
     error: int              # always 0: groups with an error are skipped (see parse_groups)
     directions: dict        # {'read': Direction, ...}, only directions that did I/O
+    # fio's usr_cpu and sys_cpu: % of one CPU per job process (the mean over merged entries)
+    usr_cpu_pct: float = math.nan
+    sys_cpu_pct: float = math.nan
 
 
 # --------------------------------------------------------------------------- text -> JSON
@@ -500,9 +503,16 @@ def parse_groups(doc: dict, preamble: str = "") -> tuple[list[JobGroup], list[st
             fio_version=version,
             error=0,
             directions=directions,
+            usr_cpu_pct=_mean_of(jobs, "usr_cpu"),
+            sys_cpu_pct=_mean_of(jobs, "sys_cpu"),
             **_job_parameters(options, has_options),
         ))
     return groups, skipped
+
+
+def _mean_of(jobs: list[dict], key: str) -> float:
+    values = [_num(j[key]) for j in jobs if key in j]
+    return sum(values) / len(values) if values else math.nan
 
 
 def _fio_said(preamble: str) -> str:

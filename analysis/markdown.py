@@ -18,6 +18,19 @@ def num(value: float, digits: int | None = None) -> str:
     return f"{value:,.{digits}f}"
 
 
+def signed_pct(value: float, digits: int | None = None) -> str:
+    """A change in percent, the way every snippet writes one: '+12%', '−41%' (a real minus
+    sign), one decimal under 10% unless DIGITS says otherwise, '±0%' when it rounds to nothing."""
+    if value is None or math.isnan(value):
+        return "–"
+    if digits is None:
+        digits = 1 if abs(value) < 10 else 0
+    text = f"{abs(value):.{digits}f}%"
+    if float(text[:-1]) == 0:
+        return "±0%"
+    return ("+" if value > 0 else "−") + text
+
+
 def pm(mean: float, std: float) -> str:
     """mean ± std with the std's precision matched to the mean's."""
     if std is None or math.isnan(std):
@@ -91,4 +104,5 @@ def setup_line(manifest: dict, model: str) -> str:
     direct = "direct I/O" if str(manifest.get("direct", "1")) == "1" else "BUFFERED I/O"
     return (f"Device: {model} · target `{manifest.get('target', '?')}` "
             f"({manifest.get('target_kind', '?')}) · profile {manifest.get('profile', '?')} "
-            f"({runs}) · engine {manifest.get('engine', '?')}, {direct}")
+            f"({runs}) · engine {manifest.get('engine_note') or manifest.get('engine', '?')}, "
+            f"{direct}")

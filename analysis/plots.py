@@ -1,4 +1,8 @@
-"""Figures shared by the sections. Every point carries its error bar from the repetitions."""
+"""Figures shared by the sections. Every point carries its error bar from the repetitions.
+
+Every figure writes its numbers the way the snippets do (13,584 on the axis as on the bar), keeps
+its legend outside the axes, where it cannot cover a bar, a point or an error bar, and leaves
+headroom above the tallest bar for its error bar and label."""
 
 from __future__ import annotations
 
@@ -11,6 +15,13 @@ import matplotlib
 matplotlib.use("Agg")  # files only; lab boxes and CI have no display
 import matplotlib.pyplot as plt
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+from matplotlib.transforms import ScaledTranslation
+
+from analysis import markdown as md
+
+# Tick labels as the tables write numbers: thousands separators, no trailing zeros.
+PLAIN = FuncFormatter(lambda v, _: f"{v:,.10g}")
+HEADROOM = 1.15  # the value axis of a bar chart ends 15% above the highest error bar
 
 
 def _save(fig, path: Path, note: str = "") -> Path:
@@ -28,27 +39,54 @@ def _clean(values):
     return [0.0 if v is None or (isinstance(v, float) and math.isnan(v)) else v for v in values]
 
 
+def _legend_outside(ax, handles=None, labels=None, fontsize: int = 8) -> None:
+    """The legend under the axes, below the x tick labels and the x label: outside the data,
+    whatever the data. The gap is in inches (the height of what is under the axes), so it holds
+    when tight_layout resizes the axes afterwards."""
+    if handles is None:
+        handles, labels = ax.get_legend_handles_labels()
+    if not handles:
+        return
+    fig = ax.figure
+    fig.draw_without_rendering()
+    under = (ax.bbox.y0 - ax.xaxis.get_tightbbox().y0) / fig.dpi + 0.08
+    anchor = ax.transAxes + ScaledTranslation(0, -under, fig.dpi_scale_trans)
+    ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0),
+              bbox_transform=anchor, ncol=min(len(handles), 3), fontsize=fontsize,
+              frameon=False, borderaxespad=0)
+
+
+def _bar_headroom(ax, tops: list[float]) -> None:
+    """A value axis from zero to 15% above the highest bar top (mean + std, or a marker)."""
+    top = max(_clean(tops), default=0)
+    if top > 0:
+        ax.set_ylim(0, top * HEADROOM)
+
+
 def bar_chart(path: Path, labels: list[str], means: list[float], stds: list[float], *,
               ylabel: str, title: str, markers: list[float] | None = None,
               marker_label: str = "", note: str = "") -> Path:
     """Bars of means with ±1 std error bars; optional markers (e.g. p99) on each bar."""
-    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=120)
+    fig, ax = plt.subplots(figsize=(7.5, 4.6), dpi=120)
     x = range(len(labels))
-    bars = ax.bar(x, _clean(means), yerr=_clean(stds), capsize=6, color="#4C78A8",
-                  label="mean ± std over repetitions")
+    tops = [m + s for m, s in zip(_clean(means), _clean(stds))]
+    ax.bar(x, _clean(means), yerr=_clean(stds), capsize=6, color="#4C78A8",
+           label="mean ± std over repetitions")
     if markers is not None:
         ax.scatter(list(x), _clean(markers), marker="D", color="#E45756", zorder=3,
                    label=marker_label)
-    for bar, mean in zip(bars, means):
-        ax.annotate(f"{mean:,.0f}" if mean >= 100 else f"{mean:,.1f}",
-                    (bar.get_x() + bar.get_width() / 2, 0), xytext=(0, 3),
-                    textcoords="offset points", ha="center", va="bottom", color="white",
-                    fontsize=8)
+        tops = [max(t, m) for t, m in zip(tops, _clean(markers))]
+    for i, (mean, top) in enumerate(zip(means, tops)):
+        # The mean above its error bar (and marker), in the snippet's format.
+        ax.annotate(md.num(mean), (i, top), xytext=(0, 3), textcoords="offset points",
+                    ha="center", va="bottom", fontsize=8)
     ax.set_xticks(list(x), labels)
+    ax.yaxis.set_major_formatter(PLAIN)
+    _bar_headroom(ax, tops)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(axis="y", alpha=0.3)
-    ax.legend(loc="upper left", fontsize=8)
+    _legend_outside(ax)
     return _save(fig, path, note)
 
 
@@ -121,6 +159,10 @@ def _draw_panel(ax, panel: Panel) -> None:
     if panel.hline is not None:
         ax.axhline(panel.hline[0], color="#888", linestyle="--", linewidth=1,
                    label=panel.hline[1])
+    if panel.xscale == "linear":
+        ax.xaxis.set_major_formatter(PLAIN)
+    if panel.yscale == "linear":
+        ax.yaxis.set_major_formatter(PLAIN)
     _axis_scale(ax.set_xscale, panel.xscale)
     _axis_scale(ax.set_yscale, panel.yscale, ax.yaxis)
     if panel.xticks is not None:
@@ -130,12 +172,13 @@ def _draw_panel(ax, panel: Panel) -> None:
     ax.set_ylabel(panel.ylabel)
     ax.set_title(panel.title, fontsize=10)
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=8)
+    ax.margins(y=0.08)  # room for the highlights' captions
+    _legend_outside(ax)
 
 
 def line_chart(path: Path, panels: list[Panel], *, title: str = "", note: str = "") -> Path:
     """One or more panels side by side, each with lines of means and ± std error bars."""
-    fig, axes = plt.subplots(1, len(panels), figsize=(6.2 * len(panels), 4.4), dpi=120,
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.2 * len(panels), 4.8), dpi=120,
                              squeeze=False)
     for ax, panel in zip(axes[0], panels):
         _draw_panel(ax, panel)
@@ -155,7 +198,7 @@ class BarSet:
 def grouped_bars(path: Path, groups: list[str], sets: list[BarSet], *, ylabel: str, title: str,
                  yscale: str = "linear", note: str = "") -> Path:
     """Bars per group, one per set, side by side (a mix's read, write and total)."""
-    fig, ax = plt.subplots(figsize=(max(6.5, 1.4 * len(groups) + 2), 4.4), dpi=120)
+    fig, ax = plt.subplots(figsize=(max(6.5, 1.4 * len(groups) + 2), 4.8), dpi=120)
     x = list(range(len(groups)))
     width = 0.8 / len(sets)
     for i, (color, s) in enumerate(zip(COLORS * 3, sets)):
@@ -164,11 +207,15 @@ def grouped_bars(path: Path, groups: list[str], sets: list[BarSet], *, ylabel: s
         ax.bar(pos, means, width, color=color, label=s.label)
         ax.errorbar(pos, means, yerr=_clean(s.stds), fmt="none", ecolor="black", capsize=4)
     ax.set_xticks(x, groups)
+    if yscale == "linear":
+        ax.yaxis.set_major_formatter(PLAIN)
+        _bar_headroom(ax, [m + s for st in sets for m, s in zip(_clean(st.means),
+                                                                   _clean(st.stds))])
     _axis_scale(ax.set_yscale, yscale, ax.yaxis)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize=8)
+    _legend_outside(ax)
     return _save(fig, path, note)
 
 
@@ -195,7 +242,7 @@ def timeseries_chart(path: Path, t: list[float], y: list[float], *, ylabel: str,
                      second_ylabel: str = "", yscale: str = "linear", note: str = "") -> Path:
     """A per-second series over time, phases shaded, events marked, an optional second series
     (e.g. the drive's temperature) on its own right-hand axis."""
-    fig, ax = plt.subplots(figsize=(10, 4.4), dpi=120)
+    fig, ax = plt.subplots(figsize=(10, 4.8), dpi=120)
     ax.plot(t, y, color=COLORS[0], linewidth=1, label=label or ylabel)
     for span in spans:
         ax.axvspan(span.start, span.end, color=span.color, alpha=0.12, label=span.label)
@@ -206,6 +253,7 @@ def timeseries_chart(path: Path, t: list[float], y: list[float], *, ylabel: str,
     _axis_scale(ax.set_yscale, yscale, ax.yaxis)
     if yscale == "linear":
         ax.set_ylim(bottom=0)  # a rate drawn from zero: a 10% wobble looks like 10%
+        ax.yaxis.set_major_formatter(PLAIN)
     ax.set_xlabel("time since the start of the run (s)")
     ax.set_ylabel(ylabel)
     ax.set_title(title)
@@ -218,5 +266,5 @@ def timeseries_chart(path: Path, t: list[float], y: list[float], *, ylabel: str,
         ax2.set_ylabel(second_ylabel)
         more = ax2.get_legend_handles_labels()
         handles, labels = handles + more[0], labels + more[1]
-    ax.legend(handles, labels, fontsize=7, loc="lower left")
+    _legend_outside(ax, handles, labels, fontsize=7)
     return _save(fig, path, note)

@@ -9,14 +9,18 @@ section answers each question in a few milliseconds.
 Protocol: one request per line, fields separated by tabs; one reply line per request:
     check-result<TAB>PATH            -> ok | bad<TAB>reason
     safety<TAB>DEVICE<TAB>DESTROY    -> ok | refused<TAB>reason
+    probe-cost<TAB>PATH              -> ok<TAB>IOPS<TAB>mean latency ns | bad<TAB>reason
+    manifest-value<TAB>PATH<TAB>KEY  -> ok<TAB>value | none
 The process exits at end of input. It ignores SIGINT: Ctrl-C in the terminal reaches the whole
 process group, and the script, not this helper, decides what happens then.
 """
 
 from __future__ import annotations
 
+import json
 import signal
 import sys
+from pathlib import Path
 
 from analysis.fio_json import FioOutputError, read_groups
 from analysis.safety import Refusal, check_write
@@ -34,6 +38,24 @@ def check_result(path: str) -> str:
     return f"bad\t{skipped[0]}" if skipped else "ok"
 
 
+def probe_cost(path: str) -> str:
+    """An engine probe's result as whole numbers bash can compare."""
+    try:
+        (group, *_) = read_groups(path)
+    except (FioOutputError, OSError) as e:
+        return f"bad\t{e}"
+    d = next(iter(group.directions.values()))
+    return f"ok\t{round(d.iops)}\t{round(d.lat_mean_ns)}"
+
+
+def manifest_value(path: str, key: str) -> str:
+    try:
+        value = json.loads(Path(path).read_text()).get(key)
+    except (OSError, ValueError):
+        value = None
+    return "none" if value in (None, "") else f"ok\t{value}"
+
+
 def safety(device: str, destroy: str) -> str:
     try:
         check_write(device, destroy)
@@ -48,6 +70,10 @@ def answer(line: str) -> str:
         return check_result(fields[1])
     if fields[0] == "safety" and len(fields) == 3:
         return safety(fields[1], fields[2])
+    if fields[0] == "probe-cost" and len(fields) == 2:
+        return probe_cost(fields[1])
+    if fields[0] == "manifest-value" and len(fields) == 3:
+        return manifest_value(fields[1], fields[2])
     return f"bad\tunknown request {fields[0]!r}"
 
 

@@ -20,8 +20,10 @@ import pandas as pd
 from analysis import facts as facts_file
 from analysis import markdown as md
 from analysis import workspace
-from analysis.cases import UNSTABLE_CV, read_manifest, section_frame
+from analysis.cases import UNSTABLE_CV, case_rows, read_manifest, section_frame
 from analysis.facts import Anomaly, Facts
+from analysis.host_ceiling import HOST_BOUND_SHARE
+from analysis.sections import SECTIONS
 from analysis.workspace import Workspace
 
 
@@ -47,10 +49,12 @@ class SectionRun:
         return self.ws.show(relpath)
 
 
-def run_section(argv: list[str], *, section: str, script: str, description: str,
+def run_section(argv: list[str], *, section: str, description: str,
                 produce: Callable[[SectionRun], list[str]],
-                add_arguments: Callable[[argparse.ArgumentParser], None] | None = None,
-                always: tuple[str, ...] = ()) -> int:
+                add_arguments: Callable[[argparse.ArgumentParser], None] | None = None) -> int:
+    """`python -m analysis <section>`: the section's script and the directions it always shows
+    come from its line in lib/sections.tsv."""
+    script, always = SECTIONS[section].script, SECTIONS[section].always
     parser = argparse.ArgumentParser(prog=f"python -m analysis {section}",
                                      description=description)
     workspace.add_arguments(parser)
@@ -71,8 +75,8 @@ def run_section(argv: list[str], *, section: str, script: str, description: str,
     setup = md.setup_line(read_manifest(results_dir), md.device_model(ws.results, results_dir))
     run = SectionRun(ws, results_dir, table, setup, args)
     written = produce(run)
-    anomaly = unstable_anomaly(table)
-    run.facts.anomalies += ([anomaly] if anomaly else []) + facts_file.health_anomalies(results_dir)
+    anomalies = [a for a in (unstable_anomaly(table), host_anomaly(table)) if a]
+    run.facts.anomalies += anomalies + facts_file.health_anomalies(results_dir)
     facts_path = f"tables/{section}_facts.json"
     facts_file.write(ws.path(facts_path), section, run.facts)
     written.append(ws.show(facts_path))
@@ -157,6 +161,47 @@ def unstable_anomaly(table: pd.DataFrame) -> Anomaly | None:
         f"{len(rows)} of {len(table)} points have a CV above {UNSTABLE_CV * 100:.0f}% over their "
         f"repetitions (worst: {worst.case} {worst.direction}, {worst_cv(worst)}); lengthen "
         "--runtime or add repetitions before quoting them."))
+
+
+def host_bound_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows the host limited, one per case (analysis.host_ceiling)."""
+    rows = case_rows(df)
+    return rows[rows.host_bound.astype(bool)]
+
+
+def _host_reason(row) -> str:
+    share = row.iops_mean / row.host_ceiling_iops if row.host_ceiling_iops else math.nan
+    cpu = row.cpu_usr_pct + row.cpu_sys_pct
+    parts = [] if math.isnan(share) else [f"{share * 100:.0f}% of fio's null-engine ceiling"]
+    if not math.isnan(cpu):
+        parts.append(f"CPU {cpu:.0f}% per job")
+    return ", ".join(parts)
+
+
+def host_finding(df: pd.DataFrame, label: Callable[[object], str]) -> str:
+    """The line every snippet ends with, after stability: which points the host limited."""
+    if df.host_ceiling_iops.isna().all():
+        return ("**Host:** no host ceiling was measured for these results (a fleet run, or results "
+                "from before the toolkit measured it); the CPU columns still show fio's own load.")
+    bound = host_bound_rows(df)
+    if bound.empty:
+        return (f"**Host:** no point reached {HOST_BOUND_SHARE * 100:.0f}% of what fio alone can "
+                "issue on this host (its null-engine ceiling) or kept its CPUs busy: by this "
+                "test, the drive set the pace.")
+    return ("**Host-bound:** " + ", ".join(f"{label(r)} ({_host_reason(r)})" for r in
+                                            bound.itertuples())
+            + ": these points measure this host (fio and the kernel) as much as the drive; a "
+              "faster host or more jobs would show more (docs/methodology.md, host ceiling).")
+
+
+def host_anomaly(table: pd.DataFrame) -> Anomaly | None:
+    bound = host_bound_rows(table)
+    if bound.empty:
+        return None
+    return Anomaly("host_bound", (
+        f"{len(bound)} of {len(case_rows(table))} points were limited by the host, not the drive "
+        f"(reached {HOST_BOUND_SHARE * 100:.0f}% of fio's null-engine ceiling or kept their CPUs "
+        f"busy): {', '.join(f'{r.case} ({_host_reason(r)})' for r in bound.itertuples())}."))
 
 
 def clat_note(df: pd.DataFrame) -> list[str]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 STANDARD_PCTS = (50.0, 95.0, 99.0, 99.9)
-# The table column of each standard percentile (DESIGN.md's names).
+# The table column of each standard percentile (the names in docs/outputs.md).
 PCT_COLUMNS = dict(zip(STANDARD_PCTS, ["lat_p50_us", "lat_p95_us", "lat_p99_us", "lat_p99_9_us"]))
 
 # fio's histogram layout (stat.h): FIO_IO_U_PLAT_BITS=6, 64 buckets per group.

@@ -1,8 +1,9 @@
 # shellcheck shell=bash
-# lib/common.bash: exit codes, messages, the common options and the profiles.
+# lib/common.bash: exit codes, messages, checks, and the common options (declared with every
+# other option in lib/options.tsv, read by lib/registry.bash).
 # Sourced by every section script; never run on its own.
 
-# Exit codes of every script (DESIGN.md).
+# Exit codes of every script.
 readonly EXIT_OK=0 EXIT_FAIL=1 EXIT_USAGE=2 EXIT_UNSAFE=3 EXIT_INTERRUPTED=130
 export EXIT_OK EXIT_FAIL EXIT_USAGE EXIT_UNSAFE EXIT_INTERRUPTED
 
@@ -29,27 +30,8 @@ tk_python() {
     PYTHONPATH="$TK_ROOT${PYTHONPATH:+:$PYTHONPATH}" "$py" -m analysis "$@"
 }
 
-# --- profiles -------------------------------------------------------------------------------
-# standard: the methodology of a real report; quick: a few minutes, for a demo or a smoke test.
-profile_default() {
-    local profile=$1 key=$2
-    case "$profile:$key" in
-        standard:runtime) echo 30 ;;
-        standard:ramp) echo 5 ;;
-        standard:repeat) echo 3 ;;
-        standard:size) echo 8G ;;
-        quick:runtime) echo 4 ;;
-        quick:ramp) echo 1 ;;
-        quick:repeat) echo 3 ;;
-        quick:size) echo 1G ;;
-        *) return 1 ;;
-    esac
-}
-
-profile_summary() { # PROFILE
-    printf '%s %ss after %ss ramp, %s reps, %s region' "$1" "$(profile_default "$1" runtime)" \
-        "$(profile_default "$1" ramp)" "$(profile_default "$1" repeat)" "$(profile_default "$1" size)"
-}
+# shellcheck source=lib/registry.bash
+source "$TK_ROOT/lib/registry.bash"
 
 # --- validation -----------------------------------------------------------------------------
 # Each check names the setting the way the user gave it (--runtime or RUNTIME=) so the message
@@ -88,6 +70,20 @@ split_list() {
         seen+="$item "
     done
 }
+
+# jobs_list NAME VALUE: the job counts (fio's numjobs) of VALUE, whole numbers >= 1, in
+# JOBS_ITEMS. A case with more than one job is named with -j<N> (jobs_suffix).
+jobs_list() {
+    local jobs
+    split_list "$1" "$2"
+    JOBS_ITEMS=()
+    for jobs in "${LIST_ITEMS[@]}"; do
+        require_int "$1" "$jobs" 1
+        JOBS_ITEMS+=("$((10#$jobs))")
+    done
+}
+jobs_suffix() { ((10#$1 == 1)) || printf -- '-j%s' "$((10#$1))"; }
+jobs_option() { ((10#$1 == 1)) || printf 'numjobs=%s' "$((10#$1))"; } # none for one job
 
 # A size as the toolkit writes it in case names and fio options: 4k, 128k, 1m, 8g (the largest
 # unit that divides it; plain bytes below 1 KiB).
@@ -159,114 +155,31 @@ need_value() { # OPTION ARGS...: the arguments from the option on
     fi
 }
 
+# The common options (lib/options.tsv, scope common) and the profiles, for a section's --help.
 common_usage() {
     cat <<EOF
-Options (a flag overrides its environment variable, which overrides the profile):
-  --target PATH      file, partition or whole device to test (TARGET); default: a file
-                     tmp/target.img that the toolkit creates full of random data (no root needed)
-  --profile NAME     quick | standard (PROFILE; default standard):
-                     $(profile_summary standard)
-                     $(profile_summary quick)
-  --runtime S        seconds measured per repetition (RUNTIME)
-  --ramp S           seconds of warm-up before measuring (RAMP)
-  --repeat N         repetitions per case (REPEAT)
-  --size SIZE        region of the target to use, e.g. 1G (SIZE)
-  --engine NAME      io_uring | libaio | psync | auto (ENGINE; default auto: io_uring if a probe
-                     job works, else libaio)
-  --destroy DEVICE   allow writing to DEVICE although it carries a filesystem or partition
-                     signature; must name the same device as --target (DESTROY)
-  --no-prefill       do not write the region before reading it (NO_PREFILL=1)
-  --dry-run          print the plan and the jobfiles; touch nothing
-  --fresh            move earlier results of this section aside (never deleted) and start anew
-  --hosts SPEC       run on lab machines that serve their target with serve.bash, all at once
-                     (HOSTS): host[:port],... using --target as each host's path, or a file of
-                     'host[:port] target' lines; results in RESULTS/hosts/<host>/
-  --results DIR      results tree to write into (RESULTS; default results/): keep drives or
-                     firmware versions side by side, e.g. results/drive-a; its tables, figures
-                     and snippets go to tables/, figs/ and out/ under the tree's name
+Options (a flag overrides its environment variable, which overrides the default):
+EOF
+    usage_options common
+    cat <<EOF
   -h, --help         this help
+Profiles (the defaults of --runtime, --ramp, --repeat and --size):
+  $(profile_summary standard)
+  $(profile_summary quick)
 
 Exit codes: 0 done; 1 a run or a tool failed; 2 bad usage or bad input; 3 refused for safety;
 130 interrupted (finished repetitions are kept; rerun the same command to resume).
 EOF
 }
 
-# Sets TARGET PROFILE RUNTIME RAMP REPEAT SIZE ENGINE DESTROY NO_PREFILL DRY_RUN FRESH HOSTS
-# RESULTS.
-# A section may define section_option NAME [VALUE]: it returns how many arguments it used
-# (via the global SECTION_SHIFT), 0 when it does not know the option.
+# Sets the variable of every common option and of the script's own (SECTION's scope in
+# lib/options.tsv): TARGET PROFILE RUNTIME RAMP REPEAT SIZE ENGINE DESTROY NO_PREFILL DRY_RUN
+# FRESH HOSTS RESULTS, and e.g. QD_LIST for qd_sweep.
 parse_common_options() {
-    local opt_target="" opt_profile="" opt_runtime="" opt_ramp="" opt_repeat="" opt_size=""
-    local opt_engine="" opt_destroy="" opt_no_prefill="" opt_dry_run="" opt_fresh="" opt_results=""
-    local opt_hosts=""
-    while (($#)); do
-        local opt=$1 value=""
-        # --opt=value is the same as --opt value
-        if [[ $opt == --*=* ]]; then
-            value=${opt#*=}
-            opt=${opt%%=*}
-            set -- "$opt" "$value" "${@:2}"
-        fi
-        case "$opt" in
-            -h | --help)
-                section_usage
-                exit "$EXIT_OK"
-                ;;
-            --target | --profile | --runtime | --ramp | --repeat | --size | --engine | --destroy | --results | --hosts)
-                need_value "$@"
-                case "$opt" in
-                    --target) opt_target=$2 ;;
-                    --profile) opt_profile=$2 ;;
-                    --runtime) opt_runtime=$2 ;;
-                    --ramp) opt_ramp=$2 ;;
-                    --repeat) opt_repeat=$2 ;;
-                    --size) opt_size=$2 ;;
-                    --engine) opt_engine=$2 ;;
-                    --destroy) opt_destroy=$2 ;;
-                    --results) opt_results=$2 ;;
-                    --hosts) opt_hosts=$2 ;;
-                esac
-                shift 2
-                ;;
-            --no-prefill) opt_no_prefill=1 && shift ;;
-            --dry-run) opt_dry_run=1 && shift ;;
-            --fresh) opt_fresh=1 && shift ;;
-            *)
-                SECTION_SHIFT=0
-                if declare -F section_option >/dev/null; then section_option "$@"; fi
-                ((SECTION_SHIFT > 0)) || die "$EXIT_USAGE" "unknown option '$1'; see $TK_PROG --help"
-                shift "$SECTION_SHIFT"
-                ;;
-        esac
-    done
-
-    # Precedence: flag, then environment, then profile.
-    PROFILE=${opt_profile:-${PROFILE:-standard}}
-    require_one_of PROFILE "$PROFILE" quick standard
-    TARGET=${opt_target:-${TARGET:-}}
-    RUNTIME=${opt_runtime:-${RUNTIME:-$(profile_default "$PROFILE" runtime)}}
-    RAMP=${opt_ramp:-${RAMP:-$(profile_default "$PROFILE" ramp)}}
-    REPEAT=${opt_repeat:-${REPEAT:-$(profile_default "$PROFILE" repeat)}}
-    SIZE=${opt_size:-${SIZE:-$(profile_default "$PROFILE" size)}}
-    ENGINE=${opt_engine:-${ENGINE:-auto}}
-    DESTROY=${opt_destroy:-${DESTROY:-}}
-    NO_PREFILL=${opt_no_prefill:-${NO_PREFILL:-}}
-    DRY_RUN=${opt_dry_run:-${DRY_RUN:-}}
-    FRESH=${opt_fresh:-${FRESH:-}}
-    HOSTS=${opt_hosts:-${HOSTS:-}}
+    parse_options "common $SECTION" "$@"
     # A hosts file named relative to where the user is: the scripts cd to the toolkit folder.
     [[ -z $HOSTS || ! -f $HOSTS || $HOSTS == /* ]] || HOSTS="$PWD/$HOSTS"
-    [[ $NO_PREFILL == 0 ]] && NO_PREFILL=""
-    [[ $DRY_RUN == 0 ]] && DRY_RUN=""
-    [[ $FRESH == 0 ]] && FRESH=""
-
-    require_int RUNTIME "$RUNTIME" 1
-    require_int RAMP "$RAMP" 0
-    require_int REPEAT "$REPEAT" 1
-    require_size SIZE "$SIZE"
-    require_one_of ENGINE "$ENGINE" auto io_uring libaio psync
-    RUNTIME=$((10#$RUNTIME)) RAMP=$((10#$RAMP)) REPEAT=$((10#$REPEAT))
-    resolve_results_tree "${opt_results:-${RESULTS:-}}"
+    resolve_results_tree "$RESULTS"
     return 0
 }
 

@@ -4,14 +4,17 @@
 # target, Ctrl-C), health snapshots, and the hand-over to the analysis.
 # Sourced by the section scripts; never run on its own.
 #
-# A section script sets SECTION (e.g. qd1), SECTION_NUMBER, SECTION_TITLE, defines section_usage
-# and declares its cases with add_case, then calls section_main "$@". A section whose matrix
-# depends on its options (a list of block sizes, depths...) parses them in section_option and
-# declares its cases in section_cases, which section_main calls once the options are read.
+# A section script sets SECTION (e.g. qd1, its line in lib/sections.tsv), defines usage and
+# declares its cases with add_case, then calls section_main "$@". Its options are declared in
+# lib/options.tsv and parsed into their variables by section_main; a section whose matrix depends
+# on them (a list of block sizes, depths...) declares its cases in section_cases, which
+# section_main calls once the options are read.
 # Optional hooks, called when defined: section_plan (the target is resolved: cases that depend on
 # its size), section_confirm (after the plan, before anything is touched: ask the user),
 # section_prepare (before the prefill and the first case), and
-# section_before_repetition / section_after_repetition INDEX REP (around each fio run).
+# section_before_repetition / section_after_repetition INDEX REP (around each fio run), and
+# section_more_cases (after the cases ran: add more with add_case and succeed, or fail), and
+# section_plan_note (lines of its own in the plan).
 # ANALYSIS_ARGS are passed on to `python -m analysis <section>` (thresholds of the findings).
 
 # shellcheck source=lib/common.bash
@@ -28,11 +31,15 @@ source "$TK_ROOT/lib/fleet.bash"
 # Milliseconds fio itself adds to each run (start, layout, stop), measured on the lab machines;
 # used only for the time estimates.
 readonly FIO_RUN_OVERHEAD_MS=300
+# The engine probes of `auto` (choose_engines_by_cost): each runs this long after a 100 ms ramp,
+# and an engine this close to the best counts as a tie.
+readonly ENGINE_PROBE_MS=400 ENGINE_TIE_PCT=5
 
 CASE_NAMES=()
 CASE_OPTS=()
 ANALYSIS_ARGS=()
 FAILED=() # one line per repetition (or fleet host) that failed
+RUN_ROUND=0 # run_all's calls so far: more than one when a section adds cases as it goes
 
 # add_case NAME OPTION=VALUE...: one case of the section's matrix, in fio's own option names
 # (a job-level runtime=, ramp_time= or size= overrides the profile's for this case). Options
@@ -108,9 +115,13 @@ ramp_time=$RAMP
 randrepeat=0
 norandommap=1
 invalidate=1
-; fresh random data in every write buffer: fio's default buffer repeats and compresses ~50:1,
-; which a compressing or deduplicating drive would write for free
-refill_buffers=1
+; write data: each buffer is filled with random data once, then scrambled before every write
+; (fio writes the offset and time into every 512 bytes), so each block is incompressible and
+; unique to a naive dedupe, at no cost per I/O. refill_buffers=1 (new random data before every
+; write) is not used: it caps one job near 4.9 GB/s and halves QD=1 write IOPS on a fast target
+; (docs/methodology.md, "Write data"). A case may override these (§6's compressibility part).
+refill_buffers=0
+scramble_buffers=1
 group_reporting=1
 ; percentiles and json+ histogram bins of total latency (submission + completion)
 lat_percentiles=1
@@ -135,6 +146,8 @@ probe_engine_works() { # ENGINE DIRECT
 # refused (tmpfs, some network filesystems) the runs fall back to buffered I/O, loudly.
 # choose_engine [PROBE WHERE]: PROBE ENGINE DIRECT succeeds when the engine works (default: a job
 # on the local target); WHERE names what was probed (a fleet run probes every host).
+# Every case then runs on ENGINE_USED (ENGINE_QD1 = ENGINE_DEEP) unless choose_engines_by_cost
+# picks an engine per queue depth.
 choose_engine() {
     local probe=${1:-probe_engine_works} where=${2:-$TARGET_PATH} candidates=("$ENGINE") direct
     [[ $ENGINE == auto ]] && candidates=(io_uring libaio)
@@ -142,11 +155,13 @@ choose_engine() {
         for ENGINE_USED in "${candidates[@]}"; do
             if "$probe" "$ENGINE_USED" "$direct"; then
                 DIRECT=$direct
+                ENGINE_QD1=$ENGINE_USED ENGINE_DEEP=$ENGINE_USED
                 ENGINE_NOTE="$ENGINE_USED"
                 [[ $ENGINE == auto ]] && ENGINE_NOTE="$ENGINE_USED (auto: probe job worked${2:+ on $where})"
                 if ((direct == 0)); then
                     warn "O_DIRECT is refused on $where: running buffered; reads may come from the page cache and the numbers will be optimistic. Put the target on a disk filesystem or a block device."
-                    ENGINE_NOTE+=", buffered (O_DIRECT refused)"
+                    ENGINE_BUFFERED=", buffered (O_DIRECT refused)"
+                    ENGINE_NOTE+=$ENGINE_BUFFERED
                 fi
                 return 0
             fi
@@ -154,6 +169,82 @@ choose_engine() {
     done
     [[ ! -s $TK_TMP/probe.stderr ]] || cat "$TK_TMP/probe.stderr" >&2
     die "$EXIT_FAIL" "no I/O engine works on $where (tried ${candidates[*]}, direct and buffered; fio's messages above)"
+}
+
+# A short read-only 4 KiB random-read job at depth QD: "IOPS<TAB>mean latency in ns" on stdout.
+# Reads only, so it is safe anywhere; no size= (see probe_engine_works).
+probe_engine_cost() { # ENGINE QD
+    local out="$TK_TMP/cost-$1-$2.json" reply
+    run_fio "$TK_TMP/probe.stderr" --name=cost --filename="$(fio_filename "$TARGET_PATH")" \
+        --rw=randread --bs=4k --iodepth="$2" --ioengine="$1" --direct="$DIRECT" --time_based \
+        --runtime="${ENGINE_PROBE_MS}ms" --ramp_time=100ms --randrepeat=0 --norandommap=1 \
+        --output-format=json --output="$out" >/dev/null || return 1
+    reply=$(service_ask probe-cost "$out")
+    [[ $reply == ok$'\t'* ]] || return 1
+    printf '%s' "${reply#ok$'\t'}"
+}
+
+# `auto` on this machine: the engine each queue depth costs least with. Which engine works says
+# nothing about what it adds: io_uring hands I/O to a worker thread on a device that cannot take
+# it without blocking (zram, loop devices), which on zram made a 4 KiB QD=1 read 44 µs instead of
+# psync's 2.6 µs. So QD=1 cases get the engine with the lowest mean latency in a short QD=1 probe,
+# deeper queues the asynchronous engine with the most IOPS at QD 32. An engine within
+# ENGINE_TIE_PCT of the best counts as a tie, won by the earlier of io_uring, libaio, psync, so
+# that noise does not flip the choice between runs. A resumed run keeps the first run's choice
+# (ENGINE_KEPT, from the manifest): one case is never measured with two engines.
+choose_engines_by_cost() {
+    local engine cost iops lat qd1_costs=() deep_costs=() best_lat="" best_iops=""
+    if [[ -n ${ENGINE_KEPT:-} ]]; then
+        ENGINE_QD1=${ENGINE_KEPT% *} ENGINE_DEEP=${ENGINE_KEPT#* }
+        ENGINE_NOTE="$(engine_label) (auto, chosen by the first run of these results)${ENGINE_BUFFERED:-}"
+        return 0
+    fi
+    declare -A lat_of=() iops_of=()
+    for engine in io_uring libaio psync; do
+        cost=$(probe_engine_cost "$engine" 1) || continue
+        lat=${cost#*$'\t'} lat_of[$engine]=$lat
+        qd1_costs+=("$engine $(human_ns "$lat")")
+        [[ -n $best_lat ]] && ((lat >= best_lat)) || best_lat=$lat
+    done
+    for engine in io_uring libaio; do
+        cost=$(probe_engine_cost "$engine" 32) || continue
+        iops=${cost%%$'\t'*} iops_of[$engine]=$iops
+        deep_costs+=("$engine $(human_count "$iops")")
+        [[ -n $best_iops ]] && ((iops <= best_iops)) || best_iops=$iops
+    done
+    for engine in io_uring libaio psync; do
+        [[ -n ${lat_of[$engine]:-} ]] || continue
+        if ((lat_of[$engine] * 100 <= best_lat * (100 + ENGINE_TIE_PCT))); then ENGINE_QD1=$engine && break; fi
+    done
+    for engine in io_uring libaio; do
+        [[ -n ${iops_of[$engine]:-} ]] || continue
+        if ((iops_of[$engine] * (100 + ENGINE_TIE_PCT) >= best_iops * 100)); then ENGINE_DEEP=$engine && break; fi
+    done
+    ENGINE_NOTE="$(engine_label) (auto: QD=1 probe mean latency ${qd1_costs[*]/%/,}"
+    ENGINE_NOTE="${ENGINE_NOTE%,}; QD 32 probe IOPS ${deep_costs[*]/%/,}"
+    ENGINE_NOTE="${ENGINE_NOTE%,})${ENGINE_BUFFERED:-}"
+}
+
+engine_label() { # "psync" or "psync at QD=1, io_uring deeper"
+    if [[ $ENGINE_QD1 == "$ENGINE_DEEP" ]]; then
+        printf '%s' "$ENGINE_QD1"
+    else
+        printf '%s at QD=1, %s deeper' "$ENGINE_QD1" "$ENGINE_DEEP"
+    fi
+}
+
+engine_for_case() { # INDEX: the engine its jobfile names
+    local qd
+    qd=$(case_option "$1" iodepth)
+    if ((${qd:-1} <= 1)); then printf '%s' "$ENGINE_QD1"; else printf '%s' "$ENGINE_DEEP"; fi
+}
+
+human_ns() { # NS: "2.6 µs"
+    printf '%d.%d µs' $(($1 / 1000)) $(($1 % 1000 / 100))
+}
+
+human_count() { # N: "384 K"
+    if (($1 >= 1000000)); then printf '%d.%d M' $(($1 / 1000000)) $(($1 % 1000000 / 100000)); else printf '%d K' $(($1 / 1000)); fi
 }
 
 # --- the helper process -----------------------------------------------------------------------
@@ -195,13 +286,20 @@ print_plan() {
     info "  target   $TARGET_PATH ($TARGET_KIND$([[ -n $TARGET_DEFAULT ]] && echo ", the toolkit's default file"))"
     info "  region   $(human_bytes "$REGION_BYTES")${REGION_NOTE:+ ($REGION_NOTE)}"
     info "  profile  $PROFILE: ${RUNTIME}s after ${RAMP}s ramp, $REPEAT repetitions"
-    info "  engine   ${ENGINE_NOTE:-$ENGINE}"
+    if [[ -n ${ENGINE_NOTE:-} || $ENGINE != auto ]]; then
+        info "  engine   ${ENGINE_NOTE:-$ENGINE}"
+    else
+        info "  engine   auto: per queue depth, the engine that costs least in short read-only probes"
+        info "           (lowest mean latency at QD=1; most IOPS at QD 32 for deeper queues)"
+    fi
     for i in "${!CASE_NAMES[@]}"; do
         info "  case     ${CASE_NAMES[$i]}: ${CASE_OPTS[$i]}$(case_writes "$i" && echo "  (writes)")"
         runs=$((runs + $(case_repeat "$i")))
         ms=$((ms + $(case_repeat "$i") * $(case_ms "$i")))
     done
     info "  runs     $runs, about $(human_seconds $(((ms + 500) / 1000)))"
+    [[ -n $HOSTS ]] || info "  ceiling  first, fio's null-engine ceiling of each case's shape: about a second each, no I/O"
+    if declare -F section_plan_note >/dev/null; then section_plan_note; fi
     if [[ -n $TARGET_CREATE ]]; then
         info "  prefill  creates $TARGET_PATH full of random data first"
     elif [[ -n $TARGET_DEFAULT ]]; then
@@ -224,7 +322,7 @@ dry_run() { # the plan and the jobfiles (of the first host, in a fleet run)
     info "Nothing was touched (--dry-run). Jobfiles$whose:"
     for i in "${!CASE_NAMES[@]}"; do
         printf '\n'
-        [[ $ENGINE == auto ]] && printf '; ioengine auto: io_uring if a probe job works at run time, else libaio\n'
+        [[ $ENGINE == auto ]] && printf '; ioengine auto: chosen at run time by short read-only probes (io_uring shown)\n'
         render_jobfile "$i" "$engine" 1 ${HOSTS:+0}
     done
 }
@@ -251,8 +349,9 @@ check_manifest() {
     if ! reason=$(tk_python manifest "$RESULTS_DIR/manifest.json" \
         section="$SECTION" target="$TARGET_PATH" target_kind="$TARGET_KIND" \
         profile="$PROFILE" runtime="$RUNTIME" ramp="$RAMP" repeat="$REPEAT" size="$SIZE" \
-        region_bytes="$REGION_BYTES" engine="$ENGINE_USED" direct="$DIRECT" \
-        engine_note="$ENGINE_NOTE" cases="${CASE_NAMES[*]}" matrix="$(case_matrix)" 2>&1); then
+        region_bytes="$REGION_BYTES" engine="$(engine_label)" direct="$DIRECT" \
+        engines="$ENGINE_QD1 $ENGINE_DEEP" engine_note="$ENGINE_NOTE" cases="${CASE_NAMES[*]}" \
+        matrix="$(case_matrix)" 2>&1); then
         die "$EXIT_USAGE" "$reason"
     fi
 }
@@ -263,7 +362,7 @@ prefill() {
         return 0
     fi
     info "prefill: writing $(human_bytes "$REGION_BYTES") of $TARGET_PATH once with random data"
-    fill_region "$ENGINE_USED" "$DIRECT"
+    fill_region "$ENGINE_DEEP" "$DIRECT"
     printf 'region %s bytes of %s written at %(%F %T)T\n' "$REGION_BYTES" "$TARGET_PATH" -1 >"$marker"
 }
 
@@ -333,7 +432,7 @@ prepare_case() { # INDEX: its folder and jobfile
         return 0
     fi
     mkdir -p "$RESULTS_DIR/${CASE_NAMES[$1]}"
-    render_jobfile "$1" "$ENGINE_USED" "$DIRECT" >"$TK_ROOT/tmp/$SECTION/${CASE_NAMES[$1]}.fio"
+    render_jobfile "$1" "$(engine_for_case "$1")" "$DIRECT" >"$TK_ROOT/tmp/$SECTION/${CASE_NAMES[$1]}.fio"
     cp -- "$TK_ROOT/tmp/$SECTION/${CASE_NAMES[$1]}.fio" "$RESULTS_DIR/${CASE_NAMES[$1]}/job.fio"
 }
 run_case_repetition() { # INDEX REP
@@ -354,10 +453,15 @@ run_all() {
             fi
         done
     done
-    ((DONE_RUNS == 0)) || info "resuming: $DONE_RUNS of $total repetitions already done, $todo to run"
+    if ((RUN_ROUND++ > 0)); then
+        info "$todo more repetitions to run"
+    elif ((DONE_RUNS > 0)); then
+        info "resuming: $DONE_RUNS of $total repetitions already done, $todo to run"
+    fi
+    for i in "${!CASE_NAMES[@]}"; do prepare_case "$i"; done
+    [[ -n $HOSTS ]] || measure_host_ceiling
     started=$(now_ms)
     for i in "${!CASE_NAMES[@]}"; do
-        prepare_case "$i"
         reps=$(case_repeat "$i")
         for ((k = 1; k <= reps; k++)); do
             n=$((n + 1))
@@ -373,8 +477,23 @@ run_all() {
     done
 }
 
+# fio's null-engine ceiling of every case's shape (analysis/host_ceiling.py): seconds, no device
+# I/O; cases measured by an earlier run of these results keep their ceiling.
+measure_host_ceiling() {
+    tk_python host-ceiling "$RESULTS_DIR" "${CASE_NAMES[@]}" ||
+        die "$EXIT_FAIL" "measuring fio's own ceiling on the null engine failed (see above)"
+}
+
+stored_engines() { # the engines a first run of these results chose (auto), if any
+    local reply
+    [[ -z $FRESH ]] || return 0
+    reply=$(service_ask manifest-value "$RESULTS_DIR/manifest.json" engines)
+    [[ $reply != ok$'\t'* ]] || printf '%s' "${reply#ok$'\t'}"
+}
+
 # --- the section ------------------------------------------------------------------------------
 section_main() {
+    load_section "$SECTION"
     parse_common_options "$@"
     if declare -F section_cases >/dev/null; then section_cases; fi
     require_tools fio
@@ -413,6 +532,10 @@ section_main() {
     [[ -z $TARGET_CREATE ]] || create_file_target
     service_start
     choose_engine
+    if [[ $ENGINE == auto ]]; then
+        ENGINE_KEPT=$(stored_engines)
+        choose_engines_by_cost
+    fi
     info "engine: $ENGINE_NOTE"
     [[ -z $FRESH ]] || move_results_aside
     mkdir -p "$RESULTS_DIR"
@@ -425,6 +548,9 @@ section_main() {
     if declare -F section_prepare >/dev/null; then section_prepare; fi
     prefill
     run_all
+    # A section whose next cases depend on the results so far (§5's peak search) adds them in
+    # section_more_cases, which fails when it adds none.
+    while declare -F section_more_cases >/dev/null && section_more_cases; do run_all; done
     health_snapshot after
 
     info ""

@@ -14,6 +14,16 @@
 
 default_target_path() { echo "$TK_ROOT/tmp/target.img"; }
 
+# The filesystem type of the folder a path would be in (devtmpfs for /dev, tmpfs for /dev/shm),
+# empty when the folder does not exist.
+dir_fstype() { # PATH
+    local dir
+    dir=$(dirname -- "$(realpath -m -- "$1")")
+    # The last line: the mount on top, when several are stacked on one folder.
+    [[ -d $dir ]] && findmnt -n -o FSTYPE -T "$dir" 2>/dev/null | tail -n 1
+    return 0
+}
+
 resolve_target() {
     TARGET_DEFAULT="" TARGET_CREATE="" REGION_NOTE=""
     REGION_BYTES=$(size_bytes "$SIZE")
@@ -35,10 +45,11 @@ resolve_target() {
         die "$EXIT_USAGE" "target $given is a directory; name a file inside it, e.g. --target $given/fio-target.img"
     elif [[ -e $given && ! -f $given ]]; then
         die "$EXIT_USAGE" "target $given is neither a regular file nor a block device"
-    elif [[ $(realpath -m -- "$given") == /dev/* ]]; then
+    elif [[ $(realpath -m -- "$given") == /dev/* && $(dir_fstype "$given") != tmpfs ]]; then
         # A device name that does not exist (a partition label that is gone, a typo) must not
-        # become a file the toolkit creates in /dev, which is RAM.
-        die "$EXIT_USAGE" "target $given: no such block device; check the name (lsblk -o NAME,PARTLABEL,SIZE)"
+        # become a file the toolkit creates in /dev. A file in a tmpfs under /dev (/dev/shm) is
+        # a RAM-backed file target like any other.
+        die "$EXIT_USAGE" "target $given: no such block device; check the name (lsblk -o NAME,PARTLABEL,SIZE). The toolkit creates no file in /dev itself; for a file in RAM, name one in /dev/shm"
     else
         local dir
         dir=$(dirname -- "$given")
@@ -84,6 +95,9 @@ fill_region() { # ENGINE DIRECT [PATH]
     }
 }
 
+# Space a file target must leave free on its filesystem, for the results, logs and the system.
+readonly FILE_TARGET_RESERVE=$((256 << 20))
+
 # Create (or grow) a file target full of random data, after checking there is room for it.
 create_file_target() {
     local dir avail
@@ -91,8 +105,8 @@ create_file_target() {
     avail=$(findmnt -n -b -r -o AVAIL -T "$dir")
     local have=0
     [[ -e $TARGET_PATH ]] && have=$(stat -c %s -- "$TARGET_PATH")
-    if ((avail + have < REGION_BYTES + (256 << 20))); then
-        die "$EXIT_USAGE" "not enough space for a $(human_bytes "$REGION_BYTES") target in $dir ($(human_bytes "$avail") free); use --size, or --target on a larger filesystem"
+    if ((avail + have < REGION_BYTES + FILE_TARGET_RESERVE)); then
+        die "$EXIT_USAGE" "not enough space for a $(human_bytes "$REGION_BYTES") target in $dir: $(human_bytes "$avail") free, and $(human_bytes "$FILE_TARGET_RESERVE") must stay free beside the target (a full filesystem fails the runs and the results); use a smaller --size, or --target on a larger filesystem"
     fi
     info "creating $TARGET_PATH: $(human_bytes "$REGION_BYTES") of random data (once)"
     # Written under a temporary name and renamed when complete: fio fallocates the full size

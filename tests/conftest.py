@@ -150,6 +150,31 @@ def fio_runs():
         shutil.rmtree(work, ignore_errors=True)
 
 
+def pytest_addoption(parser):
+    parser.addoption("--update-golden", action="store_true",
+                     help="rewrite tests/golden/*.md from what the analysis renders now")
+
+
+# The markers (pyproject.toml), set here from what a test uses, so `make test-fast`
+# (-m "not e2e and not device and not root") never runs a script or touches a device.
+E2E_FIXTURES = {"toolkit", "trees", "work", "client_output"}  # scripts, fio servers, the report
+DEVICE_FIXTURES = {"zram", "zram_raw", "trees"}  # /dev/zram0
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        uses = set(getattr(item, "fixturenames", ()))
+        if uses & E2E_FIXTURES:
+            item.add_marker(pytest.mark.e2e)
+        if uses & DEVICE_FIXTURES:
+            item.add_marker(pytest.mark.device)
+        if item.get_closest_marker("root"):
+            item.add_marker(pytest.mark.device)
+            if os.geteuid() != 0:
+                item.add_marker(pytest.mark.skip(
+                    reason="needs root (loop devices, /dev/zram0, mounts or cgroups)"))
+
+
 def need(fio_runs, name):
     """The named run, or skip the test when that run could not be made here."""
     run = fio_runs.get(name)

@@ -14,7 +14,6 @@ import math
 import os
 import re
 import shutil
-import statistics
 import subprocess
 import tempfile
 from pathlib import Path
@@ -27,11 +26,10 @@ from analysis.cases import frame_of_groups, section_frame
 from analysis.fio_json import read_groups
 from analysis.sections import bs_sweep
 from tests.conftest import REPO, SAMPLES
-from tests.toolkit import TINY, load_json, loop_device, run
+from tests.toolkit import TINY, assert_row_is_fios, fio_reps, loop_device, run
 
 KIB = 1024
 MIB = 1024 * KIB
-root_only = pytest.mark.skipif(os.geteuid() != 0, reason="block devices need root")
 
 # --- a real drive: randrw 50/50 at QD1, 4k..256k, still rising at 256k ----------------------
 SWEEP_SAMPLE = (SAMPLES / "NightHydra__AdvancedComputerSystemsProjects" / "Project3" / "raw_data"
@@ -75,7 +73,7 @@ def test_sample_still_rising_at_largest_size():
     assert "1,528 MB/s at 256 KiB, +52% over 128 KiB (1,007 MB/s)" in text
     drop = (1 - totals[-1][2] / totals[0][2]) * 100
     growth = (totals[-1][3] / totals[0][3]) ** (1 / 6)
-    assert f"from 21,037 at 4 KiB to 5,828 at 256 KiB (-{drop:.0f}%" in text
+    assert f"from 21,037 at 4 KiB to 5,828 at 256 KiB (−{drop:.0f}%" in text
     assert f"Mean latency grows {growth:.2f}× per doubling" in text
     assert "completion latency only (clat)" in text  # the sample has no lat percentiles
 
@@ -159,13 +157,13 @@ def test_capped_known_answers(capped_results):
     assert text.count("bandwidth-bound from 32 KiB.**") == 2
     assert "still rising" not in text
     assert f"Past the {bs_sweep.md.bs_label(seq.found.peak_bs)} peak MB/s falls again" in text
-    assert re.search(r"256 KiB 8\.\d\d MB/s \(-(49|50|51)%\)", text)
+    assert re.search(r"256 KiB 8\.\d\d MB/s \(−(49|50|51)%\)", text)
     # Random read: flat past its peak (or the peak is 256k itself, by less than 5%).
     assert "a plateau" in bs_sweep.bandwidth_finding(rand)
     assert "up to 32 KiB" in text
     # Random against sequential: the same caps up to 128k, sequential halved at 256k.
     gap = next(f for f in bs_sweep.findings(table, found) if f.startswith("**Random vs"))
-    assert "at 256 KiB they still differ by more than 10%" in gap and "-50% at 256 KiB" in gap
+    assert "at 256 KiB they still differ by more than 10%" in gap and "−50% at 256 KiB" in gap
 
 
 def test_capped_short_sweep_is_still_rising(capped_results):
@@ -211,20 +209,7 @@ def check_section_outputs(root: Path, target: str) -> None:
         rw, bs = row.case.split("-")
         assert (row.rw, row.bs, row.direction, row.iodepth, row.n) == (
             rw, {"4k": 4096, "64k": 65536, "1m": 1048576}[bs], "read", 32, 2)
-        reps = [load_json(p)["jobs"][0]["read"]
-                for p in sorted((root / "results" / "bs_sweep" / row.case).glob("rep*.json"))]
-        assert len(reps) == 2
-        iops = [r["iops"] for r in reps]
-        assert row.iops_mean == pytest.approx(statistics.mean(iops), rel=1e-5)
-        assert row.iops_std == pytest.approx(statistics.stdev(iops), rel=1e-4, abs=1e-6)
-        mbps = [r["bw_bytes"] / 1e6 for r in reps]
-        assert row.bw_MBps_mean == pytest.approx(statistics.mean(mbps), rel=1e-5)
-        assert row.bw_MBps_std == pytest.approx(statistics.stdev(mbps), rel=1e-4, abs=1e-6)
-        assert row.lat_us_mean == pytest.approx(
-            statistics.mean(r["lat_ns"]["mean"] for r in reps) / 1000, rel=1e-5)
-        own = [r["lat_ns"]["percentile"]["99.000000"] / 1000 for r in reps]
-        assert min(own) <= row.lat_p99_us <= max(own)
-        assert row.lat_p50_us <= row.lat_p95_us <= row.lat_p99_us <= row.lat_p99_9_us
+        assert_row_is_fios(row, fio_reps(root / "results" / "bs_sweep", row.case, "read"))
         bw.setdefault(rw, []).append((row.bs, row.bw_MBps_mean))
         job = (root / "results" / "bs_sweep" / row.case / "job.fio").read_text()
         assert f"filename={target}" in job and "iodepth=32" in job and f"bs={bs}" in job
@@ -262,7 +247,7 @@ def test_default_file_target(toolkit):
     assert "wrote tables/bs_sweep.csv" in result.stdout
 
 
-@root_only
+@pytest.mark.root
 def test_loop_device(toolkit):
     with loop_device(toolkit / "tmp" / "loop.img", fill=False) as dev:
         result = run(toolkit, "bs_sweep_test.bash", *ARGS, "--target", dev)

@@ -336,8 +336,7 @@ HIGH, LOW = 32 << 20, 8 << 20      # bytes/s: 32 MiB/s, then 8 MiB/s (33.55 and 
 RUN_S, CUT_S = 12, 6
 
 
-@pytest.mark.device
-@pytest.mark.skipif(os.geteuid() != 0, reason="loop devices and cgroups need root")
+@pytest.mark.root
 def test_real_cliff_on_a_throttled_loop_device():
     """Two 128 KiB sequential writes at QD 32, 12 s each, on two loop devices capped by the
     block layer at 32 MiB/s; after 6 s one of them is cut to 8 MiB/s. fio's own logs must show

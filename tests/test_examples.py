@@ -20,14 +20,17 @@ from pathlib import Path
 
 import pytest
 
+from analysis.registry import read_options, read_sections
+
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
 GHA = EXAMPLES / "github-actions" / "ssd-report.yml"
 GITLAB = EXAMPLES / "gitlab-ci" / ".gitlab-ci.yml"
 ARTEFACTS = {"out", "tables", "figs", "results"}
-# The variables the examples may give make, and where the toolkit reads them.
+# The variables the examples may give make: options of the scripts (lib/options.tsv), which
+# make passes on in the environment, or the Makefile's own.
 MAKE_VARIABLES = {"RESULTS", "TARGET", "DESTROY", "PROFILE", "A", "B", "FAIL_IF_WORSE"}
-READERS = [REPO / "Makefile", REPO / "lib" / "common.bash", REPO / "report.bash"]
+OPTIONS = read_options()
 
 
 # ---------------------------------------------------------------- a strict subset of YAML
@@ -352,12 +355,13 @@ def test_make_calls_name_targets_of_the_makefile(path):
 
 @pytest.mark.parametrize("path", [GHA, GITLAB], ids=lambda p: p.name)
 def test_make_variables_are_read_by_the_toolkit(path):
-    readers = "\n".join(p.read_text() for p in READERS)
+    makefile = (REPO / "Makefile").read_text()
+    common = {o.variable for o in OPTIONS if "common" in o.scopes}
     for target, variables in calls_of(path):
         assert set(variables) <= MAKE_VARIABLES, f"make {target}: {set(variables)}"
         for name in variables:
-            assert re.search(rf"\$\({name}\)|\$\{{{name}\b|\${name}\b", readers), (
-                f"{name} is not read by {', '.join(p.name for p in READERS)}")
+            assert name in common or f"$({name})" in makefile, (
+                f"{name} is neither a common option (lib/options.tsv) nor read by the Makefile")
 
 
 @pytest.mark.parametrize("path", [GHA, GITLAB], ids=lambda p: p.name)
@@ -372,18 +376,25 @@ def test_report_and_compare_are_given_what_they_need(path):
     assert compare["B"] == report["RESULTS"]
 
 
+def flags_of(script: str) -> set[str]:
+    """The flags a script takes, from lib/options.tsv."""
+    scopes = {"common", script.removesuffix(".bash")}
+    scopes |= {s.id for s in read_sections().values() if s.script == script}
+    if script == "serve.bash":
+        scopes -= {"common"}
+    return {"--help"} | {o.flag for o in OPTIONS if scopes & set(o.scopes)}
+
+
 def test_scripts_run_with_options_they_take():
     for label, script in BLOCKS:
         for name, flags in re.findall(r"\bbash\s+(\w+\.bash)((?:\s+--[\w-]+)*)", script):
-            source = (REPO / name).read_text()
             for flag in flags.split():
-                assert f"{flag})" in source, f"{label}: {name} has no {flag}"
+                assert flag in flags_of(name), f"{label}: {name} has no {flag}"
 
 
 def test_profiles_offered_are_the_toolkits(gha, gitlab):
-    match = re.search(r"require_one_of PROFILE \"\$PROFILE\" (.+)", (REPO / "lib/common.bash")
-                      .read_text())
-    profiles = set(match.group(1).split())
+    check = next(o.check for o in OPTIONS if o.variable == "PROFILE")
+    profiles = set(check.removeprefix("choice:").split(","))
     assert set(gha["on"]["workflow_dispatch"]["inputs"]["profile"]["options"]) == profiles
     assert set(gitlab["variables"]["BENCH_PROFILE"]["options"]) == profiles
 

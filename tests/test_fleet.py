@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import signal
-import statistics
 import subprocess
 import tempfile
 import time
@@ -27,6 +26,8 @@ from analysis import fleet
 from analysis.fio_json import FioOutputError
 from tests.toolkit import (
     TINY,
+    assert_row_is_fios,
+    fio_reps,
     free_port,
     listening,
     load_json,
@@ -39,7 +40,6 @@ from tests.toolkit import (
     wait_listening,
 )
 
-root_only = pytest.mark.skipif(os.geteuid() != 0, reason="loop devices need root")
 needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
 pytestmark = needs_fio
 
@@ -182,12 +182,8 @@ def check_fleet_outputs(root: Path, section: str, snippet_name: str, heading: st
     assert len(table) == len(servers) * len(cases)
     by_label = {s.label: s for s in servers}
     for row in table.itertuples():
-        docs = [load_json(p)["jobs"][0][row.direction]
-                for p in host_reps(root, by_label[row.host], section, row.case)]
-        iops = [d["iops"] for d in docs]
-        assert row.n == len(iops) == 2
-        assert row.iops_mean == pytest.approx(statistics.mean(iops), rel=1e-6)
-        assert row.iops_std == pytest.approx(statistics.stdev(iops), rel=1e-4, abs=1e-6)
+        tree = root / "results" / "hosts" / by_label[row.host].label / section
+        assert_row_is_fios(row, fio_reps(tree, row.case, row.direction))
         assert row.iops_mean > 50, f"{row.host} {row.case}: {row.iops_mean} IOPS"
     fig = (root / "figs" / f"{section}_hosts.png").read_bytes()
     assert fig[:8] == b"\x89PNG\r\n\x1a\n" and len(fig) > 10_000
@@ -208,7 +204,7 @@ def check_fleet_outputs(root: Path, section: str, snippet_name: str, heading: st
 
 
 # --- across three hosts ---------------------------------------------------------------------
-@root_only
+@pytest.mark.root
 def test_qd1_and_qd_sweep_across_three_hosts(toolkit, tmp_path, state):
     targets = [random_file(toolkit / "tmp" / "a.img"), random_file(toolkit / "tmp" / "b.img")]
     with loop_device(tmp_path / "c.img", size_mb=96) as dev, \
@@ -315,7 +311,7 @@ def test_a_host_stopped_mid_run_drops_out_and_the_rest_go_on(toolkit, state):
 
 
 # --- refusals -------------------------------------------------------------------------------
-@root_only
+@pytest.mark.root
 def test_a_server_whose_target_fails_the_safety_checks_refuses_to_serve(toolkit, tmp_path, state):
     with loop_device(tmp_path / "fs.img", size_mb=64) as dev:
         mkfs_ext4(dev)

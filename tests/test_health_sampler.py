@@ -39,7 +39,6 @@ from tests.toolkit import REPO, loop_device
 FIXTURES = REPO / "tests" / "fixtures" / "health"
 SAMPLER = REPO / "lib" / "sampler.bash"
 FAKE_SOURCE = FIXTURES / "smartctl-nvme-seagate-firecuda530.json"
-root_only = pytest.mark.skipif(os.geteuid() != 0, reason="loop devices need root")
 
 
 @pytest.fixture
@@ -240,7 +239,7 @@ def check_unavailable(raw: Path, device: str, result: subprocess.CompletedProces
     assert table.attrs["reason"].startswith(f"{UNAVAILABLE}: smartctl: {device}")
 
 
-@root_only
+@pytest.mark.root
 def test_loop_device_is_unavailable(work):
     with loop_device(work / "loop.img", size_mb=8, fill=False) as dev:
         raw = work / "health"

@@ -27,7 +27,7 @@ from analysis.cases import frame_of_groups
 from analysis.fio_json import read_groups
 from analysis.sections import mix_rw
 from tests.conftest import SAMPLES
-from tests.toolkit import REPO, TINY, load_json, loop_device, run
+from tests.toolkit import REPO, TINY, assert_row_is_fios, load_json, loop_device, run
 
 NIGHT = (SAMPLES / "NightHydra__AdvancedComputerSystemsProjects" / "Project3" / "raw_data"
          / "data_analysis" / "read_write_sweep.json")
@@ -36,7 +36,6 @@ VSAL = (SAMPLES / "vsalvaggio__Advanced-Computer-Systems-Projects" / "Project3" 
 ALWAYS = ("read", "write")
 PCT_KEYS = {"lat_p50_us": 50.0, "lat_p95_us": 95.0, "lat_p99_us": 99.0, "lat_p99_9_us": 99.9}
 
-root_only = pytest.mark.skipif(os.geteuid() != 0, reason="block devices need root")
 
 
 def sample(path: Path, jobs: list[str] | None = None) -> pd.DataFrame:
@@ -296,13 +295,7 @@ def check_section_outputs(root: Path, target: str, read_pcts: list[int]) -> pd.D
                 assert row.iops_mean == 0 and row.bw_MBps_mean == 0
                 assert all(f["total_ios"] == 0 for f in fio) and math.isnan(row.lat_us_mean)
                 continue
-            iops = [f["iops"] for f in fio]
-            assert row.iops_mean == pytest.approx(statistics.mean(iops), rel=1e-6)
-            assert row.iops_std == pytest.approx(statistics.stdev(iops), rel=1e-4, abs=1e-6)
-            assert row.bw_MBps_mean == pytest.approx(
-                statistics.mean(f["bw_bytes"] for f in fio) / 1e6, rel=1e-6)
-            assert row.lat_us_mean == pytest.approx(
-                statistics.mean(f["lat_ns"]["mean"] for f in fio) / 1000, rel=1e-6)
+            assert_row_is_fios(row, fio)
             # The percentile helper agrees with fio on one run; the pooled ones come from the
             # merged bins of both runs.
             assert fio_percentile(fio[0]["lat_ns"]["bins"], 99.0) == pytest.approx(
@@ -367,7 +360,7 @@ def test_default_file_target(toolkit):
     assert ("suffer more" in snippet) or ("Neither" in snippet)
 
 
-@root_only
+@pytest.mark.root
 def test_loop_device_without_a_pure_read(toolkit):
     with loop_device(toolkit / "tmp" / "loop.img", fill=False) as dev:
         result = run(toolkit, "mix_rw_test.bash", *TINY, "--mix", "70,0", "--target", dev)

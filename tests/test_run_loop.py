@@ -114,6 +114,21 @@ def test_bad_input_exits_2_naming_the_problem(toolkit, args, env, message):
     assert not (toolkit / "tmp" / "target.img").exists()
 
 
+@pytest.mark.root
+def test_no_room_for_the_file_target_states_the_reserve(toolkit, tmp_path):
+    small = tmp_path / "small"
+    small.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256M", "tmpfs", str(small)], check=True)
+    try:
+        result = run(toolkit, "qd1_test.bash", *TINY, "--target", str(small / "t.img"))
+    finally:
+        subprocess.run(["umount", str(small)], check=False)
+    assert result.returncode == 2, result.stderr
+    assert (f"not enough space for a 64 MiB target in {small}: 256 MiB free, and 256 MiB must "
+            "stay free beside the target") in result.stderr
+    assert "use a smaller --size, or --target on a larger filesystem" in result.stderr
+
+
 def test_no_fio_on_path(toolkit, tmp_path):
     # A PATH with every command of this machine except fio.
     bin_dir = tmp_path / "bin"

@@ -10,7 +10,7 @@ import pytest
 
 from tests.toolkit import TINY, loop_device, mkfs_ext4, mounted, rep_files, run, sha256_of
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="loop devices and mounts need root")
+pytestmark = pytest.mark.root
 
 
 def refused(toolkit, dev, *extra):

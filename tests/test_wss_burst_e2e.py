@@ -8,7 +8,6 @@ device with its bytes checksummed.
 from __future__ import annotations
 
 import json
-import os
 import statistics
 from pathlib import Path
 
@@ -18,7 +17,6 @@ import pytest
 from analysis.fio_logs import find_logs, read_per_second, series_stats
 from tests.toolkit import load_json, loop_device, run, sha256_of
 
-root_only = pytest.mark.skipif(os.geteuid() != 0, reason="loop devices need root")
 QUICK = ["--profile", "quick", "--runtime", "3", "--ramp", "0", "--repeat", "2", "--size", "64M"]
 
 
@@ -116,7 +114,7 @@ def test_default_file_target(toolkit):
     assert "[1/15] burst-write-128k rep 1/1" in result.stderr
 
 
-@root_only
+@pytest.mark.root
 def test_loop_device_burst_and_a_skipped_working_set(toolkit, tmp_path):
     with loop_device(tmp_path / "backing.img", size_mb=96) as dev:
         result = run(toolkit, "wss_burst_test.bash", *QUICK, "--target", dev, "--duration", "10",
@@ -138,11 +136,13 @@ def test_precondition_needs_a_block_device(toolkit):
     assert not (toolkit / "tmp" / "target.img").exists()
 
 
-@root_only
+@pytest.mark.root
 def test_precondition_interlocks_then_a_real_precondition(toolkit, tmp_path):
+    tree = toolkit / "results" / "drive-a"  # a results tree of its own (--results)
     with loop_device(tmp_path / "backing.img", size_mb=32) as dev:
         before = sha256_of(dev)
-        args = [*QUICK, "--target", dev, "--parts", "compress", "--precondition"]
+        args = [*QUICK, "--target", dev, "--parts", "compress", "--precondition", "--results",
+                str(tree)]
         result = run(toolkit, "wss_burst_test.bash", *args)
         assert result.returncode == 3 and f"add --destroy {dev}" in result.stderr
         # Confirmed with --destroy but not with --yes, and no terminal to ask on.
@@ -150,11 +150,15 @@ def test_precondition_interlocks_then_a_real_precondition(toolkit, tmp_path):
         assert result.returncode == 2 and "add --yes (YES=1)" in result.stderr
         assert "precondition: 128 KiB sequential writes over 2 x 32 MiB" in result.stderr
         assert sha256_of(dev) == before
-        assert not list((toolkit / "results").glob("wss_burst/*/rep*.json"))
+        assert not list(tree.glob("wss_burst/*/rep*.json"))
 
         result = run(toolkit, "wss_burst_test.bash", *args, "--destroy", dev, "--yes")
         assert result.returncode == 0, result.stderr
-    results = toolkit / "results" / "wss_burst"
+        # Done once in this tree: a rerun neither asks again nor preconditions again.
+        result = run(toolkit, "wss_burst_test.bash", *args, "--destroy", dev)
+        assert result.returncode == 0, result.stderr
+        assert "precondition:" not in result.stderr
+    results = tree / "wss_burst"
     job = json.loads((results / "precondition.json").read_text())["jobs"][0]
     assert job["write"]["io_bytes"] == 2 * (32 << 20)  # every byte of the device, twice
     assert (results / "precondition.done").exists()

@@ -13,26 +13,27 @@ import json
 import os
 import shutil
 import socket
+import statistics
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 
+import pytest
+
+from analysis.registry import read_sections, settings
+
 REPO = Path(__file__).resolve().parents[1]
-COPIED = ["env.bash", "report.bash", "serve.bash", "Makefile", "qd1_test.bash", "bs_sweep_test.bash",
-          "mix_rw_test.bash", "qd_sweep_test.bash", "wss_burst_test.bash", "lib", "analysis",
-          "requirements.txt"]
+COPIED = ["env.bash", "report.bash", "serve.bash", "Makefile", "lib", "analysis", "requirements.txt",
+          *(s.script for s in read_sections().values())]
 
 # The smallest honest run: every case, two repetitions (so a std exists), no ramp.
 TINY = ["--profile", "quick", "--runtime", "1", "--ramp", "0", "--repeat", "2", "--size", "64M"]
 
 
 # Settings the scripts read from the environment: a test sets the ones it means, never inherits.
-SETTINGS = ("TARGET", "PROFILE", "RUNTIME", "RAMP", "REPEAT", "SIZE", "ENGINE", "DESTROY",
-            "NO_PREFILL", "DRY_RUN", "FRESH", "RW_LIST", "BS_LIST", "BS", "IODEPTH", "MIX_LIST",
-            "QD_LIST", "SEQ", "SLO_P99_US", "KNEE_GAIN_PCT", "KNEE_LATENCY_PCT", "PARTS",
-            "WSS_LIST", "DURATION", "BURST_RW", "BURST_BS", "PRECONDITION", "YES", "RESULTS",
-            "SECTIONS", "HOSTS", "LISTEN", "READ_ONLY", "TK_SERVE_DIR")
+# Every option's variable (lib/options.tsv), and serve.bash's state folder, which is no option.
+SETTINGS = (*settings(), "TK_SERVE_DIR")
 
 
 def make_copy() -> Path:
@@ -140,6 +141,31 @@ def zram_size() -> int:
     if int(disksize.read_text()) == 0:
         disksize.write_text("128M")
     return int(disksize.read_text())
+
+
+def fio_reps(tree: Path, case: str, direction: str) -> list[dict]:
+    """fio's own numbers for one direction of a case, one per finished repetition: the
+    'read' (or 'write') object of rep<k>.json in TREE/<case>/ (not rep<k>.failed.json)."""
+    paths = sorted(p for p in tree.joinpath(case).glob("rep*.json") if p.stem[3:].isdigit())
+    return [load_json(p)["jobs"][0][direction] for p in paths]
+
+
+def assert_row_is_fios(row, reps: list[dict]) -> None:
+    """One row of a section's table equals fio's JSON of its repetitions (fio_reps), read here
+    with nothing but json and statistics: IOPS and MB/s mean and sample std, mean latency; the
+    pooled p99 lies between the runs' own, and the percentiles are in order."""
+    assert row.n == len(reps) >= 2
+    iops = [r["iops"] for r in reps]
+    mbps = [r["bw_bytes"] / 1e6 for r in reps]
+    assert row.iops_mean == pytest.approx(statistics.mean(iops), rel=1e-6)
+    assert row.iops_std == pytest.approx(statistics.stdev(iops), rel=1e-4, abs=1e-6)
+    assert row.bw_MBps_mean == pytest.approx(statistics.mean(mbps), rel=1e-6)
+    assert row.bw_MBps_std == pytest.approx(statistics.stdev(mbps), rel=1e-4, abs=1e-6)
+    assert row.lat_us_mean == pytest.approx(
+        statistics.mean(r["lat_ns"]["mean"] for r in reps) / 1000, rel=1e-6)
+    own = [r["lat_ns"]["percentile"]["99.000000"] / 1000 for r in reps]
+    assert min(own) <= row.lat_p99_us <= max(own)
+    assert row.lat_p50_us <= row.lat_p95_us <= row.lat_p99_us <= row.lat_p99_9_us
 
 
 def rep_files(root: Path, section: str = "qd1") -> list[Path]:

@@ -1,30 +1,14 @@
-"""The report's sections in order: results/<id>, `python -m analysis <id>`, <id>_test.bash, and
-the snippet out/section_<number>_<id>.md. One module per section sits beside this file."""
+"""The report's sections in order: results/<id>, `python -m analysis <id>`, its script, and the
+snippet out/section_<number>_<id>.md. One module per section sits beside this file; the list
+itself is lib/sections.tsv (analysis/registry.py), which the Makefile and the scripts read too."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from analysis.registry import SectionInfo, read_sections
 
+__all__ = ["SECTIONS", "SectionInfo", "snippet_path"]
 
-@dataclass(frozen=True)
-class SectionInfo:
-    number: int
-    title: str
-    script: str
-    always: tuple[str, ...] = ()  # directions that get a row even when never issued (a mix)
-
-    @property
-    def heading(self) -> str:
-        return f"§{self.number} {self.title}"
-
-
-SECTIONS = {
-    "qd1": SectionInfo(2, "QD=1 baselines", "qd1_test.bash"),
-    "bs_sweep": SectionInfo(3, "Block-size sweep", "bs_sweep_test.bash"),
-    "mix_rw": SectionInfo(4, "Read/write mix", "mix_rw_test.bash", ("read", "write")),
-    "qd_sweep": SectionInfo(5, "Queue-depth sweep", "qd_sweep_test.bash"),
-    "wss_burst": SectionInfo(6, "Working set, burst and compressibility", "wss_burst_test.bash"),
-}
+SECTIONS: dict[str, SectionInfo] = read_sections()
 
 
 def snippet_path(section: str) -> str:

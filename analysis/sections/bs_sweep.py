@@ -22,6 +22,7 @@ from analysis.plots import COLORS, Highlight, Panel, Series, line_chart
 from analysis.section import (
     SectionRun,
     clat_note,
+    host_finding,
     reps_label,
     run_section,
     snippet,
@@ -106,7 +107,8 @@ def analyse(table: pd.DataFrame) -> tuple[pd.DataFrame, list[Sweep]]:
     pattern's sweep, patterns in the order the cases were run."""
     rows = case_rows(table).copy()
     rows.insert(1, "pattern", [md.pattern(r.rw, r.bs) for r in rows.itertuples()])
-    rows["series"] = [series_label(r.rw, r.read_pct) for r in rows.itertuples()]
+    rows["series"] = [series_label(r.rw, r.read_pct) + (f" × {r.numjobs} jobs" if r.numjobs > 1
+                                                        else "") for r in rows.itertuples()]
     parts, found = [], []
     for label, group in rows.groupby("series", sort=False):
         group = group.sort_values("bs").copy()
@@ -126,10 +128,6 @@ def _kib(bs: int) -> str:
     return md.bs_label(int(bs))
 
 
-def _pct(value: float) -> str:
-    return f"{value:+.0f}%" if abs(value) >= 1 else f"{value:+.1f}%"
-
-
 def bandwidth_finding(s: Sweep) -> str:
     t = s.found
     head = f"**{s.label.capitalize()}"
@@ -142,7 +140,7 @@ def bandwidth_finding(s: Sweep) -> str:
     if t.still_rising:
         text = (f"{head}: not bandwidth-bound within the sweep.** MB/s is still rising at the "
                 f"largest size swept: {md.pm(peak.bw_MBps_mean, peak.bw_MBps_std)} MB/s at "
-                f"{_kib(t.peak_bs)}, {_pct(t.last_step_pct)} over {_kib(prev.bs)} "
+                f"{_kib(t.peak_bs)}, {md.signed_pct(t.last_step_pct)} over {_kib(prev.bs)} "
                 f"({md.num(prev.bw_MBps_mean)} MB/s), so the peak and the transition lie beyond "
                 f"{_kib(t.peak_bs)}.")
         if t.bound_bs != t.peak_bs:
@@ -164,7 +162,7 @@ def bandwidth_finding(s: Sweep) -> str:
                  "IOPS-bound; from it on, larger blocks add "
                  + (f"at most {more:.0f}% more MB/s." if more >= 1 else "less than 1% MB/s."))
     if t.falls:
-        listed = ", ".join(f"{_kib(bs)} {md.num(s.at(bs).bw_MBps_mean)} MB/s ({_pct(-pct)})"
+        listed = ", ".join(f"{_kib(bs)} {md.num(s.at(bs).bw_MBps_mean)} MB/s ({md.signed_pct(-pct)})"
                            for bs, pct in t.falls)
         text += (f" Past the {_kib(t.peak_bs)} peak MB/s falls again, beyond {FLAT_PCT:.0f}%: "
                  f"{listed}.")
@@ -173,7 +171,7 @@ def bandwidth_finding(s: Sweep) -> str:
         text += (f" Past the peak every size stays within {FLAT_PCT:.0f}% of it (lowest "
                  f"{low:.0f}%): a plateau, no fall.")
     else:
-        text += (f" The largest size is the peak by {_pct(t.last_step_pct)} over "
+        text += (f" The largest size is the peak by {md.signed_pct(t.last_step_pct)} over "
                  f"{_kib(prev.bs)}, within {FLAT_PCT:.0f}%: a plateau.")
     return text
 
@@ -193,7 +191,7 @@ def iops_latency_finding(s: Sweep) -> str | None:
     drop = (1 - last.iops_mean / first.iops_mean) * 100
     text = (f"**{s.label.capitalize()}, IOPS and latency:** IOPS go from "
             f"{md.num(first.iops_mean)} at {_kib(first.bs)} to {md.num(last.iops_mean)} at "
-            f"{_kib(last.bs)} ({_pct(-drop)}: {first.iops_mean / last.iops_mean:.1f}× fewer "
+            f"{_kib(last.bs)} ({md.signed_pct(-drop)}: {first.iops_mean / last.iops_mean:.1f}× fewer "
             f"I/Os of {last.bs / first.bs:.0f}× the bytes each)")
     flat = iops_flat_until(sizes, list(s.rows.iops_mean))
     if flat != sizes[0]:
@@ -229,7 +227,7 @@ def gap_finding(rand: Sweep, seq: Sweep, op: str) -> str | None:
         gaps.append(gap.pct)
         if gap.within_spread:
             noisy.append(bs)
-    listed = ", ".join(f"{_pct(g)} at {_kib(bs)}" for bs, g in zip(common, gaps))
+    listed = ", ".join(f"{md.signed_pct(g)} at {_kib(bs)}" for bs, g in zip(common, gaps))
     text = f"**Random vs sequential {op}s:** sequential MB/s against random: {listed}"
     if noisy:
         text += (f" ({', '.join(_kib(bs) for bs in noisy)}: within the repetitions' spread, "
@@ -239,7 +237,7 @@ def gap_finding(rand: Sweep, seq: Sweep, op: str) -> str | None:
         widest = max(range(len(common)), key=lambda i: abs(gaps[i]))
         closed = next((common[i] for i in range(len(common))
                        if all(abs(g) <= GAP_CLOSED_PCT for g in gaps[i:])), None)
-        text += f" The widest gap is at {_kib(common[widest])} ({_pct(gaps[widest])})"
+        text += f" The widest gap is at {_kib(common[widest])} ({md.signed_pct(gaps[widest])})"
         if closed == common[0]:
             text += f"; at every size the two are within {GAP_CLOSED_PCT:.0f}%."
         elif closed is not None:
@@ -261,6 +259,7 @@ def findings(df: pd.DataFrame, found: list[Sweep]) -> list[str]:
             if gap:
                 out.append(gap)
     out.append(stability_finding(df, lambda r: r.pattern))
+    out.append(host_finding(df, lambda r: r.pattern))
     out += clat_note(df)
     return out
 
@@ -383,5 +382,5 @@ def produce(run: SectionRun) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    return run_section(argv, section=SECTION, script="bs_sweep_test.bash", description=__doc__,
+    return run_section(argv, section=SECTION, description=__doc__,
                        produce=produce)

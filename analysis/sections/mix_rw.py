@@ -19,6 +19,7 @@ from analysis.plots import BarSet, Panel, Series, grouped_bars, line_chart
 from analysis.section import (
     SectionRun,
     clat_note,
+    host_finding,
     run_section,
     snippet,
     stability_finding,
@@ -133,23 +134,12 @@ def blend_iops(read_share: float, read_iops: float, write_iops: float) -> float:
 
 # ---- findings --------------------------------------------------------------------------------
 
-def _pct(value: float) -> str:
-    """'+12%' / '−41%' (a real minus sign), one decimal under 10%."""
-    if math.isnan(value):
-        return "–"
-    digits = 1 if abs(value) < 10 else 0
-    text = f"{abs(value):.{digits}f}%"
-    if text in ("0.0%", "0%"):
-        return "±0%"
-    return ("+" if value > 0 else "−") + text
-
-
 def _tag(c: Change) -> str:
     return WITHIN if c.within_spread else ""
 
 
 def _pct_tagged(c: Change) -> str:
-    return _pct(c.pct) + _tag(c)
+    return md.signed_pct(c.pct) + _tag(c)
 
 
 def _join(items: list[str]) -> str:
@@ -233,7 +223,7 @@ def write_penalty_finding(ms: list[Mix]) -> str:
     ratio = w.total.iops_mean / r.total.iops_mean
     text = (f"**Write penalty:** pure writes ({w.label}) reach {md.num(w.total.iops_mean)} IOPS "
             f"against {md.num(r.total.iops_mean)} for pure reads, a write penalty of "
-            f"{_pct(penalty)}{_tag(iops)}")
+            f"{md.signed_pct(penalty)}{_tag(iops)}")
     if small(iops):
         text += ": writes and reads run at about the same rate"
     elif penalty < 0:
@@ -382,6 +372,7 @@ def findings(df: pd.DataFrame) -> list[str]:
                    "(--repeat) for error bars.")
     else:
         out.append(stability_finding(stability_rows(df), lambda r: f"{r.mix} {r.direction}"))
+    out.append(host_finding(df, lambda r: r.case))
     return out + clat_note(df)
 
 
@@ -463,5 +454,4 @@ def produce(run: SectionRun) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    return run_section(argv, section=SECTION, script="mix_rw_test.bash", description=__doc__,
-                       produce=produce, always=SECTIONS[SECTION].always)
+    return run_section(argv, section=SECTION, description=__doc__, produce=produce)

@@ -15,6 +15,7 @@ from analysis.plots import bar_chart
 from analysis.section import (
     SectionRun,
     clat_note,
+    host_finding,
     run_section,
     snippet,
     stability_finding,
@@ -104,6 +105,7 @@ def findings(df: pd.DataFrame) -> list[str]:
     out.append(text)
 
     out.append(stability_finding(df, lambda r: r.pattern))
+    out.append(host_finding(df, lambda r: r.pattern))
     out += clat_note(df)
     return out
 
@@ -167,5 +169,5 @@ def produce(run: SectionRun) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    return run_section(argv, section=SECTION, script="qd1_test.bash", description=__doc__,
+    return run_section(argv, section=SECTION, description=__doc__,
                        produce=produce)

@@ -9,19 +9,19 @@ mean latency) checks that throughput and latency were measured consistently.
 from __future__ import annotations
 
 import argparse
-import math
 from dataclasses import dataclass
 
 import pandas as pd
 
 from analysis import markdown as md
-from analysis import sweeps
+from analysis import peak_search, sweeps
 from analysis.cases import case_rows
 from analysis.facts import Facts
 from analysis.plots import BarSet, Highlight, Panel, Series, grouped_bars, line_chart
 from analysis.section import (
     SectionRun,
     clat_note,
+    host_finding,
     run_section,
     snippet,
     stability_finding,
@@ -33,6 +33,7 @@ from analysis.workspace import Workspace
 
 SECTION = "qd_sweep"
 TABLE = "tables/qd_sweep.csv"
+PEAK_TABLE = "tables/qd_sweep_peak.csv"
 FIG_CURVE = "figs/qd_sweep_curve.png"
 FIG_THROUGHPUT = "figs/qd_sweep_throughput.png"
 FIG_LATENCY = "figs/qd_sweep_latency.png"
@@ -58,17 +59,25 @@ class Sweep:
     slo_depth: int | None
 
     def at(self, depth: int):
-        return self.rows[self.rows.iodepth == depth].iloc[0]
+        """The row with `depth` I/Os in flight (iodepth x numjobs), the unit of every rule."""
+        return self.rows[self.rows.outstanding == depth].iloc[0]
+
+    def qd(self, depth: int) -> str:
+        return _qd_row(self.at(depth))
 
 
 def analyse(table: pd.DataFrame, settings: dict) -> tuple[pd.DataFrame, list[Sweep]]:
     """The section table with the sweep columns added, and each pattern's findings."""
-    rows = case_rows(table).copy()
+    rows = case_rows(table)
+    rows = rows[~rows.case.str.startswith(peak_search.PREFIX)].copy()
     rows.insert(1, "pattern", [md.pattern(r.rw, r.bs) for r in rows.itertuples()])
     if (rows.read_pct.between(1, 99)).any():  # a mixed job: name its mix
         rows["pattern"] = [f"{p} {r}/{100 - r}" if 0 < r < 100 else p
                            for p, r in zip(rows.pattern, rows.read_pct)]
     rows["outstanding"] = rows.iodepth * rows.numjobs
+    if rows.numjobs.nunique() > 1:  # one curve per job count (--jobs): each its own sweep
+        rows["pattern"] = [p if n == 1 else f"{p} × {n} jobs"
+                           for p, n in zip(rows.pattern, rows.numjobs)]
     parts, found = [], []
     for pattern, group in rows.groupby("pattern", sort=False):
         group = group.sort_values("outstanding").copy()
@@ -91,13 +100,17 @@ def analyse(table: pd.DataFrame, settings: dict) -> tuple[pd.DataFrame, list[Swe
         group["within_slo"] = [p <= settings["slo_p99_us"] for p in group.lat_p99_us]
         parts.append(group)
         found.append(Sweep(pattern, group, knee, depths[iops.index(max(iops))], depth_90, slo))
-    out = pd.concat(parts).drop(columns="outstanding")
-    return out, found
+    return pd.concat(parts), found
 
 
 # --- findings -------------------------------------------------------------------------------
 def _qd(depth) -> str:
     return f"QD {int(depth)}"
+
+
+def _qd_row(r) -> str:
+    """'QD 32', or 'QD 32 × 4 jobs' (128 in flight) for a point of several jobs."""
+    return _qd(r.iodepth) + (f" × {int(r.numjobs)} jobs" if r.numjobs > 1 else "")
 
 
 def _gains(pct: float) -> str:
@@ -109,7 +122,7 @@ def climb_after_knee(s: Sweep, settings: dict):
     again, else None. The rule takes the first such step; a curve that climbs well past it
     afterwards had a dip there (interference, an unstable point), not its knee."""
     base = s.at(s.knee.previous).iops_mean
-    later = s.rows[(s.rows.iodepth > s.knee.x)
+    later = s.rows[(s.rows.outstanding > s.knee.x)
                    & (s.rows.iops_mean > base * (1 + settings["knee_gain_pct"] / 100))]
     return None if later.empty else later.loc[later.iops_mean.idxmax()]
 
@@ -121,30 +134,30 @@ def knee_finding(s: Sweep, settings: dict) -> str:
             f"> {settings['knee_latency_pct']:g}%")
     if s.knee is not None:
         k = s.knee
-        text = (f"**Knee ({s.pattern}): {_qd(k.x)}.** Going from {_qd(k.previous)} to "
-                f"{_qd(k.x)} {_gains(k.gain_pct)} IOPS ({md.num(s.at(k.previous).iops_mean)}"
+        text = (f"**Knee ({s.pattern}): {s.qd(k.x)}.** Going from {s.qd(k.previous)} to "
+                f"{s.qd(k.x)} {_gains(k.gain_pct)} IOPS ({md.num(s.at(k.previous).iops_mean)}"
                 f" → {md.num(s.at(k.x).iops_mean)}) while mean latency grows "
-                f"{k.latency_growth_pct:+.0f}% ({md.num(s.at(k.previous).lat_us_mean)} → "
+                f"{md.signed_pct(k.latency_growth_pct, 0)} ({md.num(s.at(k.previous).lat_us_mean)} → "
                 f"{md.num(s.at(k.x).lat_us_mean)} µs): the first step that buys mostly queueing "
                 f"({rule}).")
         top = climb_after_knee(s, settings)
         if top is not None:
             base = s.at(k.previous).iops_mean
             text += (f" Caution: IOPS climb again past it, to {md.num(top.iops_mean)} at "
-                     f"{_qd(top.iodepth)} ({(top.iops_mean / base - 1) * 100:+.0f}% over "
-                     f"{_qd(k.previous)}), so this step looks like a dip (see the stability "
+                     f"{_qd_row(top)} ({md.signed_pct((top.iops_mean / base - 1) * 100, 0)} over "
+                     f"{s.qd(k.previous)}), so this step looks like a dip (see the stability "
                      "line) rather than the drive's limit; rerun before quoting it.")
     else:
         last = s.rows.iloc[-1]
         text = (f"**Knee ({s.pattern}): none within the sweep.** No step meets the rule "
-                f"({rule}); the last, {_qd(s.rows.iloc[-2].iodepth * s.rows.iloc[-2].numjobs)} → "
-                f"{_qd(last.iodepth * last.numjobs)}, {_gains(last.gain_pct)} IOPS for "
-                f"{last.latency_growth_pct:+.0f}% latency"
+                f"({rule}); the last, {_qd_row(s.rows.iloc[-2])} → "
+                f"{_qd_row(last)}, {_gains(last.gain_pct)} IOPS for "
+                f"{md.signed_pct(last.latency_growth_pct, 0)} latency"
                 if len(s.rows) > 1 else
                 f"**Knee ({s.pattern}): not defined with one depth.** Sweep two or more depths")
         text += "."
     text += (f" Peak {md.num(peak.iops_mean)} IOPS ({md.num(peak.bw_MBps_mean)} MB/s) at "
-             f"{_qd(s.peak_depth)}; 90% of it is reached at {_qd(s.depth_90)} "
+             f"{s.qd(s.peak_depth)}; 90% of it is reached at {s.qd(s.depth_90)} "
              f"({md.num(at90.iops_mean)} IOPS, {at90.pct_of_peak:.0f}% of peak).")
     return text
 
@@ -153,16 +166,16 @@ def slo_finding(s: Sweep, slo_us: float) -> str:
     head = f"**Latency objective p99 ≤ {md.num(slo_us)} µs ({s.pattern}):**"
     if s.slo_depth is None:
         first = s.rows.iloc[0]
-        return (f"{head} no depth meets it; the shallowest, {_qd(first.iodepth)}, already has "
+        return (f"{head} no depth meets it; the shallowest, {_qd_row(first)}, already has "
                 f"p99 {md.num(first.lat_p99_us)} µs.")
     r = s.at(s.slo_depth)
-    text = (f"{head} the deepest queue within it is {_qd(s.slo_depth)}, at "
+    text = (f"{head} the deepest queue within it is {s.qd(s.slo_depth)}, at "
             f"{md.num(r.iops_mean)} IOPS ({md.num(r.bw_MBps_mean)} MB/s, p99 "
             f"{md.num(r.lat_p99_us)} µs, {r.pct_of_peak:.0f}% of peak)")
-    deeper = s.rows[s.rows.iodepth > s.slo_depth]
+    deeper = s.rows[s.rows.outstanding > s.slo_depth]
     if not deeper.empty:
         nxt = deeper.iloc[0]
-        text += f"; {_qd(nxt.iodepth)} exceeds it (p99 {md.num(nxt.lat_p99_us)} µs)"
+        text += f"; {_qd_row(nxt)} exceeds it (p99 {md.num(nxt.lat_p99_us)} µs)"
     else:
         text += "; every depth swept meets it"
     return text + "." + _p99_not_monotonic(s, slo_us)
@@ -171,16 +184,16 @@ def slo_finding(s: Sweep, slo_us: float) -> str:
 def _p99_not_monotonic(s: Sweep, slo_us: float) -> str:
     """A sentence when p99 falls at a deeper queue (by more than fio's bucket), naming the
     depths that meet the objective again past a miss: they are not counted as within it."""
-    depths, p99 = list(s.rows.iodepth), list(s.rows.lat_p99_us)
+    depths, p99 = list(s.rows.outstanding), list(s.rows.lat_p99_us)
     falls = sweeps.latency_falls(depths, p99)
     if not falls:
         return ""
     text = " p99 is not monotonic in depth: it falls " + ", ".join(
-        f"from {md.num(a)} µs at {_qd(xa)} to {md.num(b)} µs at {_qd(xb)}"
+        f"from {md.num(a)} µs at {s.qd(xa)} to {md.num(b)} µs at {s.qd(xb)}"
         for xa, xb, a, b in falls)
     again = sweeps.met_again(depths, p99, slo_us)
     if again:
-        text += ("; " + " and ".join(f"{_qd(x)} ({md.num(p)} µs)" for x, p in again)
+        text += ("; " + " and ".join(f"{s.qd(x)} ({md.num(p)} µs)" for x, p in again)
                  + " meet the objective again past the first miss; they are not counted as "
                  "within it, since it does not hold all the way up to them (rerun to tell the "
                  "drive from noise)")
@@ -192,11 +205,11 @@ def little_finding(found: list[Sweep]) -> str:
     worst = all_rows.loc[all_rows.little_error_pct.abs().idxmax()]
     misses = all_rows[all_rows.little_error_pct.abs() > LITTLE_TOLERANCE_PCT]
     text = ("**Little's Law:** predicted IOPS = I/Os in flight / mean latency; the largest miss "
-            f"is {worst.little_error_pct:+.1f}% ({worst.pattern}, {_qd(worst.iodepth)}).")
+            f"is {md.signed_pct(worst.little_error_pct, 1)} ({worst.pattern}, {_qd_row(worst)}).")
     if misses.empty:
         return text + (f" Every point is within {LITTLE_TOLERANCE_PCT}%: throughput and latency "
                        "were measured consistently and the queue was kept full.")
-    listed = ", ".join(f"{r.pattern} {_qd(r.iodepth)} ({r.little_error_pct:+.0f}%)"
+    listed = ", ".join(f"{r.pattern} {_qd_row(r)} ({md.signed_pct(r.little_error_pct, 0)})"
                        for r in misses.itertuples())
     return text + (f" Off by more than {LITTLE_TOLERANCE_PCT}% at {listed}: a sign of a "
                    "measurement problem. Fewer I/Os were in flight than the depth asked for "
@@ -208,14 +221,14 @@ def tail_finding(s: Sweep) -> str:
     first, last = s.rows.iloc[0], s.rows.iloc[-1]
     mid = s.at(s.knee.x) if s.knee is not None else None
     text = (f"**Tails ({s.pattern}):** p99 {md.num(first.lat_p99_us)} µs and p99.9 "
-            f"{md.num(first.lat_p99_9_us)} µs at {_qd(first.iodepth)}")
-    if mid is not None and mid.iodepth not in (first.iodepth, last.iodepth):
-        text += (f"; at the knee ({_qd(mid.iodepth)}) p99 {md.num(mid.lat_p99_us)} µs "
+            f"{md.num(first.lat_p99_9_us)} µs at {_qd_row(first)}")
+    if mid is not None and mid.outstanding not in (first.outstanding, last.outstanding):
+        text += (f"; at the knee ({_qd_row(mid)}) p99 {md.num(mid.lat_p99_us)} µs "
                  f"(×{mid.lat_p99_us / first.lat_p99_us:.1f}), p99.9 "
                  f"{md.num(mid.lat_p99_9_us)} µs (×{mid.lat_p99_9_us / first.lat_p99_9_us:.1f})")
     if len(s.rows) == 1:
         return text + "; one depth swept, so no growth to compare."
-    text += (f"; at {_qd(last.iodepth)} p99 {md.num(last.lat_p99_us)} µs "
+    text += (f"; at {_qd_row(last)} p99 {md.num(last.lat_p99_us)} µs "
              f"(×{last.lat_p99_us / first.lat_p99_us:.1f}) and p99.9 "
              f"{md.num(last.lat_p99_9_us)} µs (×{last.lat_p99_9_us / first.lat_p99_9_us:.1f}), "
              f"while IOPS grew ×{last.iops_mean / first.iops_mean:.1f}.")
@@ -225,7 +238,7 @@ def tail_finding(s: Sweep) -> str:
 def recommendation(s: Sweep, slo_us: float) -> str:
     """Latency-sensitive: the deepest queue before the knee that meets the objective.
     Throughput: the shallowest queue giving 90% of the peak (deeper adds < 10% for latency)."""
-    below_knee = [d for d in s.rows.iodepth if s.knee is None or d < s.knee.x]
+    below_knee = [d for d in s.rows.outstanding if s.knee is None or d < s.knee.x]
     # each candidate's own p99 is checked too, not only its place before the objective depth
     candidates = [d for d in below_knee if s.slo_depth is not None and d <= s.slo_depth
                   and s.at(d).lat_p99_us <= slo_us]
@@ -233,18 +246,18 @@ def recommendation(s: Sweep, slo_us: float) -> str:
         lat_depth = max(candidates)
         r = s.at(lat_depth)
         why = ("the deepest before the knee" if s.knee is not None else "the deepest")
-        lat_text = (f"{_qd(lat_depth)} ({why} within p99 ≤ {md.num(slo_us)} µs: "
+        lat_text = (f"{s.qd(lat_depth)} ({why} within p99 ≤ {md.num(slo_us)} µs: "
                     f"{md.num(r.iops_mean)} IOPS at {md.num(r.lat_us_mean)} µs mean, "
                     f"p99 {md.num(r.lat_p99_us)} µs)")
     else:
         r = s.rows.iloc[0]
-        lat_text = (f"{_qd(r.iodepth)}, and even that misses the objective "
+        lat_text = (f"{_qd_row(r)}, and even that misses the objective "
                     f"(p99 {md.num(r.lat_p99_us)} µs)")
     t = s.at(s.depth_90)
     deeper = ("it is also the peak" if s.depth_90 == s.peak_depth else
               f"deeper queues add at most {100 - t.pct_of_peak:.0f}% throughput, and latency")
     return (f"**Recommended depth ({s.pattern}):** for latency-sensitive work {lat_text}; for "
-            f"throughput {_qd(s.depth_90)} ({md.num(t.iops_mean)} IOPS, {t.pct_of_peak:.0f}% of "
+            f"throughput {s.qd(s.depth_90)} ({md.num(t.iops_mean)} IOPS, {t.pct_of_peak:.0f}% of "
             f"peak at {md.num(t.lat_us_mean)} µs mean); {deeper}.")
 
 
@@ -259,25 +272,26 @@ def findings(df: pd.DataFrame, found: list[Sweep], settings: dict) -> list[str]:
         out.append(tail_finding(s))
     for s in found:
         out.append(recommendation(s, settings["slo_p99_us"]))
-    out.append(stability_finding(df, lambda r: f"{r.pattern} {_qd(r.iodepth)}"))
+    out.append(stability_finding(df, lambda r: f"{r.pattern} {_qd_row(r)}"))
+    out.append(host_finding(df, lambda r: f"{r.pattern} {_qd_row(r)}"))
     out += clat_note(df)
     return out
 
 
 # --- markdown ---------------------------------------------------------------------------------
 def render_markdown(df: pd.DataFrame, found: list[Sweep], settings: dict, setup: str,
-                    link=md.link_from_out) -> str:
+                    link=md.link_from_out, peak_lines: list[str] = ()) -> str:
     rows = []
     for r in df.itertuples():
         marks = ("⚠ " if r.unstable else "") + (" ◆ knee" if r.is_knee else "") + \
             (" ● 90%" if r.is_90pct_of_peak else "")
-        rows.append([r.pattern, str(r.iodepth) + marks, md.pm(r.iops_mean, r.iops_std),
+        rows.append([r.pattern, _qd_row(r).removeprefix("QD ") + marks, md.pm(r.iops_mean, r.iops_std),
                      md.pm(r.bw_MBps_mean, r.bw_MBps_std), f"{r.pct_of_peak:.0f}%",
                      md.pm(r.lat_us_mean, r.lat_us_std), md.num(r.lat_p50_us),
                      md.num(r.lat_p99_us), md.num(r.lat_p99_9_us),
-                     md.num(r.little_pred_iops), f"{r.little_error_pct:+.1f}%",
-                     "–" if math.isnan(r.gain_pct) else f"{r.gain_pct:+.1f}%",
-                     "–" if math.isnan(r.latency_growth_pct) else f"{r.latency_growth_pct:+.0f}%"])
+                     md.num(r.little_pred_iops), md.signed_pct(r.little_error_pct, 1),
+                     md.signed_pct(r.gain_pct, 1),
+                     md.signed_pct(r.latency_growth_pct, 0)])
     table = md.table(["pattern", "QD", "IOPS", "MB/s", "of peak", "mean lat (µs)", "p50 (µs)",
                       "p99 (µs)", "p99.9 (µs)", "Little IOPS", "Little err", "Δ IOPS",
                       "Δ mean lat"], rows, ["l", "l"] + ["r"] * 11)
@@ -292,12 +306,12 @@ def render_markdown(df: pd.DataFrame, found: list[Sweep], settings: dict, setup:
                     ("Mean latency by queue depth", FIG_LATENCY),
                     ("Latency percentiles by queue depth", FIG_PERCENTILES),
                     ("Tail percentiles at selected depths", FIG_TAILS)],
-                   findings(df, found, settings), link)
+                   [*peak_lines, *findings(df, found, settings)], link)
 
 
 # --- figures ----------------------------------------------------------------------------------
 def _depth_ticks(found: list[Sweep]) -> list[int]:
-    return sorted({int(d) for s in found for d in s.rows.iodepth})
+    return sorted({int(d) for s in found for d in s.rows.outstanding})
 
 
 def _marks(s: Sweep, y_col: str, x_col: str | None = None) -> list[Highlight]:
@@ -310,46 +324,47 @@ def _marks(s: Sweep, y_col: str, x_col: str | None = None) -> list[Highlight]:
             continue
         r = s.at(depth)
         out.append(Highlight(r[x_col] if x_col else depth, r[y_col],
-                             f"{text} ({_qd(depth)})", color, offset))
+                             f"{text} ({s.qd(depth)})", color, offset))
     return out
 
 
 def draw_figures(found: list[Sweep], settings: dict, ws: Workspace) -> list[str]:
     ticks = _depth_ticks(found)
-    depth_axis = {"xscale": "log2", "xticks": ticks, "xlabel": "queue depth (I/Os in flight)"}
+    depth_axis = {"xscale": "log2", "xticks": ticks,
+                  "xlabel": "I/Os in flight (queue depth × jobs)"}
     line_chart(ws.path(FIG_CURVE), [
         Panel(s.pattern, "mean total latency (µs)", "IOPS",
               [Series("mean ± std over repetitions", list(s.rows.lat_us_mean),
                       list(s.rows.iops_mean), list(s.rows.iops_std), list(s.rows.lat_us_std),
-                      [f"QD{int(d)}" for d in s.rows.iodepth])],
+                      [_qd_row(r).replace("QD ", "QD") for r in s.rows.itertuples()])],
               highlights=_marks(s, "iops_mean", "lat_us_mean"))
         for s in found], title="Throughput against latency, one point per queue depth")
     line_chart(ws.path(FIG_THROUGHPUT), [
         Panel("IOPS", ylabel="IOPS", **depth_axis,
-              series=[Series(s.pattern, list(s.rows.iodepth), list(s.rows.iops_mean),
+              series=[Series(s.pattern, list(s.rows.outstanding), list(s.rows.iops_mean),
                              list(s.rows.iops_std)) for s in found],
               highlights=[h for s in found for h in _marks(s, "iops_mean")]),
         Panel("MB/s", ylabel="MB/s (10^6 B/s)", **depth_axis,
-              series=[Series(s.pattern, list(s.rows.iodepth), list(s.rows.bw_MBps_mean),
+              series=[Series(s.pattern, list(s.rows.outstanding), list(s.rows.bw_MBps_mean),
                              list(s.rows.bw_MBps_std)) for s in found]),
     ], title="Throughput by queue depth")
     line_chart(ws.path(FIG_LATENCY), [
         Panel("mean total latency", ylabel="mean latency (µs)", yscale="log", **depth_axis,
-              series=[Series(s.pattern, list(s.rows.iodepth), list(s.rows.lat_us_mean),
+              series=[Series(s.pattern, list(s.rows.outstanding), list(s.rows.lat_us_mean),
                              list(s.rows.lat_us_std)) for s in found],
               highlights=[h for s in found for h in _marks(s, "lat_us_mean")])])
     line_chart(ws.path(FIG_PERCENTILES), [
         Panel(s.pattern, ylabel="latency (µs)", yscale="log", **depth_axis,
-              series=[Series(name, list(s.rows.iodepth), list(s.rows[col]),
+              series=[Series(name, list(s.rows.outstanding), list(s.rows[col]),
                              list(s.rows[col + "_std"])) for name, col in PCTS],
               hline=(settings["slo_p99_us"], f"objective p99 ≤ {settings['slo_p99_us']:g} µs"))
         for s in found], title="Latency percentiles by queue depth (pooled repetitions; "
                                "bars: std of the repetitions' own)")
     main = found[0]
-    depths = list(main.rows.iodepth)
+    depths = list(main.rows.outstanding)
     chosen = sorted({depths[0], depths[(len(depths) - 1) // 2], depths[-1]}
                     | ({main.knee.x} if main.knee else set()))
-    labels = [f"QD {d}" + (" (knee)" if main.knee and d == main.knee.x else "") for d in chosen]
+    labels = [main.qd(d) + (" (knee)" if main.knee and d == main.knee.x else "") for d in chosen]
     grouped_bars(ws.path(FIG_TAILS), labels, [
         BarSet(name, [main.at(d)[col] for d in chosen], [main.at(d)[col + "_std"] for d in chosen])
         for name, col in PCTS], ylabel="latency (µs)", yscale="log",
@@ -380,33 +395,97 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"(default {DEFAULTS['knee_latency_pct']})")
 
 
-def record_facts(found: list[Sweep], settings: dict, facts: Facts) -> None:
-    """Each pattern's peak (random IOPS, sequential MB/s) and knee; Little's Law misses."""
+def peak_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """Every configuration measured of the searched patterns (sweep and peak search), most IOPS
+    first within each, with `is_peak` on the best."""
+    rows = case_rows(table)
+    parts = []
+    for rw, bs in peak_search.PATTERNS:
+        got = rows[(rows.rw == rw) & (rows.bs == bs)].copy()
+        if got.empty:
+            continue
+        got.insert(1, "pattern", md.pattern(rw, bs))
+        got["outstanding"] = got.iodepth * got.numjobs
+        got = got.sort_values("iops_mean", ascending=False)
+        got["is_peak"] = [k == 0 for k in range(len(got))]
+        parts.append(got)
+    cols = ["case", "pattern", "iodepth", "numjobs", "outstanding", "engine", "n", "iops_mean",
+            "iops_std", "bw_MBps_mean", "bw_MBps_std", "lat_us_mean", "lat_p99_us",
+            "cpu_usr_pct", "cpu_sys_pct", "host_ceiling_iops", "host_bound", "is_peak"]
+    return pd.concat(parts)[cols] if parts else pd.DataFrame(columns=cols)
+
+
+def _config(r) -> str:
+    return f"{_qd_row(r)}{f' with {r.engine}' if r.engine else ''}"
+
+
+def peak_findings(peaks: pd.DataFrame) -> list[str]:
+    """What the peak search found, per pattern, when it ran."""
+    out = []
+    for pattern, rows in peaks.groupby("pattern", sort=False):
+        searched = rows[rows.case.str.startswith(peak_search.PREFIX)]
+        if searched.empty:
+            continue
+        top = rows.iloc[0]
+        single = rows[rows.numjobs == 1]
+        base = single.iloc[0] if not single.empty else top
+        metric = (f"{md.num(top.iops_mean)} IOPS" if "random" in pattern
+                  else f"{md.num(top.bw_MBps_mean)} MB/s")
+        text = (f"**Peak ({pattern}): {metric} at {_config(top)}**, "
+                f"{top.iops_mean / base.iops_mean:.2f}× the best single-job point "
+                f"({md.num(base.iops_mean)} IOPS at {_config(base)}). The search tried "
+                f"{len(searched)} more configuration(s) of jobs and depth around the best and "
+                f"stopped when none gained {peak_search.GAIN_PCT}% (jobs up to the "
+                "CPUs this host has).")
+        if top.host_bound:
+            text += " The host limited it: a faster host may show more."
+        out.append(text)
+    return out
+
+
+def record_facts(found: list[Sweep], settings: dict, facts: Facts,
+                 peaks: pd.DataFrame | None = None) -> None:
+    """Each pattern's peak (random IOPS, sequential MB/s) with the configuration that gave it,
+    and each sweep's knee; Little's Law misses."""
+    peaks = peaks if peaks is not None else pd.DataFrame(columns=["case", "pattern"])
+    for pattern, rows in peaks.groupby("pattern", sort=False):
+        top = rows.iloc[0]
+        if "random" in pattern:
+            facts.headline("peak_random_iops", pattern,
+                           f"{md.num(top.iops_mean)} IOPS at {_config(top)} "
+                           f"({md.num(top.lat_us_mean)} µs mean, p99 {md.num(top.lat_p99_us)} µs)",
+                           top.iops_mean, "IOPS")
+        else:
+            facts.headline("peak_seq_MBps", pattern,
+                           f"{md.num(top.bw_MBps_mean)} MB/s at {_config(top)}",
+                           top.bw_MBps_mean, "MB/s")
     for s in found:
         peak = s.at(s.peak_depth)
-        if "random" in s.pattern:
+        if set(peaks.case) & set(s.rows.case):
+            pass  # its pattern's peak is stated above, over every configuration measured
+        elif "random" in s.pattern:
             facts.headline("peak_random_iops", s.pattern,
-                           f"{md.num(peak.iops_mean)} IOPS at {_qd(s.peak_depth)} "
+                           f"{md.num(peak.iops_mean)} IOPS at {s.qd(s.peak_depth)} "
                            f"({md.num(peak.lat_us_mean)} µs mean, p99 {md.num(peak.lat_p99_us)} µs)",
                            peak.iops_mean, "IOPS")
         else:
             facts.headline("peak_seq_MBps", s.pattern,
-                           f"{md.num(peak.bw_MBps_mean)} MB/s at {_qd(s.peak_depth)}",
+                           f"{md.num(peak.bw_MBps_mean)} MB/s at {s.qd(s.peak_depth)}",
                            peak.bw_MBps_mean, "MB/s")
         if s.knee is not None:
-            text = (f"{_qd(s.knee.x)}: from {_qd(s.knee.previous)} {_gains(s.knee.gain_pct)} "
-                    f"IOPS for {s.knee.latency_growth_pct:+.0f}% mean latency")
+            text = (f"{s.qd(s.knee.x)}: from {s.qd(s.knee.previous)} {_gains(s.knee.gain_pct)} "
+                    f"IOPS for {md.signed_pct(s.knee.latency_growth_pct, 0)} mean latency")
             if climb_after_knee(s, settings) is not None:
                 text += " (IOPS climb again past it: looks like a dip, rerun before quoting)"
             facts.headline("knee", s.pattern, text, s.knee.x, "QD")
         elif len(s.rows) > 1:
             facts.headline("knee", s.pattern,
-                           f"none up to {_qd(s.rows.iodepth.max())} (still gaining)")
+                           f"none up to {_qd_row(s.rows.iloc[-1])} (still gaining)")
     rows = pd.concat([s.rows for s in found])
     misses = rows[rows.little_error_pct.abs() > LITTLE_TOLERANCE_PCT]
     if not misses.empty:
         facts.anomaly("little", f"Little's Law misses by more than {LITTLE_TOLERANCE_PCT}% at "
-                      + ", ".join(f"{r.pattern} {_qd(r.iodepth)} ({r.little_error_pct:+.0f}%)"
+                      + ", ".join(f"{r.pattern} {_qd_row(r)} ({md.signed_pct(r.little_error_pct, 0)})"
                                   for r in misses.itertuples())
                       + ": fewer I/Os were in flight than asked for, so those points do not "
                       "show what the depth would give.")
@@ -415,14 +494,16 @@ def record_facts(found: list[Sweep], settings: dict, facts: Facts) -> None:
 def produce(run: SectionRun) -> list[str]:
     settings = stored_settings(run.results_dir, vars(run.args), DEFAULTS)
     df, found = analyse(run.table, settings)
-    record_facts(found, settings, run.facts)
+    peaks = peak_rows(run.table)
+    record_facts(found, settings, run.facts, peaks)
     figures = draw_figures(found, settings, run.ws)
-    written = [run.write_table(TABLE, df), *map(run.ws.show, figures),
-               run.write_text(SNIPPET, render_markdown(df, found, settings, run.setup, run.ws.link))]
+    text = render_markdown(df, found, settings, run.setup, run.ws.link, peak_findings(peaks))
+    written = [run.write_table(TABLE, df), run.write_table(PEAK_TABLE, peaks),
+               *map(run.ws.show, figures), run.write_text(SNIPPET, text)]
     print_summary(df)
     return written
 
 
 def main(argv: list[str]) -> int:
-    return run_section(argv, section=SECTION, script="qd_sweep_test.bash", description=__doc__,
+    return run_section(argv, section=SECTION, description=__doc__,
                        produce=produce, add_arguments=add_arguments)

@@ -27,6 +27,7 @@ from analysis.plots import Panel, Series, bar_chart, line_chart
 from analysis.section import (
     SectionRun,
     clat_note,
+    host_finding,
     run_section,
     snippet,
     stability_finding,
@@ -155,7 +156,7 @@ def _change(a: float, b: float) -> str:
     if not a or math.isnan(a) or math.isnan(b):
         return "–"
     pct = (b / a - 1) * 100
-    return f"{pct:+.0f}%" if abs(pct) < 1000 else f"×{b / a:.0f}"
+    return md.signed_pct(pct, 0) if abs(pct) < 1000 else f"×{b / a:.0f}"
 
 
 def draw_wss(df: pd.DataFrame, cases: dict[str, Case], results_dir: Path,
@@ -204,7 +205,7 @@ def compress_findings(df: pd.DataFrame, target_kind: str) -> list[str]:
         measurable = c.within_spread is False
         faster |= measurable and pct > 0
         slower |= measurable and pct < 0
-        parts.append(f"{r.data} {md.num(r.bw_MBps_mean)} MB/s ({pct:+.1f}%"
+        parts.append(f"{r.data} {md.num(r.bw_MBps_mean)} MB/s ({md.signed_pct(pct, 1)}"
                      + (", within the repetitions' spread" if within else "") + ")")
     text = (f"**Compressibility:** against {md.num(ref.bw_MBps_mean)} MB/s of random data, "
             + "; ".join(parts) + ". ")
@@ -340,6 +341,7 @@ def produce(run: SectionRun) -> list[str]:
     repeated = run.table[~run.table.case.str.startswith("burst")]
     if not repeated.empty:
         findings.append(stability_finding(repeated, lambda r: r.case))
+    findings.append(host_finding(run.table, lambda r: r.case))
     findings += clat_note(run.table)
     notes = [standard_note(repeated if not repeated.empty else run.table)]
     text = snippet(f"## {SECTIONS[SECTION].heading}", run.setup, notes + blocks, [],
@@ -367,5 +369,5 @@ def _compress_markdown(df: pd.DataFrame) -> str:
 
 
 def main(argv: list[str]) -> int:
-    return run_section(argv, section=SECTION, script="wss_burst_test.bash", description=__doc__,
+    return run_section(argv, section=SECTION, description=__doc__,
                        produce=produce)

@@ -1,0 +1,130 @@
+"""docs/sample/: the committed sample report, copied out of a real run's results tree.
+
+`make sample-report` runs `report.bash --profile quick` into the dedicated tree results/sample on
+the default target, then calls this module, which copies out/sample/report.md to
+docs/sample/report.md with a line saying what it was run on (from that run's own env.json), and
+copies every figure the report links into docs/sample/figs/, rewriting the links so they resolve
+from docs/sample/. Only the report and its figures are copied: raw results stay out of git.
+
+Command: python -m analysis.sample_report [--results results/sample] [--dest docs/sample]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from analysis.markdown import human_size
+from analysis.report import REPORT_MD
+from analysis.workspace import Workspace
+
+ROOT = Path(__file__).resolve().parent.parent
+FIGS = "figs"  # the figures' folder under the destination
+# A markdown link or image whose target is a relative path: ](path) or ](path "title").
+LINK = re.compile(r"\]\((?!https?:|mailto:|#)([^)\s]+)((?:\s+\"[^\"]*\")?)\)")
+
+
+class SampleError(Exception):
+    """The run's report cannot be turned into the sample; str() says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Sample:
+    text: str  # the report with its links rewritten and the provenance line on top
+    figures: dict[Path, str]  # source file -> its path under the destination
+
+
+def relink(report: str, report_dir: Path, figs_dir: Path) -> Sample:
+    """Every relative link of the report must be a file under figs_dir (the tree's figures):
+    it becomes figs/<its path under figs_dir>. Any other relative link would break once the
+    report is copied, so it is an error rather than a silently dead link."""
+    figures: dict[Path, str] = {}
+
+    def rewrite(m: re.Match) -> str:
+        source = (report_dir / m.group(1)).resolve()
+        if not source.is_relative_to(figs_dir.resolve()) or not source.is_file():
+            raise SampleError(f"the report links {m.group(1)}, which is not a figure of this "
+                              f"run under {figs_dir}; the sample can carry only its figures")
+        figures[source] = f"{FIGS}/{source.relative_to(figs_dir.resolve()).as_posix()}"
+        return f"]({figures[source]}{m.group(2)})"
+
+    return Sample(LINK.sub(rewrite, report), figures)
+
+
+def provenance(env: dict, revision: str, made: datetime) -> str:
+    """One paragraph: what the sample was run on, from the run's own §1 (env.json)."""
+    cpu = env.get("cpu") or {}
+    target = env.get("target") or {}
+    mount = target.get("mounted") or {}
+    memory = env.get("memory_bytes")
+    where = (f" on {mount.get('fstype')} ({mount.get('source')})"
+             if mount.get("fstype") else "")
+    machine = ", ".join(str(p) for p in (
+        cpu.get("model"), cpu.get("logical_cpus") and f"{cpu['logical_cpus']} CPUs",
+        memory and f"{human_size(memory)} RAM", env.get("distribution")) if p)
+    return (f"> **Sample report**, made by `make sample-report` on {made:%Y-%m-%d %H:%M} UTC at git "
+            f"revision `{revision}`: `make report PROFILE=quick` on the default target "
+            f"`{target.get('path') or 'tmp/target.img'}` (a {target.get('type') or 'file'}"
+            f"{where}). Machine: {machine or 'unknown'}; kernel {env.get('kernel') or 'unknown'}; "
+            f"{env.get('fio_version') or 'fio unknown'}. A file on a virtual disk measures the "
+            f"filesystem and the host as much as any drive: the numbers show what the report "
+            f"looks like, not how fast an SSD is. §1 below has the full environment.\n\n")
+
+
+def git_revision(root: Path) -> str:
+    """The commit checked out, with '-dirty' when the work tree differs from it."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    try:
+        rev = git("rev-parse", "--short=12", "HEAD")
+        return rev + ("-dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise SampleError(f"cannot read the git revision of {root}: {e}") from None
+
+
+def write_sample(ws: Workspace, dest: Path, revision: str, made: datetime) -> list[Path]:
+    """Replace dest/report.md and dest/figs/ with the tree's report; returns the files written."""
+    report, env_json = ws.path(REPORT_MD), ws.results / "env.json"
+    for needed in (report, env_json):
+        if not needed.is_file():
+            raise SampleError(f"{needed} is missing; run 'make sample-report', which makes it")
+    sample = relink(report.read_text(), report.parent, ws.path("figs/x").parent)
+    env = json.loads(env_json.read_text())
+    shutil.rmtree(dest / FIGS, ignore_errors=True)  # figures of an earlier sample must not linger
+    written = []
+    for source, rel in sample.figures.items():
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, dest / rel)
+        written.append(dest / rel)
+    (dest / "report.md").write_text(provenance(env, revision, made) + sample.text)
+    return [dest / "report.md", *written]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m analysis.sample_report", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--results", type=Path, default=ROOT / "results" / "sample",
+                        help="the sample run's results tree (default results/sample)")
+    parser.add_argument("--dest", type=Path, default=ROOT / "docs" / "sample",
+                        help="where the sample goes (default docs/sample)")
+    args = parser.parse_args(argv)
+    try:
+        written = write_sample(Workspace.of(ROOT, args.results), args.dest, git_revision(ROOT),
+                               datetime.now(UTC))
+    except SampleError as e:
+        print(f"sample_report: {e}", file=sys.stderr)
+        return 1
+    print(f"wrote {written[0]} and {len(written) - 1} figures")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,184 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034  # the globals set here are read by the scripts
+# lib/registry.bash: the toolkit's two tables, read once when a script starts.
+#   lib/sections.tsv  the report's sections: number, id, script, make alias, fleet, title
+#   lib/options.tsv   every option of every script: scope, flag, variable, default, check, help
+# From the second come the options' lines of every --help (usage_options), their parsing and
+# checks (parse_options) and the profiles (profile_default). analysis/registry.py reads the same
+# files for the analysis, docs/options.md and the tests.
+# Sourced by lib/common.bash (after TK_ROOT and the checks are defined); never run on its own.
+
+# The data lines of a table: no comments, no blank lines.
+registry_rows() { grep -v -e '^#' -e '^[[:space:]]*$' -- "$1"; }
+
+# --- sections -----------------------------------------------------------------------------------
+SECTION_IDS=()
+declare -gA SECTION_NUMBER_OF=() SECTION_SCRIPT_OF=() SECTION_FLEET_OF=() SECTION_TITLE_OF=()
+while IFS=$'\t' read -r _number _id _script _alias _fleet _always _title; do
+    SECTION_IDS+=("$_id")
+    SECTION_NUMBER_OF[$_id]=$_number SECTION_SCRIPT_OF[$_id]=$_script
+    SECTION_FLEET_OF[$_id]=$_fleet SECTION_TITLE_OF[$_id]=$_title
+done < <(registry_rows "$TK_ROOT/lib/sections.tsv")
+unset _number _id _script _alias _fleet _always _title
+
+# SECTION_NUMBER and SECTION_TITLE of a section script's SECTION (e.g. 2, "QD=1 baselines").
+load_section() { # ID
+    [[ -n ${SECTION_NUMBER_OF[$1]:-} ]] ||
+        die "$EXIT_FAIL" "section '$1' is not in $TK_ROOT/lib/sections.tsv; add its line there"
+    SECTION_NUMBER=${SECTION_NUMBER_OF[$1]} SECTION_TITLE=${SECTION_TITLE_OF[$1]}
+}
+
+# --- options ------------------------------------------------------------------------------------
+# One array per column; '-' in the table is an empty field here.
+OPT_SCOPE=() OPT_FLAG=() OPT_ARG=() OPT_VAR=() OPT_DEFAULT=() OPT_CHECK=() OPT_HELP=()
+while IFS=$'\t' read -r _scope _flag _arg _var _default _check _help; do
+    [[ $_arg != - ]] || _arg=""
+    [[ $_default != - ]] || _default=""
+    [[ $_check != - ]] || _check=""
+    OPT_SCOPE+=(",$_scope,") OPT_FLAG+=("$_flag") OPT_ARG+=("$_arg") OPT_VAR+=("$_var")
+    OPT_DEFAULT+=("$_default") OPT_CHECK+=("$_check") OPT_HELP+=("$_help")
+done < <(registry_rows "$TK_ROOT/lib/options.tsv")
+unset _scope _flag _arg _var _default _check _help
+
+option_in_scope() { # INDEX SCOPES: SCOPES is a space-separated list, e.g. "common qd1"
+    local scope
+    for scope in $2; do [[ ${OPT_SCOPE[$1]} == *",$scope,"* ]] && return 0; done
+    return 1
+}
+
+# The default of an option: its value, or for a per-profile default (standard=30 quick=4) the
+# value of PROFILE's (standard when no profile applies).
+option_default() { # INDEX
+    local default=${OPT_DEFAULT[$1]} word
+    [[ $default == *=* ]] || { printf '%s' "$default" && return 0; }
+    for word in $default; do
+        [[ $word != "${PROFILE:-standard}="* ]] || { printf '%s' "${word#*=}" && return 0; }
+    done
+}
+
+# The profile's value of a common setting: profile_default quick runtime -> 4.
+profile_default() { # PROFILE KEY
+    local i PROFILE=$1
+    for i in "${!OPT_VAR[@]}"; do
+        [[ ${OPT_VAR[$i]} == "${2^^}" && ${OPT_DEFAULT[$i]} == *=* ]] || continue
+        option_default "$i"
+        return 0
+    done
+    return 1
+}
+
+profile_summary() { # PROFILE
+    printf '%s %ss after %ss ramp, %s reps, %s region' "$1" "$(profile_default "$1" runtime)" \
+        "$(profile_default "$1" ramp)" "$(profile_default "$1" repeat)" "$(profile_default "$1" size)"
+}
+
+# Check a value by the option's check, and normalise it (a whole number without leading zeros, a
+# block size as 4k or 128k): the messages name the variable, which the flag sets too.
+check_option() { # INDEX VALUE: the value to use on stdout
+    local var=${OPT_VAR[$1]} check=${OPT_CHECK[$1]} value=$2 choices
+    case "$check" in
+        switch) [[ $value != 0 ]] || value="" ;;
+        bool) require_one_of "$var" "$value" 0 1 ;;
+        int:*) [[ -z $value ]] || { require_int "$var" "$value" "${check#int:}" && value=$((10#$value)); } ;;
+        size) [[ -z $value ]] || require_size "$var" "$value" ;;
+        block) [[ -z $value ]] || value=$(block_size_token "$var" "$value") || exit "$EXIT_USAGE" ;;
+        choice:*)
+            IFS=, read -r -a choices <<<"${check#choice:}"
+            require_one_of "$var" "$value" "${choices[@]}"
+            ;;
+    esac
+    printf '%s' "$value"
+}
+
+# parse_options SCOPES ARGS...: the options of SCOPES (see option_in_scope) in ARGS, each into its
+# variable: the flag's value, else the environment's, else the default; then checked. --opt=value
+# is the same as --opt value. -h or --help prints `usage` and exits 0; anything else is bad usage.
+parse_options() {
+    local scopes=$1 i var value
+    shift
+    local -a active=()
+    local -A by_flag=() given=()
+    for i in "${!OPT_FLAG[@]}"; do
+        option_in_scope "$i" "$scopes" || continue
+        active+=("$i")
+        by_flag[${OPT_FLAG[$i]}]=$i
+        [[ ${OPT_CHECK[$i]} != bool ]] || by_flag[--no-${OPT_FLAG[$i]#--}]=$i
+    done
+    while (($#)); do
+        [[ $1 != --*=* ]] || set -- "${1%%=*}" "${1#*=}" "${@:2}"
+        case "$1" in
+            -h | --help) usage && exit "$EXIT_OK" ;;
+        esac
+        i=""
+        [[ -z $1 ]] || i=${by_flag[$1]:-}
+        [[ -n $i ]] || die "$EXIT_USAGE" "unknown option '$1'; see $TK_PROG --help"
+        case "${OPT_CHECK[$i]}" in
+            switch) given[$i]=1 && shift ;;
+            bool)
+                if [[ $1 == --no-* ]]; then given[$i]=0; else given[$i]=1; fi
+                shift
+                ;;
+            *) need_value "$@" && given[$i]=$2 && shift 2 ;;
+        esac
+    done
+    # Per-profile defaults last: they read PROFILE, which is set (and checked) by then.
+    local -a first=() last=()
+    for i in "${active[@]}"; do
+        if [[ ${OPT_DEFAULT[$i]} == *=* ]]; then last+=("$i"); else first+=("$i"); fi
+    done
+    for i in "${first[@]}" "${last[@]}"; do
+        var=${OPT_VAR[$i]}
+        value=${given[$i]:-${!var:-}}
+        [[ -n $value ]] || value=$(option_default "$i")
+        value=$(check_option "$i" "$value") || exit "$EXIT_USAGE"
+        printf -v "$var" '%s' "$value"
+    done
+}
+
+# --- usage --------------------------------------------------------------------------------------
+# What --help adds to an option's sentence: its variable and its default.
+option_note() { # INDEX
+    local var=${OPT_VAR[$1]} default=${OPT_DEFAULT[$1]}
+    case "${OPT_CHECK[$1]}" in
+        switch) printf '%s=1' "$var" ;;
+        bool) printf '%s=1 or 0; default %s' "$var" "$default" ;;
+        *)
+            if [[ $default == *=* ]]; then
+                default=${default//=/ }
+                printf '%s; default %s' "$var" "${default// quick/, quick}"
+            else
+                printf '%s%s' "$var" "${default:+; default $default}"
+            fi
+            ;;
+    esac
+}
+
+# The lines of a --help for the options of SCOPES (or only the FLAGs named), in the table's order:
+#   --iodepth N        I/Os in flight in every case (IODEPTH; default 32)
+usage_options() { # SCOPES [FLAG...]
+    local scopes=$1 i left width=19 line word # width: the flags' column
+    shift
+    local -a picked=() lefts=() words
+    for i in "${!OPT_FLAG[@]}"; do
+        option_in_scope "$i" "$scopes" || continue
+        (($# == 0)) || [[ " $* " == *" ${OPT_FLAG[$i]} "* ]] || continue
+        left=${OPT_FLAG[$i]}
+        [[ ${OPT_CHECK[$i]} != bool ]] || left+=", --no-${left#--}"
+        left+="${OPT_ARG[$i]:+ ${OPT_ARG[$i]}}"
+        picked+=("$i") lefts+=("$left")
+        ((${#left} + 2 <= width)) || width=$((${#left} + 2))
+    done
+    for i in "${!picked[@]}"; do
+        printf -v line '  %-*s' "$width" "${lefts[$i]}"
+        read -r -a words <<<"${OPT_HELP[${picked[$i]}]} ($(option_note "${picked[$i]}"))"
+        for word in "${words[@]}"; do
+            if ((${#line} + ${#word} >= 98)) && [[ $line == *[![:space:]] ]]; then
+                printf '%s\n' "$line"
+                printf -v line '  %-*s' "$width" ""
+            fi
+            [[ $line == *" " ]] || line+=" "
+            line+=$word
+        done
+        printf '%s\n' "$line"
+    done
+}

@@ -1,0 +1,129 @@
+"""bench/fidelity's pure logic: the search grid, reading fio's JSON, choosing the best plain fio
+configuration and judging the toolkit against it. No fio runs here (the bench itself is timed;
+it is run by hand, see bench/README.md)."""
+
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import math
+import sys
+
+import pytest
+
+from tests.conftest import REPO, SAMPLES
+
+
+def load_bench():
+    """bench/fidelity has no .py suffix (it is run as `bash bench/fidelity`): load it by path."""
+    path = REPO / "bench" / "fidelity"
+    loader = importlib.machinery.SourceFileLoader("bench_fidelity", str(path))
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[loader.name] = module  # dataclasses look their module up there
+    loader.exec_module(module)
+    return module
+
+
+fidelity = load_bench()
+Config, Measure, Sample = fidelity.Config, fidelity.Measure, fidelity.Sample
+
+
+def sample(config, trial, iops=0.0, lat_us=0.0, workload="randread-4k"):
+    return Sample("zram", workload, config, trial, Measure(iops, iops * 4096 / 1e6, lat_us))
+
+
+def test_job_counts_go_to_twice_the_cpus():
+    assert fidelity.job_counts(1) == [1, 2]
+    assert fidelity.job_counts(2) == [1, 2, 4]
+    assert fidelity.job_counts(6) == [1, 2, 4, 6, 12]
+
+
+def test_peak_grid_gives_psync_no_depths():
+    grid = fidelity.peak_grid((1, 32), [1, 2])
+    assert [c for c in grid if c.engine == "psync"] == [Config("psync", 1, 1), Config("psync", 1, 2)]
+    assert Config("io_uring", 32, 2) in grid and Config("libaio", 1, 1) in grid
+    assert len(grid) == 2 + 2 * 2 * 2
+    assert str(Config("libaio", 32, 2)) == "libaio QD32 x2 jobs"
+    assert str(Config("psync")) == "psync"
+
+
+# fio 3.36 outputs from real drives (tests/fixtures/fio-samples/README.md has their provenance).
+RANDREAD = SAMPLES / ("vsalvaggio__Advanced-Computer-Systems-Projects/Project3/results/"
+                      "zeroq_randread_4k.json")
+RANDRW = SAMPLES / "samisrana__SSD-Performance-Profiling/fio_results/fio_randrw_4k_iodepth_64.json"
+
+
+def test_read_fio_json_one_direction():
+    m = fidelity.read_fio_json(RANDREAD.read_text())
+    assert m.iops == pytest.approx(703196.926769)
+    assert m.bw_MBps == pytest.approx(2880.294612)  # bw_bytes / 1e6, as the toolkit's tables
+    assert m.lat_us == pytest.approx(1.182880548)  # lat_ns (total), not clat_ns
+
+
+def test_read_fio_json_weights_latency_by_ios_and_skips_leading_text():
+    m = fidelity.read_fio_json("fio: a warning fio printed first\n" + RANDRW.read_text())
+    assert m.iops == pytest.approx(2436.092732 + 2438.809353)
+    assert m.bw_MBps == pytest.approx((9978235 + 9989363) / 1e6)
+    expected = (13106867.09589 * 146168 + 13140140.563906 * 146331) / (146168 + 146331) / 1e3
+    assert m.lat_us == pytest.approx(expected)
+
+
+def test_read_fio_json_refuses_no_io():
+    with pytest.raises(ValueError):
+        fidelity.read_fio_json('{"jobs": [{"read": {"total_ios": 0}}]}')
+
+
+def test_best_config_needs_every_trial_and_ignores_the_screening():
+    psync, uring, libaio = Config("psync"), Config("io_uring", 32), Config("libaio", 32)
+    samples = [
+        sample(uring, 0, iops=900),  # screening only: not a candidate
+        sample(psync, 1, iops=100), sample(psync, 2, iops=120),
+        sample(libaio, 1, iops=110), sample(libaio, 2, iops=104),
+        sample(Config("libaio", 128), 2, iops=500),  # one lucky trial of two
+    ]
+    best = fidelity.best_config(samples, "iops", trials=2)
+    assert (best.config, best.mean, best.n) == (psync, 110, 2)
+
+
+def test_best_config_picks_the_best_mean():
+    psync, libaio = Config("psync"), Config("libaio", 32)
+    samples = [sample(psync, 1, iops=100, lat_us=5), sample(psync, 2, iops=120, lat_us=4),
+               sample(libaio, 1, iops=125, lat_us=3), sample(libaio, 2, iops=90, lat_us=9)]
+    best = fidelity.best_config(samples, "iops", trials=2)
+    assert (best.config, best.mean, best.low, best.high, best.n) == (psync, 110, 100, 120, 2)
+    fastest = fidelity.best_config(samples, "lat_us", trials=2, lower_is_better=True)
+    assert (fastest.config, fastest.mean) == (psync, 4.5)
+    assert fidelity.best_config(samples, "iops", trials=3) is None
+
+
+def test_finalists_are_the_best_screened():
+    screen = [sample(Config("psync", 1, j), 0, iops=v) for j, v in ((1, 50), (2, 90), (4, 70))]
+    assert fidelity.finalists(screen, "iops", 2) == [Config("psync", 1, 2), Config("psync", 1, 4)]
+
+
+@pytest.mark.parametrize(("kind", "toolkit", "plain", "ok"), [
+    ("throughput", 90, 100, True), ("throughput", 89.9, 100, False),
+    ("latency", 12.5, 10, True), ("latency", 12.6, 10, False),
+    ("peak", 95, 100, True), ("peak", 50, 100, False),
+    ("throughput", None, 100, False), ("latency", 10, None, False),
+])
+def test_judge_against_issue_14s_targets(kind, toolkit, plain, ok):
+    ratio, met = fidelity.judge(kind, toolkit, plain)
+    assert met is ok
+    assert ratio is None if toolkit is None or plain is None else math.isclose(ratio,
+                                                                               toolkit / plain)
+
+
+def test_trial_order_alternates():
+    assert fidelity.trial_order(["tmpfs", "zram"], 1) == ["tmpfs", "zram"]
+    assert fidelity.trial_order(["tmpfs", "zram"], 2) == ["zram", "tmpfs"]
+    assert fidelity.trial_order(["tmpfs", "zram"], 3) == ["tmpfs", "zram"]
+
+
+def test_jobfile_config_reads_the_case_over_global(tmp_path):
+    job = tmp_path / "job.fio"
+    job.write_text("[global]\nioengine=io_uring\niodepth=1\n; a comment=no\n"
+                   "[randread-4k]\nioengine=psync\niodepth=32\nnumjobs=2\n")
+    assert fidelity.jobfile_config(job) == "psync QD32 x2 jobs"
+    assert fidelity.jobfile_config(tmp_path / "missing.fio") == ""

@@ -1,0 +1,68 @@
+"""docs/sample/ is copied out of a results tree with its figures and links that still resolve."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+
+from analysis.sample_report import SampleError, relink, write_sample
+from analysis.workspace import Workspace
+
+ENV = {"kernel": "Linux 6.1.0 #1 SMP x86_64 GNU/Linux", "fio_version": "fio-3.33",
+       "memory_bytes": 24 << 30, "distribution": "Debian GNU/Linux 12 (bookworm)",
+       "cpu": {"model": "AMD EPYC", "logical_cpus": 2},
+       "target": {"path": "/toolkit/tmp/target.img", "type": "file",
+                  "mounted": {"fstype": "ext4", "source": "/dev/vda"}}}
+
+
+def sample_tree(root):
+    """A named results tree as `make report RESULTS=results/sample` leaves it."""
+    ws = Workspace.of(root, root / "results" / "sample")
+    (root / "figs" / "sample" / "hosts").mkdir(parents=True)
+    (root / "figs" / "sample" / "qd1_iops.png").write_bytes(b"png-1")
+    (root / "figs" / "sample" / "hosts" / "qd1_hosts.png").write_bytes(b"png-2")
+    (root / "out" / "sample").mkdir(parents=True)
+    ws.path("out/report.md").write_text(
+        "# Report\n![QD=1 IOPS](../../figs/sample/qd1_iops.png)\n"
+        "[per host](../../figs/sample/hosts/qd1_hosts.png \"title\") and "
+        "[fio](https://github.com/axboe/fio) and [up](#report)\n")
+    ws.results.mkdir(parents=True)
+    (ws.results / "env.json").write_text(json.dumps(ENV))
+    return ws
+
+
+def test_sample_carries_every_figure_the_report_links_and_links_them_from_its_folder(tmp_path):
+    ws = sample_tree(tmp_path)
+    dest = tmp_path / "docs" / "sample"
+    (dest / "figs").mkdir(parents=True)
+    (dest / "figs" / "stale.png").write_bytes(b"old")
+    written = write_sample(ws, dest, "abc123", datetime(2026, 11, 23, 12, 0, tzinfo=UTC))
+
+    text = (dest / "report.md").read_text()
+    assert "![QD=1 IOPS](figs/qd1_iops.png)" in text
+    assert '[per host](figs/hosts/qd1_hosts.png "title")' in text
+    assert "(https://github.com/axboe/fio)" in text and "(#report)" in text
+    assert (dest / "figs" / "qd1_iops.png").read_bytes() == b"png-1"
+    assert (dest / "figs" / "hosts" / "qd1_hosts.png").read_bytes() == b"png-2"
+    assert not (dest / "figs" / "stale.png").exists()  # an earlier sample's figure is gone
+    assert len(written) == 3
+    first = text.splitlines()[0]
+    for fact in ("2026-11-23 12:00 UTC", "`abc123`", "PROFILE=quick", "/toolkit/tmp/target.img",
+                 "ext4 (/dev/vda)", "AMD EPYC", "2 CPUs", "24 GiB RAM", "Linux 6.1.0", "fio-3.33"):
+        assert fact in first
+
+
+def test_a_link_to_anything_but_a_figure_of_the_run_is_refused(tmp_path):
+    ws = sample_tree(tmp_path)
+    with pytest.raises(SampleError, match="env.txt"):
+        relink("[env](env.txt)", ws.out, tmp_path / "figs" / "sample")
+    with pytest.raises(SampleError, match="gone.png"):
+        relink("![x](../../figs/sample/gone.png)", ws.out, tmp_path / "figs" / "sample")
+
+
+def test_without_a_run_it_says_how_to_make_one(tmp_path):
+    ws = Workspace.of(tmp_path, tmp_path / "results" / "sample")
+    with pytest.raises(SampleError, match="make sample-report"):
+        write_sample(ws, tmp_path / "docs" / "sample", "abc", datetime.now(UTC))
