@@ -9,7 +9,6 @@ import json
 import shutil
 import statistics
 import subprocess
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +19,8 @@ from analysis.fio_json import read_groups
 from analysis.fio_logs import find_logs, read_per_second, series_stats
 from analysis.sections import burst_part
 from analysis.sections.wss_burst import fio_bytes_written, health_findings, wss_table
-from tests.conftest import REPO, _supports_direct, need
+from tests.conftest import _supports_direct, need
+from tests.toolkit import fio_workdir
 
 FIXTURES = Path(__file__).parent / "fixtures" / "health"
 
@@ -83,14 +83,9 @@ def tree():
     """results/wss_burst/ as the section script leaves it, made by real fio runs in parallel
     (about 5 s): rep1..3 of a 4 KiB random write over 16 MiB logging IOPS per second after a
     1 s ramp, and rep1 of a 128 KiB sequential write with the burst's bw, iops, lat and clat
-    histogram logs. Made under the repository's tmp/ and removed afterwards."""
-    if shutil.which("fio") is None:
-        pytest.skip("fio is not installed")
-    (REPO / "tmp").mkdir(exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="pytest-wss-", dir=REPO / "tmp"))
-    try:
+    histogram logs."""
+    with fio_workdir("pytest-wss-") as work:
         target = work / "target.img"
-        target.write_bytes(np.random.default_rng(1).bytes(16 << 20))
         common = [f"--filename={target}", f"--size={16 << 20}", "--time_based", f"--runtime={RUN_S}",
                   f"--direct={1 if _supports_direct(target) else 0}", "--lat_percentiles=1",
                   "--output-format=json+", "--log_avg_msec=1000"]
@@ -114,8 +109,6 @@ def tree():
             assert proc.returncode == 0, err.decode()[-400:]
         (results / "manifest.json").write_text(json.dumps({"cases": f"{BURST_CASE} {WSS_CASE}"}))
         yield results
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 def copy_of(tree: Path, tmp_path: Path) -> Path:
