@@ -64,10 +64,12 @@ analysis:
 
 # docs/sample/: a real quick report on the default target (tmp/target.img), run into its own
 # tree results/sample (started afresh: it is the sample's, nobody else's), then copied with the
-# figures it links and a line saying what it ran on. A clean environment: no TARGET, HOSTS or
-# section setting of the caller's changes the experiment. A few minutes of disk load.
+# figures it links and a line saying what it ran on (the git revision is recorded before the
+# run, so copying again later does not misstate it). A clean environment: no TARGET, HOSTS or
+# section setting of the caller's changes the experiment. 15-25 minutes of disk load.
 sample-report:
 	rm -rf results/sample tables/sample figs/sample out/sample
+	$(PYTHON) -m analysis.sample_report --stamp --results results/sample
 	env -i PATH="$$PATH" HOME="$$HOME" bash report.bash --profile quick --results results/sample
 	$(PYTHON) -m analysis.sample_report --results results/sample --dest docs/sample
 

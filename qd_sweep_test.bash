@@ -30,11 +30,13 @@ EOF
     common_usage
     cat <<EOF
 
-Outputs: results/qd_sweep/<case>/rep<k>.json (fio json+), tables/qd_sweep.csv,
-figs/qd_sweep_curve.png (throughput against latency), figs/qd_sweep_throughput.png,
-figs/qd_sweep_latency.png, figs/qd_sweep_percentiles.png, figs/qd_sweep_tails.png,
-out/section_5_qd_sweep.md.
+Outputs: results/qd_sweep/<case>/rep<k>.json (fio json+; the peak search's cases are peak-*),
+results/qd_sweep/host_ceiling.json, tables/qd_sweep.csv, tables/qd_sweep_peak.csv (every
+configuration, best first), figs/qd_sweep_curve.png (throughput against latency),
+figs/qd_sweep_throughput.png, figs/qd_sweep_latency.png, figs/qd_sweep_percentiles.png,
+figs/qd_sweep_tails.png, out/section_5_qd_sweep.md.
 Example: sudo bash $TK_PROG --profile quick --qd 1,4,16,64 --no-seq
+         sudo bash $TK_PROG --target /dev/nvme0n1 --jobs 1,4 --no-peak
 EOF
 }
 

@@ -1,12 +1,13 @@
 """docs/sample/: the committed sample report, copied out of a real run's results tree.
 
-`make sample-report` runs `report.bash --profile quick` into the dedicated tree results/sample on
-the default target, then calls this module, which copies out/sample/report.md to
-docs/sample/report.md with a line saying what it was run on (from that run's own env.json), and
-copies every figure the report links into docs/sample/figs/, rewriting the links so they resolve
-from docs/sample/. Only the report and its figures are copied: raw results stay out of git.
+`make sample-report` first records the git revision in the dedicated tree results/sample
+(`--stamp`), runs `report.bash --profile quick` into that tree on the default target, then calls
+this module again, which copies out/sample/report.md to docs/sample/report.md with a line saying
+what it was run on (the run's own env.json and the recorded revision), and copies every figure
+the report links into docs/sample/figs/, rewriting the links so they resolve from docs/sample/.
+Only the report and its figures are copied: raw results stay out of git.
 
-Command: python -m analysis.sample_report [--results results/sample] [--dest docs/sample]
+Command: python -m analysis.sample_report [--stamp] [--results results/sample] [--dest docs/sample]
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
 from analysis.markdown import human_size
@@ -27,6 +27,7 @@ from analysis.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parent.parent
 FIGS = "figs"  # the figures' folder under the destination
+REVISION = "revision.txt"  # in the results tree: the git revision the sample was measured at
 # A markdown link or image whose target is a relative path: ](path) or ](path "title").
 LINK = re.compile(r"\]\((?!https?:|mailto:|#)([^)\s]+)((?:\s+\"[^\"]*\")?)\)")
 
@@ -58,24 +59,28 @@ def relink(report: str, report_dir: Path, figs_dir: Path) -> Sample:
     return Sample(LINK.sub(rewrite, report), figures)
 
 
-def provenance(env: dict, revision: str, made: datetime) -> str:
+def provenance(env: dict, revision: str) -> str:
     """One paragraph: what the sample was run on, from the run's own §1 (env.json)."""
     cpu = env.get("cpu") or {}
     target = env.get("target") or {}
     mount = target.get("mounted") or {}
     memory = env.get("memory_bytes")
-    where = (f" on {mount.get('fstype')} ({mount.get('source')})"
-             if mount.get("fstype") else "")
+    path = Path(target.get("path") or "tmp/target.img")
+    shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+    # §1 runs before the first section creates the default file, so it may call it "missing".
+    kind = target.get("type") if target.get("type") not in (None, "missing") else "file"
+    where = f" on {mount['fstype']}, {mount.get('source')}" if mount.get("fstype") else ""
     machine = ", ".join(str(p) for p in (
         cpu.get("model"), cpu.get("logical_cpus") and f"{cpu['logical_cpus']} CPUs",
         memory and f"{human_size(memory)} RAM", env.get("distribution")) if p)
-    return (f"> **Sample report**, made by `make sample-report` on {made:%Y-%m-%d %H:%M} UTC at git "
-            f"revision `{revision}`: `make report PROFILE=quick` on the default target "
-            f"`{target.get('path') or 'tmp/target.img'}` (a {target.get('type') or 'file'}"
-            f"{where}). Machine: {machine or 'unknown'}; kernel {env.get('kernel') or 'unknown'}; "
-            f"{env.get('fio_version') or 'fio unknown'}. A file on a virtual disk measures the "
-            f"filesystem and the host as much as any drive: the numbers show what the report "
-            f"looks like, not how fast an SSD is. §1 below has the full environment.\n\n")
+    return (f"> **Sample report**, made by `make sample-report`: `make report PROFILE=quick` on "
+            f"the default target `{shown}` (a {kind}{where}), started "
+            f"{env.get('collected_at') or 'at an unrecorded time'} at git revision `{revision}`. "
+            f"Machine: {machine or 'unknown'}, a virtual machine shared with other work while it "
+            f"ran; kernel {env.get('kernel') or 'unknown'}; {env.get('fio_version') or 'fio'}. "
+            f"A file on a virtual disk measures the filesystem, the host and its neighbours as "
+            f"much as any drive (hence the unstable points): the sample shows what a report looks "
+            f"like, not how fast an SSD is. §1 below has the full environment.\n\n")
 
 
 def git_revision(root: Path) -> str:
@@ -90,10 +95,17 @@ def git_revision(root: Path) -> str:
         raise SampleError(f"cannot read the git revision of {root}: {e}") from None
 
 
-def write_sample(ws: Workspace, dest: Path, revision: str, made: datetime) -> list[Path]:
+def stamp(results: Path, revision: str) -> Path:
+    """Record the revision about to be measured, in the (new) results tree."""
+    results.mkdir(parents=True, exist_ok=True)
+    (results / REVISION).write_text(revision + "\n")
+    return results / REVISION
+
+
+def write_sample(ws: Workspace, dest: Path) -> list[Path]:
     """Replace dest/report.md and dest/figs/ with the tree's report; returns the files written."""
-    report, env_json = ws.path(REPORT_MD), ws.results / "env.json"
-    for needed in (report, env_json):
+    report, env_json, rev = ws.path(REPORT_MD), ws.results / "env.json", ws.results / REVISION
+    for needed in (report, env_json, rev):
         if not needed.is_file():
             raise SampleError(f"{needed} is missing; run 'make sample-report', which makes it")
     sample = relink(report.read_text(), report.parent, ws.path("figs/x").parent)
@@ -104,7 +116,7 @@ def write_sample(ws: Workspace, dest: Path, revision: str, made: datetime) -> li
         (dest / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, dest / rel)
         written.append(dest / rel)
-    (dest / "report.md").write_text(provenance(env, revision, made) + sample.text)
+    (dest / "report.md").write_text(provenance(env, rev.read_text().strip()) + sample.text)
     return [dest / "report.md", *written]
 
 
@@ -115,10 +127,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="the sample run's results tree (default results/sample)")
     parser.add_argument("--dest", type=Path, default=ROOT / "docs" / "sample",
                         help="where the sample goes (default docs/sample)")
+    parser.add_argument("--stamp", action="store_true",
+                        help="before the run: record the git revision in the results tree")
     args = parser.parse_args(argv)
     try:
-        written = write_sample(Workspace.of(ROOT, args.results), args.dest, git_revision(ROOT),
-                               datetime.now(UTC))
+        if args.stamp:
+            print(f"wrote {stamp(args.results, git_revision(ROOT))}")
+            return 0
+        written = write_sample(Workspace.of(ROOT, args.results), args.dest)
     except SampleError as e:
         print(f"sample_report: {e}", file=sys.stderr)
         return 1

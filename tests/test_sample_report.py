@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 
 import pytest
 
-from analysis.sample_report import SampleError, relink, write_sample
+from analysis.sample_report import SampleError, relink, stamp, write_sample
 from analysis.workspace import Workspace
 
 ENV = {"kernel": "Linux 6.1.0 #1 SMP x86_64 GNU/Linux", "fio_version": "fio-3.33",
+       "collected_at": "2026-11-23T10:48:11Z",
        "memory_bytes": 24 << 30, "distribution": "Debian GNU/Linux 12 (bookworm)",
        "cpu": {"model": "AMD EPYC", "logical_cpus": 2},
-       "target": {"path": "/toolkit/tmp/target.img", "type": "file",
+       "target": {"path": "/toolkit/tmp/target.img", "type": "missing",
                   "mounted": {"fstype": "ext4", "source": "/dev/vda"}}}
 
 
@@ -28,7 +28,7 @@ def sample_tree(root):
         "# Report\n![QD=1 IOPS](../../figs/sample/qd1_iops.png)\n"
         "[per host](../../figs/sample/hosts/qd1_hosts.png \"title\") and "
         "[fio](https://github.com/axboe/fio) and [up](#report)\n")
-    ws.results.mkdir(parents=True)
+    stamp(ws.results, "abc123")
     (ws.results / "env.json").write_text(json.dumps(ENV))
     return ws
 
@@ -38,7 +38,7 @@ def test_sample_carries_every_figure_the_report_links_and_links_them_from_its_fo
     dest = tmp_path / "docs" / "sample"
     (dest / "figs").mkdir(parents=True)
     (dest / "figs" / "stale.png").write_bytes(b"old")
-    written = write_sample(ws, dest, "abc123", datetime(2026, 11, 23, 12, 0, tzinfo=UTC))
+    written = write_sample(ws, dest)
 
     text = (dest / "report.md").read_text()
     assert "![QD=1 IOPS](figs/qd1_iops.png)" in text
@@ -49,8 +49,10 @@ def test_sample_carries_every_figure_the_report_links_and_links_them_from_its_fo
     assert not (dest / "figs" / "stale.png").exists()  # an earlier sample's figure is gone
     assert len(written) == 3
     first = text.splitlines()[0]
-    for fact in ("2026-11-23 12:00 UTC", "`abc123`", "PROFILE=quick", "/toolkit/tmp/target.img",
-                 "ext4 (/dev/vda)", "AMD EPYC", "2 CPUs", "24 GiB RAM", "Linux 6.1.0", "fio-3.33"):
+    # §1 ran before the default file existed ("missing"): it is still a file.
+    for fact in ("2026-11-23T10:48:11Z", "`abc123`", "PROFILE=quick", "`/toolkit/tmp/target.img`",
+                 "(a file on ext4, /dev/vda)", "AMD EPYC", "2 CPUs", "24 GiB RAM", "Linux 6.1.0",
+                 "fio-3.33"):
         assert fact in first
 
 
@@ -62,7 +64,11 @@ def test_a_link_to_anything_but_a_figure_of_the_run_is_refused(tmp_path):
         relink("![x](../../figs/sample/gone.png)", ws.out, tmp_path / "figs" / "sample")
 
 
-def test_without_a_run_it_says_how_to_make_one(tmp_path):
-    ws = Workspace.of(tmp_path, tmp_path / "results" / "sample")
-    with pytest.raises(SampleError, match="make sample-report"):
-        write_sample(ws, tmp_path / "docs" / "sample", "abc", datetime.now(UTC))
+def test_without_a_run_or_its_revision_it_says_how_to_make_one(tmp_path):
+    ws = sample_tree(tmp_path)
+    (ws.results / "revision.txt").unlink()  # a tree not made by make sample-report
+    with pytest.raises(SampleError, match="revision.txt is missing; run 'make sample-report'"):
+        write_sample(ws, tmp_path / "docs" / "sample")
+    ws = Workspace.of(tmp_path, tmp_path / "results" / "none")
+    with pytest.raises(SampleError, match="report.md is missing"):
+        write_sample(ws, tmp_path / "docs" / "sample")
