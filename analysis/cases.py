@@ -56,6 +56,10 @@ class Case:
     name: str
     reps: list[JobGroup]  # one job group per good repetition, in repetition order
     left_out: list[LeftOut] = field(default_factory=list)  # files that are not good repetitions
+    # k of each rep<k>.json in reps: the prefix of its logs (rep<k>_iops.1.log). A failed
+    # repetition's logs stay on disk beside rep<k>.failed.json, so logs are found from these.
+    # Empty for job groups read elsewhere (frame_of_groups), which have no logs.
+    numbers: tuple[int, ...] = ()
 
 
 def rep_files(case_dir: Path) -> list[Path]:
@@ -67,13 +71,15 @@ def rep_files(case_dir: Path) -> list[Path]:
 def load_case(case_dir: Path, expected: dict[str, str] | None = None) -> Case:
     """Every good repetition of a case; `expected` holds the job options its manifest gives it
     (analysis.repetition.expected_options), None to check only that each file is a good run."""
-    reps, left_out = [], []
+    reps, left_out, numbers = [], [], []
     for path in rep_files(case_dir):
         try:
             reps.append(repetition.check(path, expected))
         except repetition.BadRepetition as e:
             left_out.append(LeftOut(path, str(e)))
-    return Case(case_dir.name, reps, left_out)
+            continue
+        numbers.append(int(path.stem.removeprefix("rep")))
+    return Case(case_dir.name, reps, left_out, tuple(numbers))
 
 
 def read_section(results_dir: Path) -> list[Case]:

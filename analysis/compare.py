@@ -6,13 +6,20 @@ section present in both trees is summarised again from the raw repetitions (`sec
 no earlier `make analysis` is needed, and matched on (section, case, direction).
 
 Per case and metric: A, B, the ratio B/A, the difference in %, Welch's two-sided t-test over the
-repetitions and whether the change is significant (p < 0.05) and worse (lower IOPS or MB/s,
-higher latency). The t-test is computed from each side's mean, sample std (ddof=1) and n, which
-`section_frame` takes over the per-repetition values: that is exactly Welch's test on the
-per-repetition values. Percentiles are pooled over the repetitions (one number, no spread of its
-own): for p99 the test uses the std of the repetitions' own p99 (`lat_p99_us_std`) as the spread
-around the pooled p99, an approximation, marked `welch~` in the `test` column. With fewer than
-two repetitions on either side there is no spread: p is NaN, "not testable".
+repetitions (raw p, with scipy's t distribution), the Benjamini–Hochberg adjusted p over every
+test of the comparison (`p_adj`, scipy's false_discovery_control), and whether the change is
+significant (p_adj < 0.05) and worse (lower IOPS or MB/s, higher latency). Four metrics times
+every case are many tests: unadjusted, two trees of the same drive would show "significant" rows
+by chance; the adjustment holds the expected share of false discoveries at 5%.
+
+The t-test is computed from each side's mean, sample std (ddof=1) and n, which `section_frame`
+takes over the per-repetition values: that is exactly Welch's test on the per-repetition values.
+Percentiles are pooled over the repetitions (one number, no spread of its own): for p99 the test
+uses the std of the repetitions' own p99 (`lat_p99_us_std`) as the spread around the pooled p99,
+an approximation, marked `welch~` in the `test` column. A pooled percentile is a json+ bucket
+value, and fio's buckets are 0.8-1.6% wide: two p99s no more than one bucket apart are "within one
+bucket", never significant. Not tested (p NaN): fewer than two repetitions on either side
+("not testable (n<2)"), or no spread on either side ("not testable (no spread)").
 
 Writes tables/compare.csv, out/compare.md and, for the sweeps present in both trees,
 figs/compare_bs_sweep.png (MB/s by block size) and figs/compare_qd_sweep.png (IOPS by queue
@@ -29,10 +36,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+import scipy.stats
 
 from analysis import markdown as md
 from analysis.cases import case_rows, read_manifest, section_frame
 from analysis.sections import SECTIONS
+from analysis.stats import bucket_width_ns
 
 ALPHA = 0.05
 # metric column -> (its std column, label, higher is better)
@@ -42,6 +51,7 @@ METRICS = {
     "lat_us_mean": ("lat_us_std", "mean lat (µs)", False),
     "lat_p99_us": ("lat_p99_us_std", "p99 (µs)", False),
 }
+PERCENTILES = ("lat_p99_us",)  # pooled from json+ bins: resolved to one fio bucket
 PARAMS = ["rw", "bs", "iodepth", "numjobs", "read_pct"]
 TABLE = "tables/compare.csv"
 SNIPPET = "out/compare.md"
@@ -56,58 +66,23 @@ class BadInput(Exception):
 # ---------------------------------------------------------------- Student t and Welch's test
 
 
-def _betacf(a: float, b: float, x: float, max_iter: int = 10_000, eps: float = 1e-15) -> float:
-    """Continued fraction of the incomplete beta function (modified Lentz, Numerical Recipes
-    `betacf`)."""
-    tiny = 1e-300
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, max_iter + 1):
-        m2 = 2 * m
-        for aa in (m * (b - m) * x / ((qam + m2) * (a + m2)),
-                   -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
-            d = 1.0 + aa * d
-            d = 1.0 / (d if abs(d) > tiny else tiny)
-            c = 1.0 + aa / c
-            c = c if abs(c) > tiny else tiny
-            step = d * c
-            h *= step
-        if abs(step - 1.0) < eps:
-            break
-    return h
-
-
-def betai(a: float, b: float, x: float) -> float:
-    """Regularized incomplete beta function I_x(a, b), a, b > 0, 0 <= x <= 1."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-                     + a * math.log(x) + b * math.log1p(-x))
-    if x < (a + 1.0) / (a + b + 2.0):
-        return front * _betacf(a, b, x) / a
-    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
-
-
 def t_two_sided_p(t: float, df: float) -> float:
     """P(|T| >= |t|) for Student's t with df degrees of freedom (df may be fractional)."""
     if math.isnan(t) or math.isnan(df) or df <= 0:
         return math.nan
-    if math.isinf(t):
-        return 0.0
-    return min(1.0, betai(df / 2.0, 0.5, df / (df + t * t)))
+    return float(2.0 * scipy.stats.t.sf(abs(t), df))
 
 
 def welch(mean_a: float, std_a: float, n_a: float, mean_b: float, std_b: float,
           n_b: float) -> tuple[float, float, float]:
     """Welch's unequal-variance t-test of B against A: (t, df, two-sided p).
 
-    t = (mean_b - mean_a) / sqrt(s_a²/n_a + s_b²/n_b), df by Welch–Satterthwaite. n < 2 on
-    either side (no sample std) or a missing value gives NaN throughout: not testable.
-    Two samples without any spread give p = 1 when their means are equal, else 0.
+    t = (mean_b - mean_a) / sqrt(s_a²/n_a + s_b²/n_b), df by Welch–Satterthwaite (scipy's
+    ttest_ind_from_stats does the same but does not return df, which the table shows), p from
+    scipy's t distribution. NaN throughout, not testable, when a value is missing, when n < 2
+    on either side (no sample std), or when neither side has any spread: pooled percentiles
+    snap to fio's histogram buckets, so repetitions landing in one bucket on each side give
+    two constants, and a t of ±inf would call a one-bucket move infinitely significant.
     """
     values = (mean_a, std_a, n_a, mean_b, std_b, n_b)
     if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in values):
@@ -117,12 +92,27 @@ def welch(mean_a: float, std_a: float, n_a: float, mean_b: float, std_b: float,
     va, vb = std_a * std_a / n_a, std_b * std_b / n_b
     se2 = va + vb
     if se2 == 0:
-        if mean_a == mean_b:
-            return 0.0, math.nan, 1.0
-        return math.copysign(math.inf, mean_b - mean_a), math.nan, 0.0
+        return math.nan, math.nan, math.nan
     t = (mean_b - mean_a) / math.sqrt(se2)
     df = se2 * se2 / (va * va / (n_a - 1) + vb * vb / (n_b - 1))
     return t, df, t_two_sided_p(t, df)
+
+
+def within_one_bucket(a_us: float, b_us: float) -> bool:
+    """Two pooled percentiles (µs) no further apart than one bucket of fio's latency histogram
+    at the larger of them: fio cannot tell them apart, so neither can a test on them."""
+    return abs(b_us - a_us) * 1000 <= bucket_width_ns(max(a_us, b_us) * 1000) * (1 + 1e-9)
+
+
+def benjamini_hochberg(p: pd.Series) -> pd.Series:
+    """Benjamini–Hochberg adjusted p over every test made (NaN, not tested, stays NaN): the
+    false discovery rate of the whole comparison is then held at ALPHA."""
+    tested = p.dropna()
+    adjusted = pd.Series(math.nan, index=p.index)
+    if not tested.empty:
+        adjusted[tested.index] = scipy.stats.false_discovery_control(tested.to_numpy(),
+                                                                     method="bh")
+    return adjusted
 
 
 # ---------------------------------------------------------------- reading the trees
@@ -166,31 +156,43 @@ def _f(v) -> float:
 
 
 def compare_rows(a: pd.Series, b: pd.Series) -> list[dict]:
-    """One row per metric for one (section, case, direction) present in both trees."""
+    """One row per metric for one (section, case, direction) present in both trees: the raw
+    test. Whether a change is significant is decided over the whole comparison (`judge`)."""
     rows = []
     for col, (std_col, label, higher_better) in METRICS.items():
         ma, mb = _f(a[col]), _f(b[col])
         sa, sb = _f(a[std_col]), _f(b[std_col])
         na, nb = int(a["n"]), int(b["n"])
-        t, df, p = welch(ma, sa, na, mb, sb, nb)
         ratio = mb / ma if ma and not math.isnan(ma) and not math.isnan(mb) else math.nan
         diff = (ratio - 1.0) * 100 if not math.isnan(ratio) else math.nan
-        significant = bool(not math.isnan(p) and p < ALPHA)
-        # how much worse B is, in % of A (negative: better)
-        regression = -diff if higher_better else diff
-        worse = significant and not math.isnan(regression) and regression > 0
-        better = significant and not math.isnan(regression) and regression < 0
         if math.isnan(ma) or math.isnan(mb):
             test = "no value"
         elif na < 2 or nb < 2:
             test = "not testable (n<2)"
+        elif col in PERCENTILES and within_one_bucket(ma, mb):
+            test = "within one bucket"
+        elif sa == 0 and sb == 0:
+            test = "not testable (no spread)"
         else:
-            test = "welch~" if col == "lat_p99_us" else "welch"
+            test = "welch~" if col in PERCENTILES else "welch"
+        t, df, p = welch(ma, sa, na, mb, sb, nb) if test.startswith("welch") else (math.nan,) * 3
         rows.append({"metric": col, "label": label, "a": ma, "a_std": sa, "a_n": na, "b": mb,
                      "b_std": sb, "b_n": nb, "ratio": ratio, "diff_pct": diff, "t": t, "df": df,
-                     "p": p, "significant": significant, "worse": worse, "better": better,
-                     "regression_pct": regression, "test": test})
+                     "p": p,
+                     # how much worse B is, in % of A (negative: better)
+                     "regression_pct": -diff if higher_better else diff, "test": test})
     return rows
+
+
+def judge(table: pd.DataFrame) -> pd.DataFrame:
+    """Significance over the whole comparison: Benjamini–Hochberg adjusted p (`p_adj`) below
+    ALPHA. Testing every case and metric at ALPHA unadjusted would find "significant" rows
+    between two trees of the same drive by chance alone; the gate uses p_adj too."""
+    table = table.assign(p_adj=benjamini_hochberg(table.p))
+    significant = table.p_adj < ALPHA  # NaN compares False: not tested, never significant
+    return table.assign(significant=significant,
+                        worse=significant & (table.regression_pct > 0),
+                        better=significant & (table.regression_pct < 0))[COLUMNS]
 
 
 @dataclass(frozen=True)
@@ -203,8 +205,11 @@ class Comparison:
 
 
 COLUMNS = ["section", "case", "direction", *PARAMS, "metric", "label", "a", "a_std", "a_n", "b",
-           "b_std", "b_n", "ratio", "diff_pct", "t", "df", "p", "significant", "worse", "better",
-           "regression_pct", "test"]
+           "b_std", "b_n", "ratio", "diff_pct", "t", "df", "p", "p_adj", "significant", "worse",
+           "better", "regression_pct", "test"]
+
+
+JUDGED = ("p_adj", "significant", "worse", "better")  # set by judge() over the whole table
 
 
 def compare_trees(frames_a: dict[str, pd.DataFrame],
@@ -230,7 +235,8 @@ def compare_trees(frames_a: dict[str, pd.DataFrame],
                     **{p: ra[p] for p in PARAMS}}
             rows += [{**head, **r} for r in compare_rows(ra, rb)]
         only += [(section, *key, "B") for key in b.index if key not in a.index]
-    return Comparison(pd.DataFrame(rows, columns=COLUMNS), only, sections, frames_a, frames_b)
+    raw = pd.DataFrame(rows, columns=[c for c in COLUMNS if c not in JUDGED])
+    return Comparison(judge(raw), only, sections, frames_a, frames_b)
 
 
 def regressions(table: pd.DataFrame, pct: float) -> pd.DataFrame:
@@ -293,7 +299,7 @@ def _p(p: float) -> str:
 
 
 def _verdict(r) -> str:
-    if r.test in ("no value", "not testable (n<2)"):
+    if not r.test.startswith("welch"):
         return r.test
     if r.worse:
         return "**worse**"
@@ -307,10 +313,10 @@ def _rows_md(df: pd.DataFrame) -> str:
                                           r.section != "mix_rw" else f" ({r.direction})"),
              r.label, md.pm(r.a, r.a_std), md.pm(r.b, r.b_std),
              "–" if math.isnan(r.ratio) else f"{r.ratio:.3f}", md.signed_pct(r.diff_pct, 1),
-             _p(r.p) + ("~" if r.test == "welch~" else ""), _verdict(r)]
+             _p(r.p) + ("~" if r.test == "welch~" else ""), _p(r.p_adj), _verdict(r)]
             for r in df.itertuples()]
-    return md.table(["case", "metric", "A", "B", "B/A", "diff", "p", "verdict"], rows,
-                    ["l", "l", "r", "r", "r", "r", "r", "l"])
+    return md.table(["case", "metric", "A", "B", "B/A", "diff", "p", "p (BH)", "verdict"], rows,
+                    ["l", "l", "r", "r", "r", "r", "r", "r", "l"])
 
 
 def _tree_line(name: str, path: Path, frames: dict[str, pd.DataFrame], sections: list[str]) -> str:
@@ -327,23 +333,26 @@ def _tree_line(name: str, path: Path, frames: dict[str, pd.DataFrame], sections:
 
 def findings(comp: Comparison, fail_pct: float | None) -> list[str]:
     t = comp.table
-    tested = t[t.test.isin(["welch", "welch~"])]
+    bucket = int((t.test == "within one bucket").sum())
+    untested = int((~t.test.str.startswith("welch")).sum()) - bucket
     out = [(f"{len(t)} comparisons over {t.groupby(['section', 'case', 'direction']).ngroups} "
-            f"case rows: {int(t.significant.sum())} significant (p < {ALPHA}), "
+            f"case rows: {int(t.significant.sum())} significant (BH-adjusted p < {ALPHA}), "
             f"{int(t.worse.sum())} worse, {int(t.better.sum())} better, "
-            f"{len(t) - len(tested)} not testable.")]
+            f"{bucket} within one histogram bucket, {untested} not testable.")]
     worse = t[t.worse].sort_values("regression_pct", ascending=False)
     better = t[t.better].sort_values("regression_pct")
     if not worse.empty:
         r = worse.iloc[0]
         out.append(f"Largest significant regression: {r.section} {r.case} {r.label} "
-                   f"{md.num(r.a)} → {md.num(r.b)} ({md.signed_pct(r.diff_pct, 1)}, p {_p(r.p)}).")
+                   f"{md.num(r.a)} → {md.num(r.b)} ({md.signed_pct(r.diff_pct, 1)}, p {_p(r.p)}, "
+                   f"adjusted {_p(r.p_adj)}).")
     else:
         out.append("No significant regression.")
     if not better.empty:
         r = better.iloc[0]
         out.append(f"Largest significant improvement: {r.section} {r.case} {r.label} "
-                   f"{md.num(r.a)} → {md.num(r.b)} ({md.signed_pct(r.diff_pct, 1)}, p {_p(r.p)}).")
+                   f"{md.num(r.a)} → {md.num(r.b)} ({md.signed_pct(r.diff_pct, 1)}, p {_p(r.p)}, "
+                   f"adjusted {_p(r.p_adj)}).")
     else:
         out.append("No significant improvement.")
     if fail_pct is not None:
@@ -368,11 +377,13 @@ def snippet(comp: Comparison, paths: tuple[Path, Path], figs: list[str],
              (f"Sections compared: {', '.join(comp.sections)}. Values are mean ± sample std "
               "over the repetitions (p99: pooled, ± std of the repetitions' own p99). p: Welch's "
               "two-sided t-test over the repetitions (from mean, std and n); `~` marks p99, "
-              "where the spread is approximated by the std of the per-repetition p99s. "
-              f"Significant: p < {ALPHA}, with no correction for the number of comparisons. "
-              "Worse: lower IOPS or MB/s, higher latency."), "",
+              "where the spread is approximated by the std of the per-repetition p99s; two p99s "
+              "within one bucket of fio's latency histogram (0.8–1.6%) are not told apart. "
+              "p (BH): adjusted by Benjamini–Hochberg over all the comparisons here. "
+              f"Significant: adjusted p < {ALPHA}, which holds the expected share of false "
+              f"discoveries at {ALPHA:.0%}. Worse: lower IOPS or MB/s, higher latency."), "",
              "### Significant changes", "",
-             _rows_md(sig) if not sig.empty else "None at p < 0.05.", "",
+             _rows_md(sig) if not sig.empty else f"None at adjusted p < {ALPHA}.", "",
              "### All comparisons", "", _rows_md(t), ""]
     for fig in figs:
         parts += [md.image(Path(fig).stem.replace("_", " "), md.link_from_out(fig)), ""]
@@ -391,7 +402,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--out", type=Path, default=Path("."),
                         help="folder for tables/, out/ and figs/ (default: current folder)")
     parser.add_argument("--fail-if-worse", type=float, metavar="PCT", default=None,
-                        help="exit 1 when any significant regression of B is larger than PCT %%")
+                        help="exit 1 when any significant regression of B (Benjamini–Hochberg "
+                             "adjusted p < 0.05) is larger than PCT %%")
     args = parser.parse_args(argv)
     try:
         frames_a, frames_b = load_tree(args.a), load_tree(args.b)
@@ -427,7 +439,8 @@ def main(argv: list[str]) -> int:
                   f"{args.fail_if_worse:g}%:", file=sys.stderr)
             for r in bad.itertuples():
                 print(f"  {r.section} {r.case} ({r.direction}) {r.label}: {md.num(r.a)} -> "
-                      f"{md.num(r.b)} ({md.signed_pct(r.diff_pct, 1)}, p {_p(r.p)})", file=sys.stderr)
+                      f"{md.num(r.b)} ({md.signed_pct(r.diff_pct, 1)}, p {_p(r.p)}, adjusted "
+                      f"{_p(r.p_adj)})", file=sys.stderr)
             return 1
     return 0
 

@@ -1,10 +1,16 @@
 """fio's latency histogram logs (write_hist_log, log_hist_msec): a percentile per interval.
 
-Each line is `msec, direction, block size, bin0, bin1, ...` with the completion-latency (clat)
-histogram of that interval only (fio logs the difference since the previous line; the bins of all
+Each line is `msec, direction, block size, bin0, bin1, ...` with the latency histogram of that
+interval only (fio logs the difference since the previous line; the bins of all
 lines add up to the job's clat N, less the last partial interval). With log_hist_coarseness=0 (the
 default, and what the toolkit writes) there are 1856 bins, the same buckets as json+ `bins`, so a
 bucket's latency is stats.plat_idx_to_val(index) and the percentiles are fio's own algorithm.
+
+Which latency the histogram holds depends on the fio that wrote it (`logged_latency`): the log
+copies fio's per-direction histogram, which is completion latency (clat) since fio 3.18. Up to
+fio 3.17 there was a single histogram per direction, filled with total latency (lat: submission
++ completion) instead when lat_percentiles=1 (stat.c add_lat_sample; init.c then turns
+clat_percentiles off), as the toolkit's jobs set it. fio 3.16 is Ubuntu 20.04's.
 """
 
 from __future__ import annotations
@@ -12,10 +18,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from analysis.fio_json import fio_release
 from analysis.stats import percentiles_from_bins, plat_idx_to_val
 
 PLAT_NR = 1856  # FIO_IO_U_PLAT_NR of fio 3.x: 29 groups of 64 buckets
 DIRECTIONS = {0: "read", 1: "write", 2: "trim"}
+
+
+def logged_latency(fio_version: str | None, options: dict) -> str:
+    """'lat' (total latency) or 'clat' (completion latency): what the histogram log of a job
+    holds, from the fio version and the job's options as its JSON records them."""
+    release = fio_release(fio_version)
+    lat_percentiles = str(options.get("lat_percentiles", "0")).strip() not in ("0", "")
+    return "lat" if lat_percentiles and release is not None and release <= (3, 17) else "clat"
 
 
 class HistLogError(ValueError):
@@ -50,7 +65,7 @@ def read_hist_log(path: Path) -> list[HistInterval]:
 
 def percentile_series(intervals: list[HistInterval], pct: float = 99.0,
                       direction: str = "write") -> list[tuple[float, float]]:
-    """(t in seconds, the pct-th clat percentile in µs) for each interval that had I/O."""
+    """(t in seconds, the pct-th percentile in µs) for each interval that had I/O."""
     series = []
     for iv in intervals:
         if iv.direction != direction or not iv.bins:

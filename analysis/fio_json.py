@@ -402,9 +402,29 @@ def merge_directions(parts: list[Direction]) -> Direction:
 
 # --------------------------------------------------------------------------- document -> groups
 
+def fio_release(version: str | None) -> tuple[int, int] | None:
+    """(major, minor) of a "fio version" string ("fio-3.33" -> (3, 33)); None if it has none."""
+    m = re.search(r"(\d+)\.(\d+)", version or "")
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
 def _fio_major(version: str) -> int | None:
-    m = re.search(r"(\d+)\.\d+", version)
-    return int(m.group(1)) if m else None
+    release = fio_release(version)
+    return release[0] if release else None
+
+
+# fio's time suffixes (parse.c): a bare number is in seconds for runtime and ramp_time.
+_TIME_UNITS = {"us": 1e-6, "usec": 1e-6, "ms": 1e-3, "msec": 1e-3, "s": 1.0, "sec": 1.0,
+               "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def time_option_s(value) -> float | None:
+    """A fio time option as the JSON's job options hold it ("300", "5m", "1500ms"), in seconds;
+    None when it is absent or not a time."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*", str(value or "").lower())
+    if not m or m.group(2) not in ("", *_TIME_UNITS):
+        return None
+    return float(m.group(1)) * _TIME_UNITS.get(m.group(2), 1.0)
 
 
 def _job_directions(job: dict, fio_major: int | None) -> dict[str, Direction]:

@@ -60,6 +60,7 @@ from pathlib import Path
 
 import numpy as np
 
+from analysis.fio_json import fio_release
 from analysis.stats import rep_stats
 
 KINDS = ("bw", "iops", "lat", "clat", "slat")
@@ -179,10 +180,8 @@ def latency_unit(fio_version: str | None) -> str:
 
     fio's JSON names its version ("fio version": "fio-3.33"); the logs of the same run do not.
     """
-    m = re.search(r"(\d+)\.(\d+)", fio_version or "")
-    if not m:
-        return "ns"
-    return "ns" if (int(m.group(1)), int(m.group(2))) >= (2, 99) else "us"
+    release = fio_release(fio_version)
+    return "ns" if release is None or release >= (2, 99) else "us"
 
 
 def log_kind(path: str | Path) -> str:

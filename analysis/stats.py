@@ -93,6 +93,18 @@ def plat_idx_to_val(idx: int, bits: int = PLAT_BITS) -> int:
     return int(base + (k + 0.5) * (1 << error_bits))
 
 
+def bucket_width_ns(value_ns: float, bits: int = PLAT_BITS) -> int:
+    """The width (ns) of fio's histogram bucket holding ``value_ns``: the resolution of any
+    percentile fio or json+ bins give there.
+
+    Mirrors fio stat.c plat_val_to_idx(): values whose most significant bit is at most ``bits``
+    are their own bucket (1 ns wide); above, the lowest msb - bits bits are dropped, so a bucket
+    is 2^(msb - bits) ns wide: 1/64 to 1/128 of the value (0.8-1.6%).
+    """
+    msb = max(int(value_ns), 1).bit_length() - 1
+    return 1 if msb <= bits else 1 << (msb - bits)
+
+
 def percentiles_from_bins(bins: Mapping[int, int], pcts: Iterable[float] = STANDARD_PCTS) -> dict:
     """Percentiles of a json+ histogram, computed as fio computes them.
 

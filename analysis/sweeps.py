@@ -10,6 +10,8 @@ import math
 from dataclasses import dataclass
 from itertools import pairwise
 
+from analysis.stats import bucket_width_ns
+
 
 def step_changes(values: list[float]) -> list[float]:
     """% change of each point from the one before; NaN for the first."""
@@ -48,9 +50,30 @@ def find_knee(xs: list, throughput: list[float], latency: list[float],
 
 
 def slo_point(xs: list, p99_us: list[float], slo_us: float):
-    """The largest x whose p99 is within the objective, or None when every point misses it."""
-    within = [x for x, p in zip(xs, p99_us) if not math.isnan(p) and p <= slo_us]
-    return max(within) if within else None
+    """The deepest x before the first point whose p99 misses the objective, or None when the
+    first point already misses it. Points past a miss that meet it again (p99 is not always
+    monotonic in depth) do not count: the objective is not met all the way to them."""
+    deepest = None
+    for x, p in zip(xs, p99_us):
+        if math.isnan(p) or p > slo_us:
+            break
+        deepest = x
+    return deepest
+
+
+def latency_falls(xs: list, lat_us: list[float]) -> list:
+    """(x before, x, value before, value) for each step where a latency percentile falls by
+    more than one bucket of fio's histogram (its resolution) as x grows: it is not monotonic."""
+    return [(xa, xb, a, b) for (xa, a), (xb, b) in pairwise(zip(xs, lat_us))
+            if a - b > bucket_width_ns(a * 1000) / 1000]
+
+
+def met_again(xs: list, p99_us: list[float], slo_us: float) -> list:
+    """(x, p99) of the points past the first miss whose p99 meets the objective again."""
+    first_miss = next((i for i, p in enumerate(p99_us) if math.isnan(p) or p > slo_us), None)
+    if first_miss is None:
+        return []
+    return [(x, p) for x, p in zip(xs[first_miss + 1:], p99_us[first_miss + 1:]) if p <= slo_us]
 
 
 def growth_per_doubling(xs: list[int], values: list[float]) -> float:

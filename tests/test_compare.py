@@ -1,8 +1,9 @@
 """`python -m analysis compare A B`: Welch's t-test, and two real results trees compared.
 
-The t distribution is checked against closed forms (df 1 and 2), published critical values, the
-published Welch examples of the Wikipedia article "Welch's t-test", and a numerical integration
-of the t density done here. End to end, §2 runs twice for real: on the default file target and on
+The t distribution (scipy's) is checked against closed forms (df 1 and 2), published critical
+values, the published Welch examples of the Wikipedia article "Welch's t-test", and a numerical
+integration of the t density done here; the false discovery rate against a hand-written
+Benjamini–Hochberg. End to end, §2 runs twice for real: on the default file target and on
 /dev/zram0 with psync (a RAM disk, an order of magnitude faster), and the comparison is checked
 against the repetitions' own JSON, read with nothing but the json module.
 """
@@ -17,9 +18,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import scipy.stats
 
 from analysis import compare
-from analysis.compare import betai, t_two_sided_p, welch
+from analysis.compare import t_two_sided_p, welch
 from tests.toolkit import load_json, make_copy, run, zram_size
 
 # ------------------------------------------------------------------ the t-test
@@ -55,13 +57,6 @@ def test_t_against_integrated_density(t, df):
     assert t_two_sided_p(t, df) == pytest.approx(_density_p(t, df), abs=1e-9)
 
 
-def test_betai_symmetry_and_bounds():
-    assert betai(2.5, 0.5, 0.0) == 0.0 and betai(2.5, 0.5, 1.0) == 1.0
-    for a, b, x in [(0.5, 0.5, 0.2), (3.0, 7.0, 0.6), (40.0, 0.5, 0.97)]:
-        assert betai(a, b, x) + betai(b, a, 1 - x) == pytest.approx(1.0, abs=1e-12)
-    assert betai(1.0, 1.0, 0.37) == pytest.approx(0.37)  # uniform
-
-
 def _welch_of(a, b):
     return welch(statistics.mean(a), statistics.stdev(a), len(a),
                  statistics.mean(b), statistics.stdev(b), len(b))
@@ -82,6 +77,11 @@ def test_welch_published_examples():
     assert (round(t, 2), round(df, 2), round(p, 3)) == (1.57, 9.90, 0.149)
     # swapping the samples flips t only
     assert _welch_of(b2, a2)[0] == pytest.approx(-t) and _welch_of(b2, a2)[2] == pytest.approx(p)
+    # and scipy's own Welch test from the same statistics agrees (it returns A - B)
+    ref = scipy.stats.ttest_ind_from_stats(statistics.mean(a2), statistics.stdev(a2), len(a2),
+                                           statistics.mean(b2), statistics.stdev(b2), len(b2),
+                                           equal_var=False)
+    assert (-ref.statistic, ref.pvalue) == pytest.approx((t, p), rel=1e-12)
 
 
 def test_welch_equal_variances_is_students_t():
@@ -94,8 +94,9 @@ def test_welch_not_testable_and_degenerate():
     assert all(math.isnan(v) for v in welch(1.0, math.nan, 1, 2.0, 0.1, 3))
     assert all(math.isnan(v) for v in welch(1.0, 0.1, 3, 2.0, 0.1, 1))
     assert math.isnan(welch(math.nan, 0.1, 3, 2.0, 0.1, 3)[2])
-    assert welch(5.0, 0.0, 3, 5.0, 0.0, 3)[2] == 1.0
-    assert welch(5.0, 0.0, 3, 6.0, 0.0, 3)[2] == 0.0
+    # no spread on one side only: Welch's df is the other side's n - 1
+    t, df, p = welch(5.0, 0.0, 3, 6.0, 0.5, 3)
+    assert df == pytest.approx(2.0) and p == pytest.approx(t_two_sided_p(t, 2))
 
 
 # ------------------------------------------------------------------ on tables made here
@@ -140,6 +141,105 @@ def test_compare_directions_and_figures(tmp_path):
     text = compare.snippet(comp, (tmp_path, tmp_path), figs, 10)
     assert "### Significant changes" in text and "only in A" in text
     assert "Largest significant regression: bs_sweep randread-4k" in text
+
+
+# ------------------------------------------------------------------ the review's defects
+
+
+def test_zero_spread_on_both_sides_is_not_testable():
+    # Issue 15, defect 1: three repetitions on each side landing in one json+ bucket give two
+    # pooled p99s one bucket apart (2932.736 and 2965.504 µs are neighbouring fio buckets, each
+    # 32.768 µs wide) and no spread: there is nothing to test, not an infinitely significant t.
+    t, df, p = welch(2932.736, 0.0, 3, 2965.504, 0.0, 3)
+    assert math.isnan(t) and math.isnan(df) and math.isnan(p)
+    assert all(math.isnan(v) for v in welch(5.0, 0.0, 3, 6.0, 0.0, 3))
+    assert all(math.isnan(v) for v in welch(5.0, 0.0, 3, 5.0, 0.0, 3))
+    a = _frame([("randread-4k", "randread", 4096, 10_000, 0, 100.0, 3)])
+    b = _frame([("randread-4k", "randread", 4096, 9_000, 0, 100.0, 3)])
+    a["lat_p99_us"], a["lat_p99_us_std"] = 2932.736, 0.0
+    b["lat_p99_us"], b["lat_p99_us_std"] = 2965.504, 0.0
+    comp = compare.compare_trees({"qd1": a}, {"qd1": b})
+    t = comp.table.set_index("metric")
+    assert not t.significant.any() and compare.regressions(comp.table, 1).empty
+    assert t.loc["lat_p99_us"].test == "within one bucket"  # the review's example
+    iops = t.loc["iops_mean"]  # 10% fewer IOPS, but every repetition alike on both sides
+    assert iops.test == "not testable (no spread)" and math.isnan(iops.p)
+    assert iops.diff_pct == pytest.approx(-10) and not iops.worse
+    b["lat_p99_us"] = 3031.04  # three buckets up, still without spread: not testable either
+    p99 = compare.compare_trees({"qd1": a}, {"qd1": b}).table.set_index("metric").loc[
+        "lat_p99_us"]
+    assert p99.test == "not testable (no spread)" and not p99.significant
+
+
+def test_a_percentile_moves_by_more_than_its_bucket_or_not_at_all():
+    # Ten repetitions a side: A's p99 always in the bucket at 2932.736 µs, B's in the next one
+    # (2965.504 µs) but once. The std of B's own p99s is then 10.36 µs and Welch's t would be
+    # 10 (p < 0.0001): significant, worse, and --fail-if-worse 1 would fail the job over a
+    # move fio's histogram cannot resolve. One bucket is the resolution: not significant.
+    own_b = [2965.504] * 9 + [2932.736]
+    a = _frame([("randread-4k", "randread", 4096, 10_000, 100, 100.0, 10)])
+    b = _frame([("randread-4k", "randread", 4096, 10_000, 100, 100.0, 10)])
+    a["lat_p99_us"], a["lat_p99_us_std"] = 2932.736, 0.0
+    b["lat_p99_us"], b["lat_p99_us_std"] = 2965.504, statistics.stdev(own_b)
+    assert welch(2932.736, 0.0, 10, 2965.504, statistics.stdev(own_b), 10)[2] < 1e-4
+    comp = compare.compare_trees({"qd1": a}, {"qd1": b})
+    p99 = comp.table.set_index("metric").loc["lat_p99_us"]
+    assert p99.test == "within one bucket" and not p99.significant and not p99.worse
+    assert p99.diff_pct == pytest.approx((2965.504 / 2932.736 - 1) * 100)  # still shown
+    assert compare.regressions(comp.table, 1).empty
+    # two buckets apart is a measured move: tested as before
+    b["lat_p99_us"] = 2998.272
+    p99 = compare.compare_trees({"qd1": a}, {"qd1": b}).table.set_index("metric").loc[
+        "lat_p99_us"]
+    assert p99.test == "welch~" and p99.significant and p99.worse
+
+
+def _bh(ps: list[float]) -> list[float]:
+    """Benjamini–Hochberg adjusted p, by the textbook step-up: p_(i) x m / i, made monotone
+    from the largest down, capped at 1."""
+    m = len(ps)
+    order = sorted(range(m), key=lambda i: ps[i])
+    adjusted, running = [0.0] * m, 1.0
+    for rank in range(m, 0, -1):
+        running = min(running, ps[order[rank - 1]] * m / rank)
+        adjusted[order[rank - 1]] = running
+    return adjusted
+
+
+def test_bh_by_hand():
+    # The helper above against a worked example: five p all adjusted to 0.05.
+    assert _bh([0.01, 0.02, 0.03, 0.04, 0.05]) == pytest.approx([0.05] * 5)
+    assert _bh([0.001, 0.8, 0.04]) == pytest.approx([0.003, 0.8, 0.06])
+
+
+def test_many_comparisons_control_the_false_discovery_rate():
+    # Issue 15, defect 7: twelve cases, identical in A and B but one, whose IOPS (and so MB/s)
+    # are 2.5% lower in B with a raw Welch p of 0.037. Over 36 tests that is what chance
+    # alone gives: after Benjamini–Hochberg it is not significant, and the gate passes.
+    rows = [(f"case-{i}", "randread", 4096, 10_000, 100, 100.0, 3) for i in range(12)]
+    a, b = _frame(rows), _frame(rows)
+    b.loc[0, "iops_mean"] = 9_750
+    b.loc[0, "bw_MBps_mean"] = 9_750 * 4096 / 1e6
+    comp = compare.compare_trees({"bs_sweep": a}, {"bs_sweep": b})
+    t = comp.table
+    iops = t[(t.case == "case-0") & (t.metric == "iops_mean")].iloc[0]
+    assert iops.p == pytest.approx(0.0375, abs=0.001)  # the raw p, kept
+    tested = t[t.p.notna()]  # the equal p99s are within one bucket: not tested
+    assert len(tested) == 12 * 3 and set(t[t.p.isna()].test) == {"within one bucket"}
+    assert list(tested.p_adj) == pytest.approx(_bh(list(tested.p)))
+    assert iops.p_adj == pytest.approx(iops.p * 36 / 2)  # two equal smallest p of 36
+    assert not t.significant.any() and not t.worse.any()
+    assert compare.regressions(t, 1).empty
+    text = compare.snippet(comp, (Path("a"), Path("b")), [], 1)
+    assert "| p | p (BH) |" in text
+    assert "Gate --fail-if-worse 1%: passed." in text
+    # A real effect stays significant after the adjustment: 20% fewer IOPS in B.
+    b.loc[0, "iops_mean"] = 8_000
+    b.loc[0, "bw_MBps_mean"] = 8_000 * 4096 / 1e6
+    t = compare.compare_trees({"bs_sweep": a}, {"bs_sweep": b}).table
+    worse = t[t.worse]
+    assert set(worse.metric) == {"iops_mean", "bw_MBps_mean"} and (worse.p_adj < 0.05).all()
+    assert list(compare.regressions(t, 10).case) == ["case-0", "case-0"]
 
 
 # ------------------------------------------------------------------ end to end
@@ -219,6 +319,31 @@ def test_e2e_slower_b_fails_the_gate(trees, tmp_path):
     assert not worst.empty and (worst.p < 0.05).all() and (worst.regression_pct > 20).all()
     # without the gate the same comparison exits 0
     assert _compare(root, fast, slow, "--out", tmp_path).returncode == 0
+
+
+def test_e2e_same_repetitions_no_significant_difference(trees, tmp_path):
+    # B is made of A's own repetitions, numbered in another order (rep1 <- rep3, rep2 <- rep1,
+    # rep3 <- rep2, each with its logs): the same measurement twice. Nothing may come out
+    # significant, and a gate at 0% must pass.
+    root, slow, _ = trees
+    same = tmp_path / "same"
+    shutil.copytree(slow, same)
+    for case in CASES:
+        folder = same / "qd1" / case
+        for f in list(folder.glob("rep*")):
+            f.rename(folder / f.name.replace("rep", "old", 1))
+        for new, old in ((1, 3), (2, 1), (3, 2)):
+            for f in list(folder.glob(f"old{old}[._]*")):
+                f.rename(folder / f.name.replace(f"old{old}", f"rep{new}", 1))
+        assert (folder / "rep1.json").read_bytes() == (slow / "qd1" / case / "rep3.json").read_bytes()
+    result = _compare(root, slow, same, "--out", tmp_path, "--fail-if-worse", "0")
+    assert result.returncode == 0, result.stdout + result.stderr
+    table = pd.read_csv(tmp_path / "tables" / "compare.csv")
+    assert len(table) == 4 * 4 and not table.significant.any() and not table.worse.any()
+    assert (table.ratio == 1).all() and (table.p.isna() | (table.p > 0.99)).all()
+    assert set(table[table.metric == "lat_p99_us"].test) == {"within one bucket"}
+    text = (tmp_path / "out" / "compare.md").read_text()
+    assert "0 significant (BH-adjusted p < 0.05)" in text and "No significant regression." in text
 
 
 def test_e2e_bad_input(trees, tmp_path):

@@ -21,10 +21,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -42,7 +39,8 @@ from analysis.fio_logs import (
     read_per_second,
     series_stats,
 )
-from tests.conftest import REPO, SAMPLES, _supports_direct
+from tests.conftest import SAMPLES, _supports_direct
+from tests.toolkit import fio_workdir
 
 SSD860 = (SAMPLES / "louwrentius__fio-plot" / "benchmark_data" / "HPMICROSERVERG8" / "SATA300"
           / "FULL" / "SAMSUNG860PRO")
@@ -67,13 +65,8 @@ def runs():
          tail bound below always applies, however busy the disk is);
     per: randrw 50/50 4 KiB, 1 job, QD 2, 200 IOPS per direction, 2 s, per-I/O logs.
     """
-    if shutil.which("fio") is None:
-        pytest.skip("fio is not installed")
-    (REPO / "tmp").mkdir(exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="pytest-fio-logs-", dir=REPO / "tmp"))
-    try:
+    with fio_workdir("pytest-fio-logs-") as work:
         target = work / "target.img"
-        target.write_bytes(os.urandom(16 << 20))
         direct = "1" if _supports_direct(target) else "0"
         common = [f"--filename={target}", "--size=16M", "--rw=randrw", "--rwmixread=50",
                   "--bs=4k", "--ioengine=libaio", f"--direct={direct}", "--time_based",
@@ -102,8 +95,6 @@ def runs():
             assert proc.returncode == 0, f"fio {name} failed: {err.decode()[-500:]}"
             docs[name] = load_document(work / f"{name}.json")
         yield {"dir": work, **docs}
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 def raw_rows(path: Path) -> list[list[int]]:

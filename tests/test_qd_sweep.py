@@ -9,6 +9,7 @@ Little's Law must miss by 1 - 1/iodepth).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import statistics
@@ -23,7 +24,7 @@ from analysis import markdown as md
 from analysis import sweeps
 from analysis.cases import frame_of_groups
 from analysis.fio_json import read_groups
-from analysis.sections.qd_sweep import DEFAULTS, analyse, findings, knee_finding
+from analysis.sections.qd_sweep import DEFAULTS, analyse, findings, knee_finding, recommendation
 from tests.conftest import SAMPLES
 from tests.toolkit import assert_row_is_fios, fio_reps, loop_device, run
 
@@ -134,6 +135,31 @@ def test_latency_objective_depth():
     assert f"QD 16 exceeds it (p99 {raw[16]['read_p99_us']:,.0f} µs)" in text
     _, (sweep,) = analyse(table[table.direction == "read"], dict(DEFAULTS, slo_p99_us=100))
     assert sweep.slo_depth is None
+
+
+def test_latency_objective_stops_at_the_first_miss():
+    # Issue 15, defect 2: p99 150, 160, 1200, 1300, 900, 950 µs at QD 1..32 against 1000 µs.
+    # QD 16 and 32 meet the objective again, but QD 4 and 8 miss it: the depth to quote is QD 2,
+    # the deepest before the first miss, and the finding says p99 is not monotonic in depth.
+    depths, p99 = [1, 2, 4, 8, 16, 32], [150.0, 160.0, 1200.0, 1300.0, 900.0, 950.0]
+    assert sweeps.slo_point(depths, p99, 1000) == 2
+    assert sweeps.slo_point(depths, p99, 2000) == 32
+    assert sweeps.slo_point(depths, p99, 100) is None
+    # Through the section: the real sweep (knee at QD 16), with these p99s in place of its own.
+    table = frame_of_groups(read_groups(NIGHTHYDRA_QD))
+    table = table.assign(lat_p99_us=table.iodepth.map(dict(zip(depths, p99))))
+    df, (sweep,) = analyse(table, DEFAULTS)
+    assert sweep.slo_depth == 2 and sweep.knee.x == 16
+    text = "\n".join(findings(df, [sweep], DEFAULTS))
+    assert "the deepest queue within it is QD 2" in text
+    assert "QD 4 exceeds it (p99 1,200 µs)" in text
+    assert "every depth swept meets it" not in text
+    assert "p99 is not monotonic in depth" in text and "QD 16 (900 µs)" in text
+    assert "for latency-sensitive work QD 2 (" in recommendation(sweep, 1000)
+    # The recommendation checks its own depth's p99, whatever depth it is handed: QD 4 and
+    # QD 8 (before the knee) miss the objective and are never recommended for latency.
+    wide = recommendation(dataclasses.replace(sweep, slo_depth=32), 1000)
+    assert "for latency-sensitive work QD 2 (" in wide
 
 
 def test_littles_law_error_on_a_real_drive():

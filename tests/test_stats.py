@@ -11,6 +11,7 @@ import pytest
 from analysis.fio_json import read_groups
 from analysis.stats import (
     STANDARD_PCTS,
+    bucket_width_ns,
     change,
     merge_bins,
     percentiles_from_bins,
@@ -171,3 +172,15 @@ def test_change_against_a_reference_within_or_beyond_the_spread():
     assert change(99.0, 1.0, 100.0, 1.0).within_spread is True
     assert change(99.0, float("nan"), 100.0, 1.0).within_spread is None
     assert math.isnan(change(1.0, 0.0, 0.0, 0.0).pct)
+
+
+def test_bucket_width_is_fios_resolution():
+    # Neighbouring json+ bucket values (plat_idx_to_val) within a group are one bucket apart,
+    # and bucket_width_ns gives that width for any value in the bucket.
+    for idx in range(128, 1855):
+        if idx % 64 == 63:
+            continue  # the step into the next, twice as wide, group
+        low, high = plat_idx_to_val(idx), plat_idx_to_val(idx + 1)
+        assert bucket_width_ns(low) == bucket_width_ns(high - 1) == high - low
+    assert bucket_width_ns(2_932_736) == 32_768  # 2932.736 µs: 1.1% wide
+    assert bucket_width_ns(100) == 1 and bucket_width_ns(0) == 1

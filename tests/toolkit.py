@@ -51,6 +51,22 @@ def make_copy() -> Path:
     return root
 
 
+@contextlib.contextmanager
+def fio_workdir(prefix: str):
+    """A fresh folder under the repo's tmp/ (on disk, where O_DIRECT works) for short real fio
+    runs, with `target.img`, 16 MiB of random data, in it; the test skips without fio. Removed
+    afterwards, also when the test fails."""
+    if shutil.which("fio") is None:
+        pytest.skip("fio is not installed")
+    (REPO / "tmp").mkdir(exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=prefix, dir=REPO / "tmp"))
+    try:
+        (work / "target.img").write_bytes(os.urandom(16 << 20))
+        yield work
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def script_env(env: dict | None = None) -> dict:
     full_env = {k: v for k, v in os.environ.items()
                 if k not in SETTINGS}

@@ -1,8 +1,11 @@
 """§6, burst -> steady state: one long write, logged per second, judged by analysis.burst.
 
 The run's own logs give bandwidth, IOPS and mean latency per second (fio's 1 s averaged logs) and
-a clat p99 per second (its histogram log); the health samples taken while it ran give the
-temperature and the throttle counters on the same time axis (t = 0 when fio started).
+a p99 per second (its histogram log: completion latency, `clat_p99_us`, or total latency,
+`lat_p99_us`, from fio <= 3.17, see analysis.fio_hist_log); the health samples taken while it ran
+give the temperature and the throttle counters on the same time axis (t = 0 when fio started).
+The steady-state rounds are chosen from the run's configured runtime, not from the seconds
+logged: fio does not log the second that closes as the job exits.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from analysis import burst as rules
 from analysis import markdown as md
 from analysis.cases import Case
 from analysis.facts import Facts
-from analysis.fio_hist_log import percentile_series, read_hist_log
+from analysis.fio_hist_log import logged_latency, percentile_series, read_hist_log
+from analysis.fio_json import JobGroup, time_option_s
 from analysis.fio_logs import find_logs, latency_unit, read_per_second
 from analysis.health_log import counter_moves, samples_table
 from analysis.health_log import events as health_events
@@ -35,11 +39,21 @@ SNIA_WINDOW = 5
 @dataclass(frozen=True)
 class BurstRun:
     case: Case
-    table: pd.DataFrame  # per second: t_s, bw_MBps, iops, lat_us_mean, clat_p99_us, temperature_c
+    table: pd.DataFrame  # per second: t_s, bw_MBps, iops, lat_us_mean, <p99_latency>_p99_us,
+    #                      temperature_c
     result: rules.Burst
     health: pd.DataFrame  # the samples: t_s, temperature_c, throttle counters
     health_reason: str | None  # why there are no samples, if there are none
     health_events: list  # (t_s, what): counters that moved, the temperature peak
+    p99_latency: str  # what the histogram log holds: 'clat' or 'lat' (fio <= 3.17)
+
+    @property
+    def p99_column(self) -> str:
+        return f"{self.p99_latency}_p99_us"
+
+    @property
+    def p99_label(self) -> str:
+        return "clat p99" if self.p99_latency == "clat" else "total-latency p99"
 
     @property
     def peak_temperature_c(self) -> float | None:
@@ -48,12 +62,12 @@ class BurstRun:
 
 
 def round_seconds(run_s: float) -> float:
-    """SNIA's 1-minute rounds when the run holds 5 of them; a shorter run (the quick profile) is
-    judged over 10 shorter rounds, and the snippet says so."""
+    """SNIA's 1-minute rounds when the run (its configured runtime) holds 5 of them; a shorter
+    run (the quick profile) is judged over 10 shorter rounds, and the snippet says so."""
     return SNIA_ROUND_S if run_s >= SNIA_ROUND_S * SNIA_WINDOW else max(1.0, run_s // 10)
 
 
-def per_second_table(case_dir: Path, fio_version: str) -> pd.DataFrame:
+def per_second_table(case_dir: Path, job: JobGroup) -> pd.DataFrame:
     bw = read_per_second(find_logs(case_dir, "rep1", "bw")).complete()
     n = len(bw.seconds)
     table = pd.DataFrame({"t_s": bw.seconds, "bw_MBps": bw.total()})
@@ -62,12 +76,13 @@ def per_second_table(case_dir: Path, fio_version: str) -> pd.DataFrame:
         table["iops"] = read_per_second(iops_logs).complete().total()[:n]
     lat_logs = find_logs(case_dir, "rep1", "lat")
     if lat_logs:
-        lat = read_per_second(lat_logs, lat_unit=latency_unit(fio_version)).complete()
+        lat = read_per_second(lat_logs, lat_unit=latency_unit(job.fio_version)).complete()
         table["lat_us_mean"] = pd.Series(lat.direction("write")[:n])
     hist = sorted(case_dir.glob("rep1_clat_hist.*.log"))
     if hist:
         p99 = {round(t): v for t, v in percentile_series(read_hist_log(hist[0]), 99.0)}
-        table["clat_p99_us"] = [p99.get(round(t), math.nan) for t in table.t_s]
+        column = f"{logged_latency(job.fio_version, job.options)}_p99_us"
+        table[column] = [p99.get(round(t), math.nan) for t in table.t_s]
     return table
 
 
@@ -76,12 +91,14 @@ def analyse(results_dir: Path, cases: dict[str, Case]) -> BurstRun | None:
     if name is None:
         return None
     case_dir = results_dir / name
-    table = per_second_table(case_dir, cases[name].reps[0].fio_version)
+    job = cases[name].reps[0]
+    table = per_second_table(case_dir, job)
     if table.empty:
         return None
-    run_s = float(table.t_s.iloc[-1])
+    # The configured runtime, not the seconds logged: a run of exactly 5 x 60 s logs 299.
+    run_s = time_option_s(job.options.get("runtime")) or float(table.t_s.iloc[-1])
     result = rules.analyse_burst(table.bw_MBps.to_numpy(), table.t_s.to_numpy(),
-                                 round_s=round_seconds(run_s))
+                                 round_s=round_seconds(run_s), planned_s=run_s)
     start = case_dir / "rep1.start"
     health = samples_table(case_dir / "health",
                            start=float(start.read_text()) if start.exists() else None)
@@ -90,7 +107,8 @@ def analyse(results_dir: Path, cases: dict[str, Case]) -> BurstRun | None:
         temps = health.set_index("t_s").temperature_c
         table["temperature_c"] = [_nearest(temps, t) for t in table.t_s]
     return BurstRun(cases[name], table, result, health, reason,
-                    health_events(health) if not health.empty else [])
+                    health_events(health) if not health.empty else [],
+                    logged_latency(job.fio_version, job.options))
 
 
 def _nearest(series: pd.Series, t: float, within_s: float = 5.0) -> float:
@@ -154,17 +172,21 @@ def findings(b: BurstRun) -> list[str]:
                  f"over {s.round_s:g} s rounds: an indication only; run the standard profile "
                  "(15 minutes) for the SNIA verdict.")
     out.append(text)
-    p99 = b.table.get("clat_p99_us")
+    p99 = b.table.get(b.p99_column)
     if p99 is not None and p99.notna().any():
+        head = f"**Write latency through the burst:** {b.p99_label} per second, median"
         if r.cliff is not None:
             before = p99[b.table.t_s <= r.cliff.time_s].median()
             after = p99[b.table.t_s > r.cliff.time_s].median()
-            out.append(f"**Write latency through the burst:** clat p99 per second, median "
-                       f"{md.num(before)} µs before the cliff and {md.num(after)} µs after "
-                       f"({after / before:.1f}×); worst second {md.num(p99.max())} µs.")
+            out.append(f"{head} {md.num(before)} µs before the cliff and {md.num(after)} µs "
+                       f"after ({after / before:.1f}×); worst second {md.num(p99.max())} µs.")
         else:
-            out.append(f"**Write latency through the burst:** clat p99 per second, median "
-                       f"{md.num(p99.median())} µs, worst second {md.num(p99.max())} µs.")
+            out.append(f"{head} {md.num(p99.median())} µs, worst second "
+                       f"{md.num(p99.max())} µs.")
+        if b.p99_latency == "lat":
+            out[-1] += (f" Total latency, not completion latency: "
+                        f"{b.case.reps[0].fio_version.replace('-', ' ')} (fio 3.17 and older) "
+                        "logs total latency in its histogram log when lat_percentiles=1.")
     if b.health_reason:
         out.append(f"**Temperature and throttling:** {b.health_reason}; the run went on without "
                    "them.")
@@ -199,10 +221,11 @@ def draw(b: BurstRun, ws: Workspace) -> list[tuple[str, str]]:
                      + ([(r.post.median_MBps, "after the cliff (median)")] if r.post else []),
                      note=note)
     figures = [("Bandwidth per second through the burst", FIG_BW)]
-    if "clat_p99_us" in b.table and b.table.clat_p99_us.notna().any():
-        timeseries_chart(ws.path(FIG_P99), t, list(b.table.clat_p99_us),
-                         ylabel="clat p99 (µs, log scale)", yscale="log",
-                         title="Completion-latency p99 per second (fio's histogram log)",
+    if b.p99_column in b.table and b.table[b.p99_column].notna().any():
+        what = "Completion" if b.p99_latency == "clat" else "Total"
+        timeseries_chart(ws.path(FIG_P99), t, list(b.table[b.p99_column]),
+                         ylabel=f"{b.p99_latency} p99 (µs, log scale)", yscale="log",
+                         title=f"{what}-latency p99 per second (fio's histogram log)",
                          label="p99 per second", events=events[:1])
         figures.append(("Latency p99 per second through the burst", FIG_P99))
     return figures

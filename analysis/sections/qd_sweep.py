@@ -178,6 +178,25 @@ def slo_finding(s: Sweep, slo_us: float) -> str:
         text += f"; {_qd_row(nxt)} exceeds it (p99 {md.num(nxt.lat_p99_us)} µs)"
     else:
         text += "; every depth swept meets it"
+    return text + "." + _p99_not_monotonic(s, slo_us)
+
+
+def _p99_not_monotonic(s: Sweep, slo_us: float) -> str:
+    """A sentence when p99 falls at a deeper queue (by more than fio's bucket), naming the
+    depths that meet the objective again past a miss: they are not counted as within it."""
+    depths, p99 = list(s.rows.outstanding), list(s.rows.lat_p99_us)
+    falls = sweeps.latency_falls(depths, p99)
+    if not falls:
+        return ""
+    text = " p99 is not monotonic in depth: it falls " + ", ".join(
+        f"from {md.num(a)} µs at {s.qd(xa)} to {md.num(b)} µs at {s.qd(xb)}"
+        for xa, xb, a, b in falls)
+    again = sweeps.met_again(depths, p99, slo_us)
+    if again:
+        text += ("; " + " and ".join(f"{s.qd(x)} ({md.num(p)} µs)" for x, p in again)
+                 + " meet the objective again past the first miss; they are not counted as "
+                 "within it, since it does not hold all the way up to them (rerun to tell the "
+                 "drive from noise)")
     return text + "."
 
 
@@ -220,7 +239,9 @@ def recommendation(s: Sweep, slo_us: float) -> str:
     """Latency-sensitive: the deepest queue before the knee that meets the objective.
     Throughput: the shallowest queue giving 90% of the peak (deeper adds < 10% for latency)."""
     below_knee = [d for d in s.rows.outstanding if s.knee is None or d < s.knee.x]
-    candidates = [d for d in below_knee if s.slo_depth is not None and d <= s.slo_depth]
+    # each candidate's own p99 is checked too, not only its place before the objective depth
+    candidates = [d for d in below_knee if s.slo_depth is not None and d <= s.slo_depth
+                  and s.at(d).lat_p99_us <= slo_us]
     if candidates:
         lat_depth = max(candidates)
         r = s.at(lat_depth)

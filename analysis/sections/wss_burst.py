@@ -20,6 +20,7 @@ import pandas as pd
 
 from analysis import markdown as md
 from analysis.cases import Case, load_section, read_manifest
+from analysis.fio_json import time_option_s
 from analysis.fio_logs import find_logs, read_per_second, series_stats
 from analysis.health import THROTTLE_KEYS, UNAVAILABLE, health_delta, health_summary
 from analysis.plots import Panel, Series, bar_chart, line_chart
@@ -85,11 +86,12 @@ def iops_logs(case_dir: Path, rep: int) -> list[Path]:
     return [] if all(p.stat().st_size == 0 for p in logs) else logs
 
 
-def per_second_iops_cv(case_dir: Path, reps: int) -> tuple[float, float]:
+def per_second_iops_cv(case_dir: Path, numbers: tuple[int, ...]) -> tuple[float, float]:
     """The CV of per-second IOPS within each repetition (from its 1 s IOPS log), averaged over
-    the repetitions, and its std: how steady the drive is within a run, not between runs."""
+    the repetitions that loaded (`Case.numbers`: a failed one's logs are still on disk), and its
+    std: how steady the drive is within a run, not between runs."""
     cvs = []
-    for k in range(1, reps + 1):
+    for k in numbers:
         logs = iops_logs(case_dir, k)
         if not logs:
             continue
@@ -107,7 +109,7 @@ def wss_table(table: pd.DataFrame, cases: dict[str, Case], results_dir: Path) ->
     if rows.empty:
         return rows
     rows["wss_bytes"] = [wss_bytes(cases[c]) for c in rows.case]
-    cv = [per_second_iops_cv(results_dir / c, len(cases[c].reps)) for c in rows.case]
+    cv = [per_second_iops_cv(results_dir / c, cases[c].numbers) for c in rows.case]
     rows["iops_per_s_cv"] = [c[0] for c in cv]
     rows["iops_per_s_cv_std"] = [c[1] for c in cv]
     rows.insert(1, "pattern", [md.pattern(r.rw, r.bs) for r in rows.itertuples()])
@@ -157,7 +159,8 @@ def _change(a: float, b: float) -> str:
     return md.signed_pct(pct, 0) if abs(pct) < 1000 else f"×{b / a:.0f}"
 
 
-def draw_wss(df: pd.DataFrame, results_dir: Path, ws: Workspace) -> list[str]:
+def draw_wss(df: pd.DataFrame, cases: dict[str, Case], results_dir: Path,
+             ws: Workspace) -> list[str]:
     sizes = sorted(set(df.wss_bytes))
     axis = {"xscale": "log2", "xticks": sizes, "xticklabels": [md.human_size(s) for s in sizes],
             "xlabel": "working set (log2 scale)"}
@@ -171,14 +174,14 @@ def draw_wss(df: pd.DataFrame, results_dir: Path, ws: Workspace) -> list[str]:
     for pattern, part in df.groupby("pattern", sort=False):
         series = []
         for r in part.itertuples():
-            logs = iops_logs(results_dir / r.case, 1)
+            logs = iops_logs(results_dir / r.case, cases[r.case].numbers[0])
             if logs:
                 per_s = read_per_second(logs).complete()
                 series.append(Series(md.human_size(r.wss_bytes), list(per_s.seconds),
                                      list(per_s.total())))
         time_panels.append(Panel(pattern, "time (s)", "IOPS (per second)", series))
     line_chart(ws.path(FIG_WSS_TIME), time_panels,
-               title="Per-second IOPS over time, first repetition of each working set")
+               title="Per-second IOPS over time, first good repetition of each working set")
     return [FIG_WSS_LATENCY, FIG_WSS_TIME]
 
 
@@ -245,11 +248,33 @@ def fio_bytes_written(cases: dict[str, Case]) -> int:
                if "write" in g.directions)
 
 
+def ramp_bytes_written(cases: dict[str, Case]) -> tuple[float, float]:
+    """(bytes the ramps wrote, estimated; the longest ramp_time in s). fio resets its byte
+    counters when ramp_time ends, but the drive counts the ramp's writes too: left out, they
+    overstate the drive's count against fio's by up to (runtime + ramp) / runtime (1.17x in the
+    standard profile, 1.25x in quick). Each repetition's ramp is counted at its measured write
+    rate (io_bytes / runtime): the same job ran, only fio was not counting yet."""
+    total, longest = 0.0, 0.0
+    for g in (g for c in cases.values() for g in c.reps):
+        ramp_s = time_option_s(g.options.get("ramp_time")) or 0.0
+        write = g.directions.get("write")
+        if ramp_s and write is not None and write.runtime_ms > 0:
+            total += write.io_bytes / write.runtime_ms * ramp_s * 1000
+            longest = max(longest, ramp_s)
+    return total, longest
+
+
 def health_findings(results_dir: Path, cases: dict[str, Case], peak_c: float | None) -> list[str]:
     before, after = results_dir / "health" / "before", results_dir / "health" / "after"
-    written = fio_bytes_written(cases)
-    head = (f"**Health across the section:** fio wrote {md.human_size(written)} "
-            f"({written / 1e9:,.1f} GB) in the measured runs")
+    measured = fio_bytes_written(cases)
+    ramp, ramp_s = ramp_bytes_written(cases)
+    written = measured + ramp
+    head = (f"**Health across the section:** fio wrote {md.human_size(measured)} "
+            f"({measured / 1e9:,.1f} GB) in the measured runs")
+    if ramp:
+        head += (f", and about {ramp / 1e9:,.1f} GB more in the ramps before them (up to "
+                 f"{ramp_s:g} s per repetition, which fio's counters leave out; counted at each "
+                 "repetition's measured rate)")
     if not (before.is_dir() and after.is_dir()):
         return [head + "; no before/after health snapshots were taken."]
     b, a = health_summary(before), health_summary(after)
@@ -261,8 +286,9 @@ def health_findings(results_dir: Path, cases: dict[str, Case], peak_c: float | N
     text = head
     if host:
         text += (f"; the drive counted {host / 1e9:,.1f} GB of host writes "
-                 f"({host / written:.2f}× fio's, which includes the prefill and any other "
-                 "writer on the device)" if written else "")
+                 f"({host / written:.2f}× fio's{', ramps included' if ramp else ''}; the "
+                 "drive's count includes the prefill and any other writer on the device)"
+                 if written else "")
     temps = [t for t in (b.get("temperature_c"), a.get("temperature_c"), peak_c) if t is not None]
     if temps:
         text += f"; temperature {b.get('temperature_c')} → {a.get('temperature_c')} °C"
@@ -293,7 +319,7 @@ def produce(run: SectionRun) -> list[str]:
     wss = wss_table(run.table, cases, run.results_dir)
     if not wss.empty:
         written.append(run.write_table(TABLE_WSS, wss))
-        latency, over_time = draw_wss(wss, run.results_dir, run.ws)
+        latency, over_time = draw_wss(wss, cases, run.results_dir, run.ws)
         blocks += ["### Working set", _wss_markdown(wss),
                    md.image("Latency by working set", run.ws.link(latency)),
                    md.image("Per-second IOPS over time by working set", run.ws.link(over_time))]
