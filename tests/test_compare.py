@@ -285,14 +285,28 @@ def _mean_iops(tree: Path, case: str) -> float:
     return statistics.mean(load_json(p)["jobs"][0][CASES[case]]["iops"] for p in reps)
 
 
+def reads_only(tree: Path, where: Path) -> Path:
+    """A copy of a tree with its read cases only."""
+    shutil.copytree(tree, where)
+    for case, direction in CASES.items():
+        if direction != "read":
+            shutil.rmtree(where / "qd1" / case)
+    return where
+
+
 def test_e2e_faster_b_passes_the_gate(trees, tmp_path):
+    """zram is faster than the file at every read. Not always at writes: zram compresses each
+    incompressible 4 KiB page on the CPU, which on a busy 2-vCPU machine was slower than the
+    virtual disk (128 KiB writes 620 -> 332 MB/s), so the writes are left out of this one."""
     root, slow, fast = trees
+    slow, fast = reads_only(slow, tmp_path / "slow"), reads_only(fast, tmp_path / "fast")
     result = _compare(root, slow, fast, "--out", tmp_path, "--fail-if-worse", "20")
     assert result.returncode == 0, result.stderr
     table = pd.read_csv(tmp_path / "tables" / "compare.csv")
-    assert len(table) == 4 * 4 and set(table.case) == set(CASES)
+    reads = {case for case, direction in CASES.items() if direction == "read"}
+    assert len(table) == 2 * 4 and set(table.case) == reads
     assert set(table.metric) == {"iops_mean", "bw_MBps_mean", "lat_us_mean", "lat_p99_us"}
-    for case in CASES:
+    for case in reads:
         row = table[(table.case == case) & (table.metric == "iops_mean")].iloc[0]
         a, b = _mean_iops(slow, case), _mean_iops(fast, case)
         assert row.a == pytest.approx(a, rel=1e-6) and row.b == pytest.approx(b, rel=1e-6)
