@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from analysis.fio_json import FioOutputError, read_groups
+from analysis.manifest import write_atomically
 
 CEILING_FILE = "host_ceiling.json"
 CALIBRATION_SECONDS = 1
@@ -129,9 +130,7 @@ def calibrate(results_dir: Path, cases: list[str]) -> tuple[dict, list[str]]:
     for case, shape in todo.items():
         doc["cases"][case] = {"shape": shape_text(shape), **measured[shape_text(shape)]}
     doc["measured"] = datetime.now(UTC).isoformat(timespec="seconds")
-    tmp = results_dir / (CEILING_FILE + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, results_dir / CEILING_FILE)
+    write_atomically(results_dir / CEILING_FILE, doc)
     return doc, list(todo)
 
 

@@ -478,14 +478,13 @@ def record_facts(found: list[Sweep], settings: dict, facts: Facts,
                            top.bw_MBps_mean, "MB/s", top.bw_MBps_std)
     for s in found:
         peak = s.at(s.peak_depth)
-        if set(peaks.case) & set(s.rows.case):
-            pass  # its pattern's peak is stated above, over every configuration measured
-        elif "random" in s.pattern:
+        stated = set(peaks.case) & set(s.rows.case)  # above, over every configuration measured
+        if not stated and "random" in s.pattern:
             facts.headline("peak_random_iops", s.pattern,
                            f"{md.num(peak.iops_mean)} IOPS at {s.qd(s.peak_depth)} "
                            f"({md.num(peak.lat_us_mean)} µs mean, p99 {md.num(peak.lat_p99_us)} µs)",
                            peak.iops_mean, "IOPS", peak.iops_std)
-        else:
+        elif not stated:
             facts.headline("peak_seq_MBps", s.pattern,
                            f"{md.num(peak.bw_MBps_mean)} MB/s at {s.qd(s.peak_depth)}",
                            peak.bw_MBps_mean, "MB/s", peak.bw_MBps_std)
