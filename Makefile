@@ -79,9 +79,9 @@ analysis:
 # section setting of the caller's changes the experiment. 15-25 minutes of disk load.
 sample-report:
 	rm -rf results/sample tables/sample figs/sample out/sample
-	$(PYTHON) -m analysis.sample_report --stamp --results results/sample
+	$(PYTHON) -m analysis.report.sample --stamp --results results/sample
 	env -i PATH="$$PATH" HOME="$$HOME" bash report.bash --profile quick --results results/sample
-	$(PYTHON) -m analysis.sample_report --results results/sample --dest docs/sample
+	$(PYTHON) -m analysis.report.sample --results results/sample --dest docs/sample
 
 test: lint
 	$(PYTHON) -m pytest -q tests

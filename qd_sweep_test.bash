@@ -78,7 +78,7 @@ section_plan_note() {
     info "           and depth around the best point so far, until IOPS gain less than 5% (--no-peak: none)"
 }
 
-# The peak search (analysis/peak_search.py): after the sweep, more jobs and depth around the best
+# The peak search (analysis/rules/peak_search.py): after the sweep, more jobs and depth around the best
 # point so far, one round at a time, until IOPS gain less than 5% (bounded by the CPUs).
 section_more_cases() {
     local next name opts added=1

@@ -9,27 +9,27 @@ from __future__ import annotations
 import importlib
 import sys
 
-from analysis.registry import read_sections
+from analysis.core.registry import read_sections
 
 # command -> (module, one-line description); each section of lib/sections.tsv is a command, its
 # module analysis/sections/<id>.py.
 COMMANDS = {
-    "summarize": ("analysis.summarize", "CSV summary of any fio JSON files: summarize FILE..."),
-    "env": ("analysis.environment", "build results/env.json and out/env.txt from raw captures"),
+    "summarize": ("analysis.fio.summarize", "CSV summary of any fio JSON files: summarize FILE..."),
+    "env": ("analysis.device.environment", "build results/env.json and out/env.txt from raw captures"),
     **{s.id: (f"analysis.sections.{s.id}", f"{s.heading}: tables, figures, snippet from results/{s.id}")
        for s in read_sections().values()},
-    "health-log": ("analysis.health_log", "CSV of the health samples taken during a burst"),
-    "compare": ("analysis.compare", "two results trees: compare A B [--fail-if-worse PCT]"),
-    "report": ("analysis.report", "assemble out/report.md from env.txt and section snippets"),
-    "safety": ("analysis.safety", "may this block device be written? exit 0 yes, 3 no"),
-    "manifest": ("analysis.manifest", "write or compare results/<section>/manifest.json"),
-    "fleet": ("analysis.fleet", "fio client/server output: probe FILE; split OUT LABEL=HOST,PORT=FILE"),
-    "hosts": ("analysis.hosts", "a section across fleet hosts: table, figure and snippet"),
-    "history": ("analysis.history", "run history: history add TREE...; history [--device S]"),
-    "serve": ("analysis.runner_service", "pipe helper for the run loop (check-result, safety)"),
-    "peak-next": ("analysis.peak_search", "§5's peak search: the next cases to run, if any"),
-    "host-ceiling": ("analysis.host_ceiling", "fio's null-engine ceiling of each case: DIR CASE..."),
-    "options": ("analysis.registry", "docs/options.md from lib/options.tsv (make docs)"),
+    "health-log": ("analysis.device.health_log", "CSV of the health samples taken during a burst"),
+    "compare": ("analysis.report.compare", "two results trees: compare A B [--fail-if-worse PCT]"),
+    "report": ("analysis.report.build", "assemble out/report.md from env.txt and section snippets"),
+    "safety": ("analysis.device.safety", "may this block device be written? exit 0 yes, 3 no"),
+    "manifest": ("analysis.run.manifest", "write or compare results/<section>/manifest.json"),
+    "fleet": ("analysis.run.fleet", "fio client/server output: probe FILE; split OUT LABEL=HOST,PORT=FILE"),
+    "hosts": ("analysis.report.hosts", "a section across fleet hosts: table, figure and snippet"),
+    "history": ("analysis.history.command", "run history: history add TREE...; history [--device S]"),
+    "serve": ("analysis.run.runner_service", "pipe helper for the run loop (check-result, safety)"),
+    "peak-next": ("analysis.rules.peak_search", "§5's peak search: the next cases to run, if any"),
+    "host-ceiling": ("analysis.run.host_ceiling", "fio's null-engine ceiling of each case: DIR CASE..."),
+    "options": ("analysis.core.registry", "docs/options.md from lib/options.tsv (make docs)"),
 }
 
 

@@ -3,7 +3,7 @@
 #
 # Sourced by env.bash and by the section scripts (health snapshots before/after a run); never run
 # on its own. Bash only gathers the tools' own output - their JSON wherever a tool offers it - into
-# a directory; analysis/environment.py and analysis/health.py turn that directory into
+# a directory; analysis/device/environment.py and analysis/device/health.py turn that directory into
 # results/env.json and out/env.txt. Nothing here parses a tool's text.
 #
 # Usage (after `source lib/collect.bash`):

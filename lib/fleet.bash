@@ -3,7 +3,7 @@
 # Each lab machine runs serve.bash (fio --server, after the safety checks of its own target); with
 # HOSTS=host1,host2 (and --target) or --hosts FILE ('host[:port] target' per line) the section's
 # run loop sends every repetition of a case to all hosts at once with fio --client, splits fio's
-# client output per host (analysis/fleet.py) and keeps each host's results in a results tree of
+# client output per host (analysis/run/fleet.py) and keeps each host's results in a results tree of
 # its own, $RESULTS/hosts/<host>/<section>/..., which the section's analysis reads as it reads any
 # tree. `python -m analysis hosts <section>` then compares the hosts.
 # Sourced by lib/run.bash; never run on its own.

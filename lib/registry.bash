@@ -4,7 +4,7 @@
 #   lib/sections.tsv  the report's sections: number, id, script, make alias, fleet, title
 #   lib/options.tsv   every option of every script: scope, flag, variable, default, check, help
 # From the second come the options' lines of every --help (usage_options), their parsing and
-# checks (parse_options) and the profiles (profile_default). analysis/registry.py reads the same
+# checks (parse_options) and the profiles (profile_default). analysis/core/registry.py reads the same
 # files for the analysis, docs/options.md and the tests.
 # Sourced by lib/common.bash (after TK_ROOT and the checks are defined); never run on its own.
 

@@ -90,7 +90,7 @@ section_writes() {
 # --- jobfiles ---------------------------------------------------------------------------------
 # One [global] base shared by every case of every section, then the case's own options. A fleet
 # host's jobfile (HOST given) names that host's target, has no [global] section (fio's client
-# output merges the hosts' [global] options; see analysis/fleet.py) and starts with the server's
+# output merges the hosts' [global] options; see analysis/run/fleet.py) and starts with the server's
 # check.
 render_jobfile() { # INDEX ENGINE DIRECT [HOST]
     local i=$1 engine=$2 direct=$3 host=${4:-} target=$TARGET_PATH opt
@@ -249,7 +249,7 @@ human_count() { # N: "384 K"
 
 # --- the helper process -----------------------------------------------------------------------
 # One Python process for the whole section answers "is this result good?" and "is writing still
-# safe?" in milliseconds (see analysis/runner_service.py).
+# safe?" in milliseconds (see analysis/run/runner_service.py).
 service_start() {
     coproc TK_SERVICE { tk_python serve; }
 }
@@ -394,7 +394,7 @@ on_exit() {
 }
 
 # run_repetition INDEX REP: one fio run; the result is renamed into place only when it is a good
-# repetition of its case (analysis/repetition.py). A failure is diagnosed (diagnose_fault): a fault
+# repetition of its case (analysis/run/repetition.py). A failure is diagnosed (diagnose_fault): a fault
 # that would fail every later run too stops the run here, anything else is listed and the run
 # goes on.
 run_repetition() {
@@ -430,7 +430,7 @@ run_repetition() {
     PARTIAL=""
 }
 
-# diagnose_fault WHAT TARGET FIO_RC WRITES(0|1): name what went wrong (analysis/faults.py). A fault
+# diagnose_fault WHAT TARGET FIO_RC WRITES(0|1): name what went wrong (analysis/run/faults.py). A fault
 # every later run would meet too (the results folder full, the target gone or read-only) ends the
 # run here with its one line: exit 1, the finished repetitions kept, the same command resumes.
 # Otherwise FAULT_GO is the line for a fault the run goes on after (fio killed), or empty. An
@@ -454,7 +454,7 @@ results_write_failed() {
 }
 
 # A results file that is not a good repetition of its case (cut short, fio's error, no I/O, another
-# case's options: analysis/repetition.py) is set aside as rep<k>.rejected.json, never deleted, so
+# case's options: analysis/run/repetition.py) is set aside as rep<k>.rejected.json, never deleted, so
 # that run_all runs it again. This is how a rerun of the same command redoes what the analysis
 # left out.
 set_aside_bad_repetitions() { # RESULTS_DIR
@@ -538,7 +538,7 @@ run_all() {
     done
 }
 
-# fio's null-engine ceiling of every case's shape (analysis/host_ceiling.py): seconds, no device
+# fio's null-engine ceiling of every case's shape (analysis/run/host_ceiling.py): seconds, no device
 # I/O; cases measured by an earlier run of these results keep their ceiling.
 measure_host_ceiling() {
     tk_python host-ceiling "$RESULTS_DIR" "${CASE_NAMES[@]}" ||

@@ -11,7 +11,7 @@
 # `nvme smart-log DISK -o json`, the one with the thermal-management counters) or "smartctl"
 # (doc is `smartctl -j -a DISK`); rc: the tool's exit code (smartctl's is a bit mask); doc: the
 # JSON as the tool printed it, with its line breaks removed (JSON strings cannot hold one), and
-# missing when the tool printed nothing. analysis/health_log.py turns the file into a CSV; nothing
+# missing when the tool printed nothing. analysis/device/health_log.py turns the file into a CSV; nothing
 # here parses a tool's output.
 #
 # Usage (after `source lib/sampler.bash`):
@@ -75,7 +75,7 @@ _sampler_source() {
 
 # _sampler_reason FIRST TARGET - one line: why FIRST holds no health to sample. Only exit codes
 # and collect.bash's own .err lines are read here; the tools' own words (smartctl's messages in
-# its JSON) are added by analysis/health_log.py from FIRST/smartctl.json.
+# its JSON) are added by analysis/device/health_log.py from FIRST/smartctl.json.
 _sampler_reason() {
     local first=$1 target=$2 disk rc line part
     local -a parts=()

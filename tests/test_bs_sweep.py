@@ -21,9 +21,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis import markdown as md
-from analysis.cases import frame_of_groups, section_frame
-from analysis.fio_json import read_groups
+from analysis.fio.output import read_groups
+from analysis.render import markdown as md
+from analysis.rules.cases import frame_of_groups, section_frame
 from analysis.sections import bs_sweep
 from tests.conftest import REPO, SAMPLES
 from tests.toolkit import TINY, assert_row_is_fios, fio_reps, loop_device, run

@@ -3,7 +3,7 @@
 Every verdict has a case that should find it and one that should not, on bandwidth logs built
 here in fio's own line format (``"1000, 1953125, 1, 0, 0"``: ms, KiB/s, write, block size 0 and
 priority 0 of an averaged row, the time jittered by a few ms as fio's timer does) and read back
-with analysis.fio_logs, with noise from a fixed seed. Then on real fio logs: a write to a loop
+with analysis.fio.logs, with noise from a fixed seed. Then on real fio logs: a write to a loop
 device whose bandwidth the block layer caps (cgroup blkio throttle, a known rate in MiB/s) and
 then cuts to a quarter mid-run, a real cliff at a known time; and a real SATA drive's 10,011 s
 log from the samples.
@@ -24,7 +24,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis.burst import (
+from analysis.fio.logs import find_logs, read_per_second
+from analysis.fio.output import load_document
+from analysis.rules.burst import (
     DEFAULT_CLIFF,
     DEFAULT_STEADY,
     analyse_burst,
@@ -34,8 +36,6 @@ from analysis.burst import (
     steady_state,
     written_GiB,
 )
-from analysis.fio_json import load_document
-from analysis.fio_logs import find_logs, read_per_second
 from tests.conftest import REPO, SAMPLES
 from tests.toolkit import loop_device
 

@@ -20,8 +20,8 @@ import pandas as pd
 import pytest
 import scipy.stats
 
-from analysis import compare
-from analysis.compare import t_two_sided_p, welch
+from analysis.report import compare
+from analysis.report.compare import t_two_sided_p, welch
 from tests.toolkit import load_json, make_copy, run, zram_size
 
 # ------------------------------------------------------------------ the t-test
@@ -274,7 +274,7 @@ def trees():
 
 def _compare(root: Path, *args: str):
     import subprocess
-    return subprocess.run([str(root / ".venv" / "bin" / "python"), "-m", "analysis.compare",
+    return subprocess.run([str(root / ".venv" / "bin" / "python"), "-m", "analysis.report.compare",
                            *map(str, args)], capture_output=True, text=True, cwd=root,
                           check=False, timeout=120)
 

@@ -1,4 +1,4 @@
-"""lib/collect.bash + analysis.environment, live on this machine: a file target on disk and
+"""lib/collect.bash + analysis.device.environment, live on this machine: a file target on disk and
 /dev/zram0, checked against lsblk, findmnt, uname and /proc; then warnings and rendering from
 edited copies of those raw directories."""
 
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis import environment
-from analysis.environment import (
+from analysis.device import environment
+from analysis.device.environment import (
     active_scheduler,
     build_env,
     describe_governors,

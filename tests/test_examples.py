@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.registry import read_options, read_sections
+from analysis.core.registry import read_options, read_sections
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
@@ -460,8 +460,8 @@ def test_gitlab_keeps_artefacts(gitlab):
 
 
 def constant(module: str, name: str) -> str:
-    """A module's string constant, read from its source: importing analysis.report or
-    analysis.compare pulls in the whole package, which these checks do not need."""
+    """A module's string constant, read from its source: importing analysis.report.build or
+    analysis.report.compare pulls in the whole package, which these checks do not need."""
     tree = ast.parse((REPO / module).read_text())
     for node in tree.body:
         if (isinstance(node, ast.Assign) and len(node.targets) == 1
@@ -471,18 +471,18 @@ def constant(module: str, name: str) -> str:
 
 
 def test_paths_read_are_the_toolkits():
-    from analysis.workspace import Workspace
+    from analysis.core.workspace import Workspace
 
     text = GHA.read_text() + GITLAB.read_text()
     ws = Workspace.of(REPO, REPO / "results" / "run-1")
-    assert ws.show(constant("analysis/report.py", "REPORT_MD")) == "out/run-1/report.md"
+    assert ws.show(constant("analysis/report/build.py", "REPORT_MD")) == "out/run-1/report.md"
     assert "out/$RUN/report.md" in GHA.read_text()
-    assert f"results/$RUN/{constant('analysis/report.py', 'STATUS_FILE')}" in text
-    assert constant("analysis/compare.py", "SNIPPET") == "out/compare.md"
+    assert f"results/$RUN/{constant('analysis/report/build.py', 'STATUS_FILE')}" in text
+    assert constant("analysis/report/compare.py", "SNIPPET") == "out/compare.md"
     assert "out/compare.md" in text
     # headings the GitHub summary cuts the report and the comparison at
-    assert "## Anomalies and limitations" in (REPO / "analysis/report.py").read_text()
-    compare_source = (REPO / "analysis/compare.py").read_text()
+    assert "## Anomalies and limitations" in (REPO / "analysis/report/build.py").read_text()
+    compare_source = (REPO / "analysis/report/compare.py").read_text()
     assert "### All comparisons" in compare_source and "### Findings" in compare_source
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis import exceedance
-from analysis.stats import merge_bins, percentiles_from_bins
+from analysis.core.stats import merge_bins, percentiles_from_bins
+from analysis.render import exceedance
 
 
 def read_back(csv_path: Path, curve: str, p: float) -> float:

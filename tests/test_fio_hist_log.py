@@ -9,8 +9,8 @@ from itertools import pairwise
 
 import pytest
 
-from analysis.fio_hist_log import HistLogError, percentile_series, read_hist_log
-from analysis.stats import merge_bins, percentiles_from_bins
+from analysis.core.stats import merge_bins, percentiles_from_bins
+from analysis.fio.hist_log import HistLogError, percentile_series, read_hist_log
 
 
 @pytest.fixture(scope="module")

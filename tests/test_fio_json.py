@@ -1,4 +1,4 @@
-"""analysis.fio_json against real fio output: every committed sample (tests/fixtures/fio-samples), and fio runs made here."""
+"""analysis.fio.output against real fio output: every committed sample (tests/fixtures/fio-samples), and fio runs made here."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.fio_json import (
+from analysis.fio.output import (
     FioOutputError,
     load_document,
     parse_groups,

@@ -27,8 +27,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis.fio_json import load_document
-from analysis.fio_logs import (
+from analysis.fio.logs import (
     FioLogError,
     find_logs,
     latency_unit,
@@ -39,6 +38,7 @@ from analysis.fio_logs import (
     read_per_second,
     series_stats,
 )
+from analysis.fio.output import load_document
 from tests.conftest import SAMPLES, _supports_direct
 from tests.toolkit import fio_workdir
 

@@ -22,8 +22,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis import fleet
-from analysis.fio_json import FioOutputError
+from analysis.fio.output import FioOutputError
+from analysis.run import fleet
 from tests.toolkit import (
     TINY,
     assert_row_is_fios,

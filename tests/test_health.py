@@ -1,4 +1,4 @@
-"""analysis.health against recorded smartctl / nvme-cli JSON of real drives (tests/fixtures/health,
+"""analysis.device.health against recorded smartctl / nvme-cli JSON of real drives (tests/fixtures/health,
 see SOURCES.md there): every parsed value must equal the tool's own field."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.health import (
+from analysis.device.health import (
     NVME_DATA_UNIT_BYTES,
     SUMMARY_KEYS,
     health_delta,

@@ -1,4 +1,4 @@
-"""lib/sampler.bash (health samples during a long run) and analysis/health_log.py (their CSV).
+"""lib/sampler.bash (health samples during a long run) and analysis/device/health_log.py (their CSV).
 
 The parsing tests build samples.jsonl with the sampler's own bash (`_sampler_append`) from the
 recorded real tool outputs in tests/fixtures/health (see SOURCES.md there). The sampler runs for
@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis.health import THROTTLE_KEYS, UNAVAILABLE, health_summary
-from analysis.health_log import (
+from analysis.device.health import THROTTLE_KEYS, UNAVAILABLE, health_summary
+from analysis.device.health_log import (
     counter_moves,
     events,
     main,
@@ -222,7 +222,7 @@ def check_unavailable(raw: Path, device: str, result: subprocess.CompletedProces
     assert reason.startswith(f"{device}: smartctl -j -a could not open or identify it (exit ")
     assert "unavailable on this device" in result.stderr and "the run goes on" in result.stderr
     assert not (raw / "samples.jsonl").exists()
-    # The first attempt agrees, read by analysis.health from the tool's own JSON.
+    # The first attempt agrees, read by analysis.device.health from the tool's own JSON.
     first = health_summary(raw / "first")
     assert first["device"] == device and first["available"] is False
     table = samples_table(raw)

@@ -21,10 +21,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.history_db import SCHEMA_VERSION, HistoryError, open_store
-from analysis.history_view import devices, render
-from analysis.trends import build_series, find_steps
-from analysis.workspace import Workspace
+from analysis.core.workspace import Workspace
+from analysis.history.db import SCHEMA_VERSION, HistoryError, open_store
+from analysis.history.trends import build_series, find_steps
+from analysis.history.view import devices, render
 from tests.test_exceedance import read_back
 from tests.toolkit import TINY, free_port, make_copy, run, script_env, wait_listening
 

@@ -21,8 +21,9 @@ import lz4.block
 import pandas as pd
 import pytest
 
-from analysis import host_ceiling, peak_search
-from analysis.cases import section_frame
+from analysis.rules import peak_search
+from analysis.rules.cases import section_frame
+from analysis.run import host_ceiling
 from tests.toolkit import TINY, load_json, run, zram_size
 
 QUICK = ["--profile", "quick", "--runtime", "1", "--ramp", "0", "--repeat", "2", "--size", "64M"]

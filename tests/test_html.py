@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt
 import pytest
 from PIL import Image
 
-from analysis.html import inline, render, write_html
+from analysis.render.html import inline, render, write_html
 from tests.browser import check_in_browser, find_chromium
 
 

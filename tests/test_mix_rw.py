@@ -22,9 +22,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis import markdown as md
-from analysis.cases import frame_of_groups
-from analysis.fio_json import read_groups
+from analysis.fio.output import read_groups
+from analysis.render import markdown as md
+from analysis.rules.cases import frame_of_groups
 from analysis.sections import mix_rw
 from tests.conftest import SAMPLES
 from tests.toolkit import REPO, TINY, assert_row_is_fios, load_json, loop_device, run

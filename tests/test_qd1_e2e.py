@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis import markdown as md
+from analysis.render import markdown as md
 from tests.toolkit import (
     TINY,
     assert_row_is_fios,

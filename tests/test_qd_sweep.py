@@ -20,10 +20,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis import markdown as md
-from analysis import sweeps
-from analysis.cases import frame_of_groups
-from analysis.fio_json import read_groups
+from analysis.fio.output import read_groups
+from analysis.render import markdown as md
+from analysis.rules import sweeps
+from analysis.rules.cases import frame_of_groups
 from analysis.sections.qd_sweep import DEFAULTS, analyse, findings, knee_finding, recommendation
 from tests.conftest import SAMPLES
 from tests.toolkit import assert_row_is_fios, fio_reps, loop_device, run

@@ -14,8 +14,8 @@ import subprocess
 
 import pytest
 
-from analysis import registry
 from analysis.__main__ import COMMANDS
+from analysis.core import registry
 from tests.toolkit import REPO, SETTINGS, script_env
 
 SECTIONS = registry.read_sections()

@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from analysis import faults, repetition
-from analysis.manifest import case_options, planned_repeats
+from analysis.run import faults, repetition
+from analysis.run.manifest import case_options, planned_repeats
 from tests.conftest import REPO, SAMPLES
 
 # A real fio 3.x json+ run: rw=randread bs=4k iodepth=01 numjobs=01 ioengine=libaio direct=1,

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from analysis import facts
-from analysis.facts import Facts
-from analysis.report import SectionState, Status, anomalies, read_status
-from analysis.workspace import Workspace
+from analysis.core.workspace import Workspace
+from analysis.report.build import SectionState, Status, anomalies, read_status
+from analysis.sections import facts
+from analysis.sections.facts import Facts
 
 SMART_LOG = Path(__file__).parent / "fixtures" / "health" / "nvme-smart-log-v1.json"
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis import markdown as md
+from analysis.render import markdown as md
 from tests.browser import check_in_browser, find_chromium
 from tests.toolkit import SETTINGS
 

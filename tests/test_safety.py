@@ -97,6 +97,6 @@ def test_safety_module_refuses_the_root_disk():
                                  capture_output=True, text=True, check=False).stdout.strip()
     if not root_source.startswith("/dev/"):
         pytest.skip(f"/ is on {root_source!r}, not a block device")
-    from analysis.safety import Refusal, check_write
+    from analysis.device.safety import Refusal, check_write
     with pytest.raises(Refusal, match="holds /, the running system"):
         check_write(root_source, root_source)

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from analysis.sample_report import SampleError, relink, stamp, write_sample
-from analysis.workspace import Workspace
+from analysis.core.workspace import Workspace
+from analysis.report.sample import SampleError, relink, stamp, write_sample
 
 ENV = {"kernel": "Linux 6.1.0 #1 SMP x86_64 GNU/Linux", "fio_version": "fio-3.33",
        "collected_at": "2026-11-23T10:48:11Z",

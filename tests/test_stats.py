@@ -1,4 +1,4 @@
-"""analysis.stats: repetition statistics and fio's percentile algorithm on real histograms."""
+"""analysis.core.stats: repetition statistics and fio's percentile algorithm on real histograms."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from analysis.fio_json import read_groups
-from analysis.stats import (
+from analysis.core.stats import (
     STANDARD_PCTS,
     bucket_width_ns,
     change,
@@ -18,6 +17,7 @@ from analysis.stats import (
     plat_idx_to_val,
     rep_stats,
 )
+from analysis.fio.output import read_groups
 from tests.conftest import RUNS, SAMPLES, need
 
 STACKHPC = sorted((SAMPLES / "stackhpc__stackhpc-io-tools").rglob("*.json"))

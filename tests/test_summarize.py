@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from analysis.summarize import COLUMNS, main
+from analysis.fio.summarize import COLUMNS, main
 from tests.conftest import SAMPLES, need
 
 VS = SAMPLES / "vsalvaggio__Advanced-Computer-Systems-Projects/Project3/results"

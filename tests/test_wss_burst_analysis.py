@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis.cases import Case, load_section, section_frame
-from analysis.fio_json import read_groups
-from analysis.fio_logs import find_logs, read_per_second, series_stats
+from analysis.fio.logs import find_logs, read_per_second, series_stats
+from analysis.fio.output import read_groups
+from analysis.rules.cases import Case, load_section, section_frame
 from analysis.sections import burst_part
 from analysis.sections.wss_burst import fio_bytes_written, health_findings, wss_table
 from tests.conftest import _supports_direct, need

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.fio_logs import find_logs, read_per_second, series_stats
+from analysis.fio.logs import find_logs, read_per_second, series_stats
 from tests.toolkit import load_json, loop_device, run, sha256_of
 
 QUICK = ["--profile", "quick", "--runtime", "3", "--ramp", "0", "--repeat", "2", "--size", "64M"]

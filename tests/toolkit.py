@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.registry import read_sections, settings
+from analysis.core.registry import read_sections, settings
 
 REPO = Path(__file__).resolve().parents[1]
 COPIED = ["env.bash", "report.bash", "serve.bash", "Makefile", "lib", "analysis", "requirements.txt",

@@ -1,10 +1,10 @@
 """The report's sections in order: results/<id>, `python -m analysis <id>`, its script, and the
 snippet out/section_<number>_<id>.md. One module per section sits beside this file; the list
-itself is lib/sections.tsv (analysis/registry.py), which the Makefile and the scripts read too."""
+itself is lib/sections.tsv (analysis/core/registry.py), which the Makefile and the scripts read too."""
 
 from __future__ import annotations
 
-from analysis.registry import SectionInfo, read_sections
+from analysis.core.registry import SectionInfo, read_sections
 
 __all__ = ["SECTIONS", "SectionInfo", "snippet_path"]
 

@@ -14,12 +14,14 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from analysis import markdown as md
-from analysis import sweeps
-from analysis.cases import case_rows
-from analysis.facts import Facts
-from analysis.plots import COLORS, Highlight, Panel, Series, line_chart
-from analysis.section import (
+from analysis.core.stats import change
+from analysis.core.workspace import Workspace
+from analysis.render import markdown as md
+from analysis.render.plots import COLORS, Highlight, Panel, Series, line_chart
+from analysis.rules import sweeps
+from analysis.rules.cases import case_rows
+from analysis.sections import SECTIONS, snippet_path
+from analysis.sections.common import (
     SectionRun,
     clat_note,
     host_finding,
@@ -29,9 +31,7 @@ from analysis.section import (
     stability_finding,
     standard_note,
 )
-from analysis.sections import SECTIONS, snippet_path
-from analysis.stats import change
-from analysis.workspace import Workspace
+from analysis.sections.facts import Facts
 
 SECTION = "bs_sweep"
 TABLE = "tables/bs_sweep.csv"

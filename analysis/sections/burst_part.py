@@ -1,8 +1,8 @@
-"""§6, burst -> steady state: one long write, logged per second, judged by analysis.burst.
+"""§6, burst -> steady state: one long write, logged per second, judged by analysis.rules.burst.
 
 The run's own logs give bandwidth, IOPS and mean latency per second (fio's 1 s averaged logs) and
 a p99 per second (its histogram log: completion latency, `clat_p99_us`, or total latency,
-`lat_p99_us`, from fio <= 3.17, see analysis.fio_hist_log); the health samples taken while it ran
+`lat_p99_us`, from fio <= 3.17, see analysis.fio.hist_log); the health samples taken while it ran
 give the temperature and the throttle counters on the same time axis (t = 0 when fio started).
 The steady-state rounds are chosen from the run's configured runtime, not from the seconds
 logged: fio does not log the second that closes as the job exits.
@@ -17,17 +17,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis import burst as rules
-from analysis import markdown as md
-from analysis.cases import Case
-from analysis.facts import Facts
-from analysis.fio_hist_log import logged_latency, percentile_series, read_hist_log
-from analysis.fio_json import JobGroup, time_option_s
-from analysis.fio_logs import find_logs, latency_unit, read_per_second
-from analysis.health_log import counter_moves, samples_table
-from analysis.health_log import events as health_events
-from analysis.plots import Event, Series, Span, timeseries_chart
-from analysis.workspace import Workspace
+from analysis.core.workspace import Workspace
+from analysis.device.health_log import counter_moves, samples_table
+from analysis.device.health_log import events as health_events
+from analysis.fio.hist_log import logged_latency, percentile_series, read_hist_log
+from analysis.fio.logs import find_logs, latency_unit, read_per_second
+from analysis.fio.output import JobGroup, time_option_s
+from analysis.render import markdown as md
+from analysis.render.plots import Event, Series, Span, timeseries_chart
+from analysis.rules import burst as rules
+from analysis.rules.cases import Case
+from analysis.sections.facts import Facts
 
 TABLE = "tables/wss_burst_burst.csv"
 FIG_BW = "figs/wss_burst_burst_bw.png"

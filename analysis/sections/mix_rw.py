@@ -14,10 +14,13 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from analysis import exceedance
-from analysis import markdown as md
-from analysis.plots import BarSet, Panel, Series, grouped_bars, line_chart
-from analysis.section import (
+from analysis.core.stats import Change, change
+from analysis.core.workspace import Workspace
+from analysis.render import exceedance
+from analysis.render import markdown as md
+from analysis.render.plots import BarSet, Panel, Series, grouped_bars, line_chart
+from analysis.sections import SECTIONS, snippet_path
+from analysis.sections.common import (
     SectionRun,
     clat_note,
     host_finding,
@@ -26,9 +29,6 @@ from analysis.section import (
     stability_finding,
     standard_note,
 )
-from analysis.sections import SECTIONS, snippet_path
-from analysis.stats import Change, change
-from analysis.workspace import Workspace
 
 SECTION = "mix_rw"
 TABLE = "tables/mix_rw.csv"

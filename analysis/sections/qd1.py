@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analysis import exceedance
-from analysis import markdown as md
-from analysis.facts import Facts
-from analysis.plots import bar_chart
-from analysis.section import (
+from analysis.core.workspace import Workspace
+from analysis.render import exceedance
+from analysis.render import markdown as md
+from analysis.render.plots import bar_chart
+from analysis.sections import SECTIONS, snippet_path
+from analysis.sections.common import (
     SectionRun,
     clat_note,
     host_finding,
@@ -22,8 +23,7 @@ from analysis.section import (
     stability_finding,
     standard_note,
 )
-from analysis.sections import SECTIONS, snippet_path
-from analysis.workspace import Workspace
+from analysis.sections.facts import Facts
 
 SECTION = "qd1"
 TABLE = "tables/qd1_baseline.csv"

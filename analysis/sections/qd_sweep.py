@@ -13,12 +13,14 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from analysis import exceedance, peak_search, sweeps
-from analysis import markdown as md
-from analysis.cases import case_rows
-from analysis.facts import Facts
-from analysis.plots import BarSet, Highlight, Panel, Series, grouped_bars, line_chart
-from analysis.section import (
+from analysis.core.workspace import Workspace
+from analysis.render import exceedance
+from analysis.render import markdown as md
+from analysis.render.plots import BarSet, Highlight, Panel, Series, grouped_bars, line_chart
+from analysis.rules import peak_search, sweeps
+from analysis.rules.cases import case_rows
+from analysis.sections import SECTIONS, snippet_path
+from analysis.sections.common import (
     SectionRun,
     clat_note,
     host_finding,
@@ -28,8 +30,7 @@ from analysis.section import (
     standard_note,
     stored_settings,
 )
-from analysis.sections import SECTIONS, snippet_path
-from analysis.workspace import Workspace
+from analysis.sections.facts import Facts
 
 SECTION = "qd_sweep"
 TABLE = "tables/qd_sweep.csv"

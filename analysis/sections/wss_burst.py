@@ -18,13 +18,16 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis import markdown as md
-from analysis.cases import Case, load_section, read_manifest
-from analysis.fio_json import time_option_s
-from analysis.fio_logs import find_logs, read_per_second, series_stats
-from analysis.health import THROTTLE_KEYS, UNAVAILABLE, health_delta, health_summary
-from analysis.plots import Panel, Series, bar_chart, line_chart
-from analysis.section import (
+from analysis.core.stats import change, rep_stats
+from analysis.core.workspace import Workspace
+from analysis.device.health import THROTTLE_KEYS, UNAVAILABLE, health_delta, health_summary
+from analysis.fio.logs import find_logs, read_per_second, series_stats
+from analysis.fio.output import time_option_s
+from analysis.render import markdown as md
+from analysis.render.plots import Panel, Series, bar_chart, line_chart
+from analysis.rules.cases import Case, load_section, read_manifest
+from analysis.sections import SECTIONS, burst_part, snippet_path
+from analysis.sections.common import (
     SectionRun,
     clat_note,
     host_finding,
@@ -33,9 +36,6 @@ from analysis.section import (
     stability_finding,
     standard_note,
 )
-from analysis.sections import SECTIONS, burst_part, snippet_path
-from analysis.stats import change, rep_stats
-from analysis.workspace import Workspace
 
 SECTION = "wss_burst"
 SNIPPET = snippet_path(SECTION)

@@ -1,0 +1,108 @@
+"""Markdown pieces every section snippet shares: number formatting, tables, the setup line."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from analysis.device.health import health_summary
+
+
+def num(value: float, digits: int | None = None) -> str:
+    """A number as a reader wants it: thousands separators, precision by magnitude."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if digits is None:
+        digits = 0 if abs(value) >= 100 else 1 if abs(value) >= 10 else 2
+    return f"{value:,.{digits}f}"
+
+
+def signed_pct(value: float, digits: int | None = None) -> str:
+    """A change in percent, the way every snippet writes one: '+12%', '−41%' (a real minus
+    sign), one decimal under 10% unless DIGITS says otherwise, '±0%' when it rounds to nothing."""
+    if value is None or math.isnan(value):
+        return "–"
+    if digits is None:
+        digits = 1 if abs(value) < 10 else 0
+    text = f"{abs(value):.{digits}f}%"
+    if float(text[:-1]) == 0:
+        return "±0%"
+    return ("+" if value > 0 else "−") + text
+
+
+def pm(mean: float, std: float) -> str:
+    """mean ± std with the std's precision matched to the mean's."""
+    if std is None or math.isnan(std):
+        return num(mean)
+    digits = 0 if abs(mean) >= 100 else 1 if abs(mean) >= 10 else 2
+    return f"{num(mean, digits)} ± {num(std, digits)}"
+
+
+def table(header: list[str], rows: list[list[str]], align: list[str] | None = None) -> str:
+    align = align or ["l"] + ["r"] * (len(header) - 1)
+    rule = ["---:" if a == "r" else "---" for a in align]
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(rule) + " |"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def bs_label(bs) -> str:
+    if isinstance(bs, int):
+        if bs % (1 << 20) == 0:
+            return f"{bs >> 20} MiB"
+        if bs % 1024 == 0:
+            return f"{bs >> 10} KiB"
+        return f"{bs} B"
+    return str(bs)
+
+
+def human_size(n: float) -> str:
+    """Bytes as a reader wants them: '256 MiB', '8 GiB', '1.5 GiB' (powers of 1024)."""
+    for unit, shift in (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift:
+            value = n / (1 << shift)
+            return f"{value:.0f} {unit}" if value == int(value) else f"{value:.1f} {unit}"
+    return f"{int(n)} B"
+
+
+def image(alt: str, link: str) -> str:
+    return f"![{alt}]({link})"
+
+
+def link_from_out(relpath: str) -> str:
+    """A derived file of the default results tree (figs/x.png) as linked from out/. A named tree
+    links through its workspace (`Workspace.link`)."""
+    return f"../{relpath}"
+
+
+def pattern(rw: str, bs) -> str:
+    """'4 KiB random read', '128 KiB sequential write', '4 KiB random read/write'."""
+    kind = "random" if rw.startswith("rand") else "sequential"
+    op = {"read": "read", "write": "write", "rw": "read/write", "readwrite": "read/write",
+          "trim": "trim"}[rw.removeprefix("rand")]
+    return f"{bs_label(bs)} {kind} {op}"
+
+
+def device_model(tree: Path, results_dir: Path) -> str:
+    """The model of the device under the target: env.json if §1 ran into the results tree,
+    else the health snapshot."""
+    env_path = tree / "env.json"
+    target = json.loads(env_path.read_text()).get("target") or {} if env_path.exists() else {}
+    snapshot = results_dir / "health" / "before"
+    health = health_summary(snapshot) if snapshot.is_dir() else {}
+    model = target.get("model") or health.get("model")
+    if model:
+        return str(model)
+    device = target.get("device") or health.get("device")
+    return f"{device} (model not reported)" if device else "model not reported"
+
+
+def setup_line(manifest: dict, model: str) -> str:
+    runs = (f"{manifest.get('runtime', '?')} s after {manifest.get('ramp', '?')} s ramp, "
+            f"{manifest.get('repeat', '?')} repetitions")
+    direct = "direct I/O" if str(manifest.get("direct", "1")) == "1" else "BUFFERED I/O"
+    return (f"Device: {model} · target `{manifest.get('target', '?')}` "
+            f"({manifest.get('target_kind', '?')}) · profile {manifest.get('profile', '?')} "
+            f"({runs}) · engine {manifest.get('engine_note') or manifest.get('engine', '?')}, "
+            f"{direct}")

@@ -1,0 +1,272 @@
+"""out/report.md and out/report.html: the whole report of one results tree.
+
+In order: the title (device, date); §1 environment; the methodology, from each section's
+manifest; every section's snippet (a section that did not run says why); "Anomalies and
+limitations", from the data (each section's tables/<section>_facts.json, the manifests, §1's
+warnings and the report run's status file); the conclusion with the headline numbers. Then a
+one-screen summary on the terminal.
+
+The status file (<results>/report_status.tsv: section, exit code or 'skipped', start time in
+epoch seconds, last error line) is written by report.bash, which runs the sections; without it a
+section with no results is "not run".
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from analysis.core import workspace
+from analysis.core.workspace import Workspace
+from analysis.history.command import report_section as history_section
+from analysis.render import html
+from analysis.render import markdown as md
+from analysis.report.hosts import host_trees
+from analysis.rules.cases import read_manifest
+from analysis.sections import SECTIONS, snippet_path
+from analysis.sections import facts as facts_file
+from analysis.sections.facts import HEADLINE_KINDS, Facts
+
+STATUS_FILE = "report_status.tsv"
+REPORT_MD = "out/report.md"
+REPORT_HTML = "out/report.html"
+METHOD = (
+    "Every number comes from fio's own JSON (json+) of real runs against the target. Each case "
+    "runs the given seconds after a ramp that is not measured, and is repeated; tables give the "
+    "mean ± sample standard deviation over the repetitions, and a point whose coefficient of "
+    "variation (CV) is above 5% is marked ⚠. Percentiles are of the pooled repetitions, from "
+    "fio's latency histogram bins; latency is total (submission + completion); MB/s = 10^6 "
+    "bytes/s. Reads run on a region written once with random data beforehand (prefill), so the "
+    "drive returns real data, not unmapped zeros. Runs use O_DIRECT (direct I/O) unless the "
+    "table says buffered.")
+EXIT_MEANING = {1: "failed", 2: "refused its input", 3: "refused for safety",
+                130: "interrupted"}
+
+
+@dataclass(frozen=True)
+class Status:
+    exit: int | None  # None: skipped (not chosen with --sections)
+    started: float  # epoch seconds when the report run reached the section
+    message: str  # the script's last error line, or why it was skipped
+
+
+@dataclass
+class SectionState:
+    section: str
+    manifest: dict  # {} when the section never ran into this tree
+    snippet: str | None  # the snippet's text, if the analysis wrote one
+    snippet_time: float  # its mtime (epoch seconds), 0 without one
+    facts: Facts
+    status: Status | None  # from the last report run, if any
+
+    @property
+    def info(self):
+        return SECTIONS[self.section]
+
+    def problem(self) -> str | None:
+        """Why the section is missing or incomplete, or None when it ran cleanly."""
+        status = self.status
+        if status is not None and status.exit != 0:
+            text = (f"skipped ({status.message})" if status.exit is None else
+                    f"{EXIT_MEANING.get(status.exit, 'failed')} (exit {status.exit})"
+                    + (f": {status.message}" if status.message else ""))
+            # A snippet older than this run's attempt is an earlier run's: say so.
+            if self.snippet is not None and self.snippet_time < status.started:
+                text += "; the section shown is from an earlier run into this results tree"
+            return text
+        if self.snippet is None:
+            return ("not run" if not self.manifest else
+                    "has results but no snippet; run 'make analysis'")
+        return None
+
+
+def read_status(results: Path) -> dict[str, Status]:
+    path = results / STATUS_FILE
+    out = {}
+    if path.is_file():
+        for line in path.read_text().splitlines():
+            section, code, started, message = (line.split("\t", 3) + ["", "", ""])[:4]
+            if code != "skipped" and not code.isdigit():
+                continue
+            out[section] = Status(None if code == "skipped" else int(code),
+                                  float(started or 0), message.strip())
+    return out
+
+
+def section_manifest(results: Path, section: str) -> dict:
+    """The section's manifest; for a fleet run, its first host's, with the hosts as target."""
+    folder = results / section
+    if (folder / "manifest.json").is_file():
+        return read_manifest(folder)
+    trees = host_trees(results, section)
+    if not trees:
+        return {}
+    return {**read_manifest(trees[0] / section), "target_kind": "fleet",
+            "target": f"{len(trees)} hosts: " + ", ".join(t.name for t in trees)}
+
+
+def gather(ws: Workspace) -> tuple[list[SectionState], dict[str, Status]]:
+    status = read_status(ws.results)
+    states = []
+    for section in SECTIONS:
+        manifest = section_manifest(ws.results, section)
+        snippet = ws.path(snippet_path(section))
+        facts = ws.path(f"tables/{section}_facts.json")
+        found = snippet.is_file()
+        states.append(SectionState(
+            section, manifest, snippet.read_text().rstrip() if found else None,
+            snippet.stat().st_mtime if found else 0.0,
+            facts_file.read(facts) if facts.is_file() and snippet.is_file() else Facts(),
+            status.get(section)))
+    return states, status
+
+
+# --- the parts ----------------------------------------------------------------------------------
+def title(env: dict) -> str:
+    target = env.get("target") or {}
+    device = target.get("model") or target.get("device") or ""
+    date = datetime.now(UTC).strftime("%Y-%m-%d")
+    return f"# SSD performance report{': ' + device if device else ''} ({date})"
+
+
+def methodology(states: list[SectionState]) -> list[str]:
+    ran = [s for s in states if s.manifest]
+    if not ran:
+        return []
+    rows = []
+    for s in ran:
+        m = s.manifest
+        direct = "direct" if str(m.get("direct", "1")) == "1" else "**buffered**"
+        region = md.human_size(int(m["region_bytes"])) if m.get("region_bytes") else m.get("size")
+        rows.append([s.info.heading, m.get("profile", "?"),
+                     f"{m.get('runtime', '?')} s + {m.get('ramp', '?')} s ramp",
+                     str(m.get("repeat", "?")), m.get("engine", "?"), direct,
+                     f"`{m.get('target', '?')}` ({m.get('target_kind', '?')})", str(region)])
+    table = md.table(["section", "profile", "runtime", "reps", "engine", "I/O", "target",
+                      "region"], rows, ["l", "l", "r", "r", "l", "l", "l", "r"])
+    return ["## Methodology", "",
+            METHOD, "", table, ""]
+
+
+def anomalies(states: list[SectionState], env: dict, env_status: Status | None) -> list[str]:
+    """Bullets: per section what its data flagged, then what limits the whole report."""
+    out = []
+    if env_status is not None and env_status.exit:
+        out.append(f"**§1 Environment:** env.bash failed (exit {env_status.exit})"
+                   + (f": {env_status.message}" if env_status.message else "")
+                   + "; the environment above may be from an earlier run or missing.")
+    for s in states:
+        problem = s.problem()
+        if problem:
+            out.append(f"**{s.info.heading}:** {problem}.")
+        out += [f"**{s.info.heading}:** {a.text}" for a in s.facts.anomalies]
+    ran = [s for s in states if s.manifest]
+    files = sorted({s.manifest.get("target") for s in ran if s.manifest.get("target_kind") == "file"})
+    if files:
+        out.append(f"**File target** ({', '.join(f'`{f}`' for f in files)}): the numbers include "
+                   "the filesystem (allocation, metadata, journal) and whatever the storage "
+                   "under it does; they describe that stack, not a drive. Give a block device "
+                   "(--target /dev/...) to measure a drive.")
+    for key, what in (("target", "targets"), ("profile", "profiles")):
+        groups: dict[str, list[str]] = {}
+        for s in ran:
+            groups.setdefault(str(s.manifest.get(key)), []).append(f"§{s.info.number}")
+        if len(groups) > 1:
+            out.append(f"**Mixed {what}:** the sections ran with different {what} ("
+                       + "; ".join(f"{v}: {', '.join(n)}" for v, n in groups.items())
+                       + "): numbers from different sections do not describe the same setup.")
+    buffered = [s.info.heading for s in ran if str(s.manifest.get("direct", "1")) != "1"]
+    if buffered:
+        out.append(f"**Buffered I/O** in {', '.join(buffered)}: O_DIRECT was refused, so reads "
+                   "may come from the page cache and writes land there first; these numbers "
+                   "overstate the drive.")
+    out += [f"**Environment:** {w}" for w in env.get("warnings", [])]
+    return ["## Anomalies and limitations", ""] + (
+        [f"- {line}" for line in out] if out else ["- None found in the data."]) + [""]
+
+
+def headlines(states: list[SectionState]) -> dict[str, list[tuple[str, str]]]:
+    """kind -> [(what it was measured on, with the section), the number as text]."""
+    out: dict[str, list[tuple[str, str]]] = {kind: [] for kind in HEADLINE_KINDS}
+    for s in states:
+        for h in s.facts.headlines:
+            out[h.kind].append((f"{h.label} (§{s.info.number})", h.text))
+    return out
+
+
+def conclusion(states: list[SectionState]) -> list[str]:
+    rows = []
+    for kind, found in headlines(states).items():
+        if not found:
+            rows.append([HEADLINE_KINDS[kind], "–", "not measured"])
+        for i, (label, text) in enumerate(found):
+            rows.append([HEADLINE_KINDS[kind] if i == 0 else "", label, text])
+    problems = [s.info.heading for s in states if s.problem()]
+    close = ("Every section ran; see each section's findings for what the numbers mean."
+             if not problems else
+             f"Incomplete: {', '.join(problems)} did not run cleanly (see Anomalies and "
+             "limitations); the numbers above are from the sections that did.")
+    return ["## Conclusion", "", md.table(["headline", "measured on", "result"], rows,
+                                          ["l", "l", "l"]), "",
+            close, ""]
+
+
+def assemble(ws: Workspace) -> tuple[str, list[SectionState]]:
+    states, status = gather(ws)
+    env_path = ws.results / "env.json"
+    env = json.loads(env_path.read_text()) if env_path.is_file() else {}
+    parts = [title(env), ""]
+    env_txt = ws.path("out/env.txt")
+    if env_txt.is_file():
+        parts += ["## §1 Environment", "", "```", env_txt.read_text().rstrip(), "```", ""]
+    parts += methodology(states)
+    for s in states:
+        if s.snippet is not None:
+            parts += [s.snippet, ""]
+        else:
+            parts += [f"## {s.info.heading}", "", f"Not in this report: {s.problem()}.", ""]
+    parts += history_section(ws)
+    parts += anomalies(states, env, status.get("env")) + conclusion(states)
+    return "\n".join(parts), states
+
+
+# --- the terminal summary -----------------------------------------------------------------------
+def summary(ws: Workspace, states: list[SectionState], missing_figures: list[str]) -> str:
+    lines = [f"report: {ws.show(REPORT_MD)} and {ws.show(REPORT_HTML)}"]
+    if missing_figures:
+        lines.append(f"  {len(missing_figures)} figure(s) missing from the HTML: "
+                     + ", ".join(missing_figures))
+    lines.append("sections: " + " · ".join(
+        f"§{s.info.number} " + ("ok" if not s.problem() else s.problem().split(":")[0])
+        for s in states))
+    for kind, found in headlines(states).items():
+        for label, text in found[:2]:
+            lines.append(f"  {HEADLINE_KINDS[kind]:<36.36} {label}: {text}")
+    count = sum(len(s.facts.anomalies) + bool(s.problem()) for s in states)
+    lines.append(f"anomalies and limitations: {count} from the sections, listed in the report "
+                 "with the target's and the environment's")
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m analysis report", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    workspace.add_arguments(parser)
+    ws = Workspace.from_args(parser.parse_args(argv))
+    text, states = assemble(ws)
+    env_txt = ws.path("out/env.txt")
+    if not env_txt.is_file() and all(s.snippet is None for s in states):
+        print(f"report: nothing to assemble for {ws.results}: no env.txt and no section "
+              "snippet; run 'make report' (or env.bash and a section script) first",
+              file=sys.stderr)
+        return 2
+    out = ws.path(REPORT_MD)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+    missing = html.write_html(out, ws.path(REPORT_HTML))
+    print(summary(ws, states, missing))
+    return 0

@@ -1,0 +1,215 @@
+"""A section across a fleet's hosts: `python -m analysis hosts SECTION [--root R] [--results T]`.
+
+A fleet run (HOSTS= or --hosts) keeps each host's results in a tree of its own,
+T/hosts/<host>/<section>/, which the section's own analysis reads like any tree (its tables,
+figures and snippet go to tables/, figs/ and out/ under hosts/<host>). This module puts the hosts
+side by side:
+
+- tables/<section>_hosts.csv: the section's summary rows of every host, with a `host` column;
+- figs/<section>_hosts.png: IOPS per case, one bar per host, ± std over the repetitions;
+- the section's snippet of the tree T (out/section_<n>_<id>.md, which `make report` collects):
+  per case the fastest and the slowest host, the spread between them and the worst p99, the
+  hosts that dropped out (from dropped.txt, written by the run loop) and links to each host's
+  own snippet;
+- tables/<section>_facts.json: each host's headlines and anomalies, named with the host, and the
+  dropouts, for the report's conclusion and anomalies.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.core import workspace
+from analysis.core.workspace import Workspace
+from analysis.render import markdown as md
+from analysis.render.plots import BarSet, grouped_bars
+from analysis.rules.cases import UNSTABLE_CV, read_manifest, section_frame
+from analysis.sections import SECTIONS, snippet_path
+from analysis.sections import facts as facts_file
+from analysis.sections.facts import Facts
+
+LOG_SCALE_RATIO = 20  # bars spanning more than this ratio are drawn on a log axis
+
+
+def host_trees(fleet: Path, section: str) -> list[Path]:
+    """The hosts' trees that hold results of the section, by name."""
+    hosts = fleet / "hosts"
+    return sorted(p for p in hosts.iterdir() if (p / section / "manifest.json").exists()) \
+        if hosts.is_dir() else []
+
+
+def case_label(row, directions_per_case: dict[str, int]) -> str:
+    return row.case if directions_per_case[row.case] == 1 else f"{row.case} ({row.direction})"
+
+
+def fleet_table(trees: list[Path], section: str) -> pd.DataFrame:
+    frames = []
+    for tree in trees:
+        df = section_frame(tree / section, SECTIONS[section].always)
+        if not df.empty:
+            df.insert(0, "host", tree.name)
+            frames.append(df)
+    if not frames:
+        return pd.DataFrame()
+    table = pd.concat(frames, ignore_index=True)
+    per_case = table.groupby("case")["direction"].nunique().to_dict()
+    table.insert(1, "label", [case_label(r, per_case) for r in table.itertuples()])
+    return table
+
+
+def spread_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """Per case: the fastest and slowest host by mean IOPS, the spread (1 - slowest/fastest) and
+    the host with the worst p99."""
+    rows = []
+    for label, group in table.groupby("label", sort=False):
+        group = group.dropna(subset=["iops_mean"])
+        if group.empty:
+            continue
+        fast = group.loc[group.iops_mean.idxmax()]
+        slow = group.loc[group.iops_mean.idxmin()]
+        worst = group.loc[group.lat_p99_us.idxmax()] if group.lat_p99_us.notna().any() else None
+        rows.append({
+            "label": label,
+            "hosts": len(group),
+            "fastest": fast.host, "fastest_iops": fast.iops_mean,
+            "slowest": slow.host, "slowest_iops": slow.iops_mean,
+            "spread_pct": (1 - slow.iops_mean / fast.iops_mean) * 100 if fast.iops_mean else float("nan"),
+            "worst_p99_host": worst.host if worst is not None else "",
+            "worst_p99_us": worst.lat_p99_us if worst is not None else float("nan"),
+        })
+    return pd.DataFrame(rows)
+
+
+def dropouts(trees: list[Path], section: str) -> dict[str, str]:
+    out = {}
+    for tree in trees:
+        note = tree / section / "dropped.txt"
+        if note.exists():
+            out[tree.name] = note.read_text().strip()
+    return out
+
+
+def draw(ws: Workspace, section: str, table: pd.DataFrame) -> str:
+    labels = list(dict.fromkeys(table.label))
+    sets = []
+    for host, rows in table.groupby("host", sort=True):
+        by_label = rows.set_index("label")
+        sets.append(BarSet(host, [by_label.iops_mean.get(lb, float("nan")) for lb in labels],
+                           [by_label.iops_std.get(lb, float("nan")) for lb in labels]))
+    values = table.iops_mean.dropna()
+    scale = "log" if len(values) and values.min() > 0 and values.max() / values.min() > LOG_SCALE_RATIO else "linear"
+    rel = f"figs/{section}_hosts.png"
+    path = ws.path(rel)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    grouped_bars(path, labels, sets, ylabel="IOPS", yscale=scale,
+                 title=f"{SECTIONS[section].heading}: IOPS per host (mean ± std)")
+    return rel
+
+
+def findings(spread: pd.DataFrame, dropped: dict[str, str], hosts: int) -> list[str]:
+    out = []
+    if len(spread) and spread.spread_pct.notna().any():
+        widest = spread.loc[spread.spread_pct.idxmax()]
+        out.append(f"**Widest spread:** {widest.label}: {widest.slowest} is "
+                   f"{widest.spread_pct:.0f}% below {widest.fastest} "
+                   f"({md.num(widest.slowest_iops)} vs {md.num(widest.fastest_iops)} IOPS).")
+        slowest = spread.slowest.value_counts()
+        host, times = slowest.index[0], int(slowest.iloc[0])
+        out.append(f"**Slowest host:** {host} is the slowest in {times} of {len(spread)} cases.")
+    for host, why in dropped.items():
+        out.append(f"**{host} dropped out:** {why}. Its finished repetitions are kept; rerun the "
+                   "same command to run what is missing.")
+    if not out:
+        out.append(f"{hosts} host(s), nothing to compare yet.")
+    return out
+
+
+def snippet(ws: Workspace, section: str, trees: list[Path], table: pd.DataFrame,
+            spread: pd.DataFrame, dropped: dict[str, str], figure: str) -> str:
+    info = SECTIONS[section]
+    manifest = read_manifest(trees[0] / section)
+    hosts = ", ".join(f"`{read_manifest(t / section).get('target', t.name)}`" for t in trees)
+    setup = (f"Hosts: {len(trees)} ({hosts}) · profile {manifest.get('profile', '?')} "
+             f"({manifest.get('runtime', '?')} s after {manifest.get('ramp', '?')} s ramp, "
+             f"{manifest.get('repeat', '?')} repetitions) · engine {manifest.get('engine', '?')}"
+             " · each case ran on all hosts at once (fio client/server)")
+    rows = [[r.label, str(r.hosts), f"{r.fastest} ({md.num(r.fastest_iops)})",
+             f"{r.slowest} ({md.num(r.slowest_iops)})", f"{r.spread_pct:.1f}%",
+             f"{r.worst_p99_host} ({md.num(r.worst_p99_us)})"] for r in spread.itertuples()]
+    unstable = table[table.iops_cv > UNSTABLE_CV] if "iops_cv" in table else table.iloc[0:0]
+    links = []
+    for tree in trees:
+        host_ws = Workspace.of(ws.root, tree)
+        target = host_ws.path(snippet_path(section))
+        if target.exists():
+            links.append(f"[{tree.name}]({Path(os.path.relpath(target, ws.out)).as_posix()})")
+    parts = [f"## {info.heading} across hosts", "", setup, "",
+             md.table(["Case", "Hosts", "Fastest (IOPS)", "Slowest (IOPS)", "Spread",
+                       "Worst p99 (µs)"], rows, ["l", "r", "l", "l", "r", "l"]), "",
+             "Spread = 1 - slowest/fastest mean IOPS. Per-host tables with ± std: "
+             f"`{ws.show(f'tables/{section}_hosts.csv')}`"
+             + (f"; each host's own section: {', '.join(links)}." if links else "."), ""]
+    if len(unstable):
+        parts += [f"⚠ {len(unstable)} host/case point(s) have a CV above {UNSTABLE_CV:.0%}: "
+                  + ", ".join(f"{r.host} {r.label}" for r in unstable.itertuples()), ""]
+    parts += [md.image(f"{info.heading}: IOPS per host", ws.link(figure)), ""]
+    parts += ["### Findings", ""] + [f"- {f}" for f in findings(spread, dropped, len(trees))]
+    return "\n".join(parts) + "\n"
+
+
+def host_facts(ws: Workspace, trees: list[Path], section: str) -> Facts:
+    """Each host's headlines and anomalies (from its own analysis), named with the host."""
+    out = Facts()
+    for tree in trees:
+        path = Workspace.of(ws.root, tree).path(f"tables/{section}_facts.json")
+        if not path.is_file():
+            continue
+        facts = facts_file.read(path)
+        for h in facts.headlines:
+            out.headline(h.kind, f"{h.label} on {tree.name}", h.text, h.value, h.unit)
+        for a in facts.anomalies:
+            out.anomaly(a.kind, f"{tree.name}: {a.text}")
+    return out
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m analysis hosts",
+                                     description="Compare a section's results across the hosts of a fleet run.")
+    parser.add_argument("section", choices=list(SECTIONS))
+    workspace.add_arguments(parser)
+    args = parser.parse_args(argv)
+    ws = Workspace.from_args(args)
+    trees = host_trees(ws.results, args.section)
+    table = fleet_table(trees, args.section)
+    if table.empty:
+        print(f"hosts: no host in {ws.results / 'hosts'} has finished repetitions of "
+              f"{args.section}; run the section with HOSTS= first", file=sys.stderr)
+        return 2
+    dropped = dropouts(trees, args.section)
+    spread = spread_rows(table)
+    written = []
+    for rel, df in ((f"tables/{args.section}_hosts.csv", table),):
+        path = ws.path(rel)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        df.to_csv(path, index=False, float_format="%.10g")
+        written.append(ws.show(rel))
+    figure = draw(ws, args.section, table)
+    written.append(ws.show(figure))
+    text = snippet(ws, args.section, trees, table, spread, dropped, figure)
+    ws.path(snippet_path(args.section)).parent.mkdir(parents=True, exist_ok=True)
+    ws.path(snippet_path(args.section)).write_text(text)
+    written.append(ws.show(snippet_path(args.section)))
+    facts = host_facts(ws, trees, args.section)
+    for host, why in dropped.items():
+        facts.anomaly("host_dropped", f"{SECTIONS[args.section].heading}: host {host} dropped out ({why}).")
+    facts_path = f"tables/{args.section}_facts.json"
+    facts_file.write(ws.path(facts_path), args.section, facts)
+    written.append(ws.show(facts_path))
+    print(text)
+    print(f"wrote {', '.join(written)}")
+    return 0

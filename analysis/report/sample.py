@@ -1,0 +1,146 @@
+"""docs/sample/: the committed sample report, copied out of a real run's results tree.
+
+`make sample-report` first records the git revision in the dedicated tree results/sample
+(`--stamp`), runs `report.bash --profile quick` into that tree on the default target, then calls
+this module again, which copies out/sample/report.md to docs/sample/report.md with a line saying
+what it was run on (the run's own env.json and the recorded revision), and copies every figure
+the report links into docs/sample/figs/, rewriting the links so they resolve from docs/sample/.
+Only the report and its figures are copied: raw results stay out of git.
+
+Command: python -m analysis.report.sample [--stamp] [--results results/sample] [--dest docs/sample]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from analysis.core.workspace import Workspace
+from analysis.render.markdown import human_size
+from analysis.report.build import REPORT_MD
+
+ROOT = Path(__file__).resolve().parents[2]
+FIGS = "figs"  # the figures' folder under the destination
+REVISION = "revision.txt"  # in the results tree: the git revision the sample was measured at
+# A markdown link or image whose target is a relative path: ](path) or ](path "title").
+LINK = re.compile(r"\]\((?!https?:|mailto:|#)([^)\s]+)((?:\s+\"[^\"]*\")?)\)")
+
+
+class SampleError(Exception):
+    """The run's report cannot be turned into the sample; str() says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Sample:
+    text: str  # the report with its links rewritten and the provenance line on top
+    figures: dict[Path, str]  # source file -> its path under the destination
+
+
+def relink(report: str, report_dir: Path, figs_dir: Path) -> Sample:
+    """Every relative link of the report must be a file under figs_dir (the tree's figures):
+    it becomes figs/<its path under figs_dir>. Any other relative link would break once the
+    report is copied, so it is an error rather than a silently dead link."""
+    figures: dict[Path, str] = {}
+
+    def rewrite(m: re.Match) -> str:
+        source = (report_dir / m.group(1)).resolve()
+        if not source.is_relative_to(figs_dir.resolve()) or not source.is_file():
+            raise SampleError(f"the report links {m.group(1)}, which is not a figure of this "
+                              f"run under {figs_dir}; the sample can carry only its figures")
+        figures[source] = f"{FIGS}/{source.relative_to(figs_dir.resolve()).as_posix()}"
+        return f"]({figures[source]}{m.group(2)})"
+
+    return Sample(LINK.sub(rewrite, report), figures)
+
+
+def provenance(env: dict, revision: str) -> str:
+    """One paragraph: what the sample was run on, from the run's own §1 (env.json)."""
+    cpu = env.get("cpu") or {}
+    target = env.get("target") or {}
+    mount = target.get("mounted") or {}
+    memory = env.get("memory_bytes")
+    path = Path(target.get("path") or "tmp/target.img")
+    shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+    # §1 runs before the first section creates the default file, so it may call it "missing".
+    kind = target.get("type") if target.get("type") not in (None, "missing") else "file"
+    where = f" on {mount['fstype']}, {mount.get('source')}" if mount.get("fstype") else ""
+    machine = ", ".join(str(p) for p in (
+        cpu.get("model"), cpu.get("logical_cpus") and f"{cpu['logical_cpus']} CPUs",
+        memory and f"{human_size(memory)} RAM", env.get("distribution")) if p)
+    return (f"> **Sample report**, made by `make sample-report`: `make report PROFILE=quick` on "
+            f"the default target `{shown}` (a {kind}{where}), started "
+            f"{env.get('collected_at') or 'at an unrecorded time'} at git revision `{revision}`. "
+            f"Machine: {machine or 'unknown'}, a virtual machine shared with other work while it "
+            f"ran; kernel {env.get('kernel') or 'unknown'}; {env.get('fio_version') or 'fio'}. "
+            f"A file on a virtual disk measures the filesystem, the host and its neighbours as "
+            f"much as any drive (hence the unstable points): the sample shows what a report looks "
+            f"like, not how fast an SSD is. §1 below has the full environment.\n\n")
+
+
+def git_revision(root: Path) -> str:
+    """The commit checked out, with '-dirty' when the work tree differs from it."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    try:
+        rev = git("rev-parse", "--short=12", "HEAD")
+        return rev + ("-dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise SampleError(f"cannot read the git revision of {root}: {e}") from None
+
+
+def stamp(results: Path, revision: str) -> Path:
+    """Record the revision about to be measured, in the (new) results tree."""
+    results.mkdir(parents=True, exist_ok=True)
+    (results / REVISION).write_text(revision + "\n")
+    return results / REVISION
+
+
+def write_sample(ws: Workspace, dest: Path) -> list[Path]:
+    """Replace dest/report.md and dest/figs/ with the tree's report; returns the files written."""
+    report, env_json, rev = ws.path(REPORT_MD), ws.results / "env.json", ws.results / REVISION
+    for needed in (report, env_json, rev):
+        if not needed.is_file():
+            raise SampleError(f"{needed} is missing; run 'make sample-report', which makes it")
+    sample = relink(report.read_text(), report.parent, ws.path("figs/x").parent)
+    env = json.loads(env_json.read_text())
+    shutil.rmtree(dest / FIGS, ignore_errors=True)  # figures of an earlier sample must not linger
+    written = []
+    for source, rel in sample.figures.items():
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, dest / rel)
+        written.append(dest / rel)
+    (dest / "report.md").write_text(provenance(env, rev.read_text().strip()) + sample.text)
+    return [dest / "report.md", *written]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m analysis.report.sample", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--results", type=Path, default=ROOT / "results" / "sample",
+                        help="the sample run's results tree (default results/sample)")
+    parser.add_argument("--dest", type=Path, default=ROOT / "docs" / "sample",
+                        help="where the sample goes (default docs/sample)")
+    parser.add_argument("--stamp", action="store_true",
+                        help="before the run: record the git revision in the results tree")
+    args = parser.parse_args(argv)
+    try:
+        if args.stamp:
+            print(f"wrote {stamp(args.results, git_revision(ROOT))}")
+            return 0
+        written = write_sample(Workspace.of(ROOT, args.results), args.dest)
+    except SampleError as e:
+        print(f"sample_report: {e}", file=sys.stderr)
+        return 1
+    print(f"wrote {written[0]} and {len(written) - 1} figures")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

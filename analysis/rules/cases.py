@@ -1,0 +1,271 @@
+"""A section's results as one summary row per case and direction, over the repetitions.
+
+results/<section>/<case>/rep<k>.json are fio json+ outputs of the same job. Each metric gets
+mean, sample std, n and CV over the repetitions; percentiles come from the repetitions' merged
+json+ histogram bins (exact to fio's bin resolution), never from averaging percentiles.
+Parameters (rw, bs, iodepth, numjobs) are read from the JSON's own job options. A file that is not
+a good repetition of its case (analysis.run.repetition: unreadable, an error, no I/O, or the job options
+of another case) is left out, and named: read_section keeps the reasons.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.core.stats import (
+    PCT_COLUMNS,
+    STANDARD_PCTS,
+    merge_bins,
+    percentiles_from_bins,
+    rep_stats,
+)
+from analysis.fio.output import Direction, JobGroup
+from analysis.run import repetition
+from analysis.run.host_ceiling import is_host_bound, read_ceilings
+
+# A point whose CV over repetitions is above this is marked unstable in tables and text.
+UNSTABLE_CV = 0.05
+
+# What the host allowed (analysis.run.host_ceiling): fio's CPU time per job (% of one CPU), the
+# null-engine IOPS of the case's shape, and whether the point measured the host, not the drive.
+HOST_COLUMNS = ["cpu_usr_pct", "cpu_sys_pct", "host_ceiling_iops", "host_bound"]
+
+# The columns of docs/outputs.md, in order; `read_pct` is the read share of the job (100 for a pure
+# read pattern, 0 for a pure write, rwmixread for a mix). Each percentile also gets the sample std
+# of the repetitions' own percentiles (`lat_p99_us_std`): the error bar of a pooled percentile.
+CASE_COLUMNS = ["case", "rw", "bs", "iodepth", "numjobs", "engine", "read_pct", "direction", "n"]
+PCT_STD_COLUMNS = {p: col + "_std" for p, col in PCT_COLUMNS.items()}
+METRIC_COLUMNS = ["iops_mean", "iops_std", "iops_cv", "bw_MBps_mean", "bw_MBps_std",
+                  "lat_us_mean", "lat_us_std", *PCT_COLUMNS.values(), *PCT_STD_COLUMNS.values(),
+                  "unstable", "pct_source", "little_product", *HOST_COLUMNS]
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """A repetition file the analysis did not count, and why (analysis.run.repetition)."""
+
+    path: Path
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    reps: list[JobGroup]  # one job group per good repetition, in repetition order
+    left_out: list[LeftOut] = field(default_factory=list)  # files that are not good repetitions
+    # k of each rep<k>.json in reps: the prefix of its logs (rep<k>_iops.1.log). A failed
+    # repetition's logs stay on disk beside rep<k>.failed.json, so logs are found from these.
+    # Empty for job groups read elsewhere (frame_of_groups), which have no logs.
+    numbers: tuple[int, ...] = ()
+
+
+def rep_files(case_dir: Path) -> list[Path]:
+    """rep<k>.json in repetition order; rep<k>.failed.json (kept for post-mortems) never counts."""
+    reps = [p for p in case_dir.glob("rep*.json") if p.stem.removeprefix("rep").isdigit()]
+    return sorted(reps, key=lambda p: int(p.stem.removeprefix("rep")))
+
+
+def load_case(case_dir: Path, expected: dict[str, str] | None = None) -> Case:
+    """Every good repetition of a case; `expected` holds the job options its manifest gives it
+    (analysis.run.repetition.expected_options), None to check only that each file is a good run."""
+    reps, left_out, numbers = [], [], []
+    for path in rep_files(case_dir):
+        try:
+            reps.append(repetition.check(path, expected))
+        except repetition.BadRepetition as e:
+            left_out.append(LeftOut(path, str(e)))
+            continue
+        numbers.append(int(path.stem.removeprefix("rep")))
+    return Case(case_dir.name, reps, left_out, tuple(numbers))
+
+
+def read_section(results_dir: Path) -> list[Case]:
+    """Every case folder holding repetition files, in the manifest's case order, each checked
+    against the manifest; a case whose files are all left out is there with no reps. A hidden
+    folder (.prefill of a fleet run) is the toolkit's own, never a case."""
+    manifest = read_manifest(results_dir)
+    order = (manifest.get("cases") or "").split()
+    dirs = {p.name: p for p in Path(results_dir).iterdir()
+            if p.is_dir() and not p.name.startswith(".") and rep_files(p)}
+    names = [n for n in order if n in dirs] + sorted(set(dirs) - set(order))
+    return [load_case(dirs[n], repetition.expected_options(manifest, n)) for n in names]
+
+
+def load_section(results_dir: Path) -> list[Case]:
+    """The cases of read_section that kept at least one good repetition."""
+    return [c for c in read_section(results_dir) if c.reps]
+
+
+def report_left_out(cases: list[Case], prog: str) -> None:
+    """Name every file left out on stderr, with its path and reason: none goes in silence."""
+    for case in cases:
+        for bad in case.left_out:
+            print(f"{prog}: left out {bad}", file=sys.stderr)
+
+
+def combined(directions: list[Direction]) -> dict:
+    """Read + write of one repetition as one stream: IOPS and bytes add, latency is N-weighted."""
+    samples = sum(d.lat_samples for d in directions)
+    return {
+        "iops": sum(d.iops for d in directions),
+        "bw_bytes": sum(d.bw_bytes for d in directions),
+        "lat_mean_ns": sum(d.lat_mean_ns * d.lat_samples for d in directions) / samples
+        if samples else math.nan,
+    }
+
+
+def rep_percentiles(directions: list[Direction]) -> dict:
+    """One repetition's percentiles (ns): fio's own for one direction, from merged bins for all."""
+    if len(directions) == 1:
+        return directions[0].percentiles_ns
+    if directions and all(d.bins for d in directions):
+        return percentiles_from_bins(merge_bins([d.bins for d in directions]), STANDARD_PCTS)
+    return {}
+
+
+def percentile_columns(directions_per_rep: list[list[Direction]]) -> tuple[dict, str]:
+    """Percentiles of the pooled repetitions from merged bins; fio's own numbers for one run.
+    Beside each, the sample std of the repetitions' own percentiles (their spread)."""
+    flat = [d for ds in directions_per_rep for d in ds]
+    source = flat[0].pct_source if flat else ""
+    if flat and all(d.bins for d in flat):
+        pcts = percentiles_from_bins(merge_bins([d.bins for d in flat]), STANDARD_PCTS)
+    elif len(directions_per_rep) == 1:
+        pcts = rep_percentiles(directions_per_rep[0])
+    else:
+        pcts = {}  # several runs without json+ bins cannot be pooled honestly
+    cols = {col: pcts[p] / 1000 if p in pcts else math.nan for p, col in PCT_COLUMNS.items()}
+    per_rep = [rep_percentiles(ds) for ds in directions_per_rep]
+    for p, col in PCT_STD_COLUMNS.items():
+        cols[col] = rep_stats([r[p] / 1000 if p in r else math.nan for r in per_rep])["std"]
+    return cols, source
+
+
+def read_share(rw: str, rwmixread: int | None) -> int:
+    """% of the I/Os that are reads: what fio does for the pattern (rwmixread defaults to 50)."""
+    if rw in ("read", "randread"):
+        return 100
+    if rw in ("write", "randwrite", "trim", "randtrim"):
+        return 0
+    return 50 if rwmixread is None else int(rwmixread)
+
+
+def empty_direction_row(case: Case, direction: str) -> dict:
+    """A direction the job never issued (writes of a 100% read mix): zero I/O, no latency."""
+    row = summarize_direction(case, "total")
+    row.update({col: math.nan for col in METRIC_COLUMNS if col not in ("unstable", "pct_source")})
+    row.update(direction=direction, iops_mean=0.0, iops_std=0.0, bw_MBps_mean=0.0,
+               bw_MBps_std=0.0, unstable=False, pct_source="")
+    return row
+
+
+def summarize_direction(case: Case, direction: str) -> dict:
+    """One summary row: `direction` is read, write, trim, or total (all directions pooled)."""
+    per_rep = [list(g.directions.values()) if direction == "total"
+               else [g.directions[direction]] for g in case.reps
+               if direction == "total" or direction in g.directions]
+    points = [combined(ds) for ds in per_rep]
+    iops = rep_stats([p["iops"] for p in points])
+    bw = rep_stats([p["bw_bytes"] / 1e6 for p in points])
+    lat = rep_stats([p["lat_mean_ns"] / 1000 for p in points])
+    pcts, source = percentile_columns(per_rep)
+    first = case.reps[0]
+    # Little's Law, L = X x W: IOPS x mean latency / I/Os kept in flight is 1.0 when the queue
+    # never runs dry. Taken per repetition, then averaged: the product of the means is biased
+    # upwards when repetitions differ (a fast run's IOPS times a slow run's latency).
+    outstanding = (first.iodepth or 1) * (first.numjobs or 1)
+    little = rep_stats([p["iops"] * p["lat_mean_ns"] / 1e9 / outstanding for p in points])
+    unstable = any(s["cv"] > UNSTABLE_CV for s in (iops, bw, lat) if not math.isnan(s["cv"]))
+    return {
+        "case": case.name, "rw": first.rw, "bs": first.bs, "iodepth": first.iodepth,
+        "numjobs": first.numjobs or 1, "engine": first.options.get("ioengine", ""),
+        "read_pct": read_share(first.rw, first.rwmixread),
+        "direction": direction, "n": iops["n"],
+        "iops_mean": iops["mean"], "iops_std": iops["std"], "iops_cv": iops["cv"],
+        "bw_MBps_mean": bw["mean"], "bw_MBps_std": bw["std"],
+        "lat_us_mean": lat["mean"], "lat_us_std": lat["std"],
+        **pcts, "unstable": unstable, "pct_source": source, "little_product": little["mean"],
+        "cpu_usr_pct": rep_stats([g.usr_cpu_pct for g in case.reps])["mean"],
+        "cpu_sys_pct": rep_stats([g.sys_cpu_pct for g in case.reps])["mean"],
+        "host_ceiling_iops": math.nan, "host_bound": False,
+    }
+
+
+def summary_rows(case: Case, always: tuple[str, ...] = ()) -> list[dict]:
+    """A row per direction that did I/O; a mixed case also gets a `total` row. Directions in
+    `always` get a row even without I/O (zero IOPS), and then `total` does too."""
+    directions = list(dict.fromkeys(d for g in case.reps for d in g.directions))
+    rows = {d: summarize_direction(case, d) for d in directions}
+    for d in always:
+        if d != "total" and d not in rows:
+            rows[d] = empty_direction_row(case, d)
+    order = [d for d in always if d != "total"] + [d for d in directions if d not in always]
+    out = [rows[d] for d in order]
+    if len(directions) > 1 or always:
+        out.append(summarize_direction(case, "total"))
+    return out
+
+
+def case_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """The row that stands for each case: its only direction, or `total` for a mixed job."""
+    counts = table.groupby("case").direction.transform("count")
+    return table[(counts == 1) | (table.direction == "total")]
+
+
+def frame_of_cases(cases: list[Case], always: tuple[str, ...] = (),
+                   ceilings: dict | None = None) -> pd.DataFrame:
+    """The summary rows of the cases that kept a good repetition, in their order; `ceilings`
+    (a section's host_ceiling.json) marks the host-bound ones."""
+    rows = [row for case in cases if case.reps for row in summary_rows(case, always)]
+    return mark_host_bound(pd.DataFrame(rows, columns=CASE_COLUMNS + METRIC_COLUMNS),
+                           ceilings or {})
+
+
+def mark_host_bound(table: pd.DataFrame, ceilings: dict) -> pd.DataFrame:
+    """Fill host_ceiling_iops and host_bound from a section's host_ceiling.json. A case is
+    judged on all its I/O (its total row, or its only one); each of its rows carries the mark."""
+    cases = ceilings.get("cases", {})
+    if table.empty or not cases:
+        return table
+    table = table.copy()
+    for row in case_rows(table).itertuples():
+        ceiling = cases.get(row.case, {}).get("iops", math.nan)
+        bound = is_host_bound(row.iops_mean, ceiling, row.cpu_usr_pct, row.cpu_sys_pct,
+                              int(row.numjobs), int(ceilings.get("cpus", 0)))
+        table.loc[table.case == row.case, ["host_ceiling_iops", "host_bound"]] = [ceiling, bound]
+    table["host_bound"] = table.host_bound.astype(bool)
+    return table
+
+
+def section_frame(results_dir: Path, always: tuple[str, ...] = (),
+                  prog: str = "analysis") -> pd.DataFrame:
+    """The summary rows of every case of a section, in the manifest's case order; the files
+    left out are named on stderr."""
+    cases = read_section(results_dir)
+    report_left_out(cases, prog)
+    return frame_of_cases(cases, always, read_ceilings(results_dir))
+
+
+def frame_of_groups(groups: list[JobGroup], always: tuple[str, ...] = ()) -> pd.DataFrame:
+    """Summary rows of job groups read elsewhere (one repetition each, named by job name): how
+    fio output from other tools, or the fio-samples, enters a section's analysis."""
+    names = [g.jobname for g in groups]
+    # Several files often share one job name ("random-io"): number them to keep cases apart.
+    names = [f"{n} #{i + 1}" if names.count(n) > 1 else n for i, n in enumerate(names)]
+    rows = [row for name, g in zip(names, groups)
+            for row in summary_rows(Case(name, [g]), always)]
+    return pd.DataFrame(rows, columns=CASE_COLUMNS + METRIC_COLUMNS)
+
+
+def read_manifest(results_dir: Path) -> dict:
+    path = Path(results_dir) / "manifest.json"
+    return json.loads(path.read_text()) if path.exists() else {}

@@ -1,0 +1,97 @@
+"""A long-lived helper for the bash run loop, spoken to over a pipe (bash `coproc`).
+
+Every repetition needs questions answered that bash cannot answer well: "is this fio JSON a good
+repetition of its case?" (analysis.run.repetition), before a write "is writing to this device still
+safe?", and after a failure "what went wrong?" (analysis.run.faults).
+Starting Python for each costs about 65 ms on the lab machines, which alone would exceed the
+per-repetition overhead budget (fio itself costs ~0.29 s of the 0.35 s). One process started per
+section answers each question in a few milliseconds.
+
+Protocol: one request per line, fields separated by tabs; one reply line per request:
+    check-result<TAB>PATH[<TAB>MANIFEST<TAB>CASE]      -> ok | bad<TAB>reason
+    safety<TAB>DEVICE<TAB>DESTROY                      -> ok | refused<TAB>reason
+    diagnose<TAB>TARGET<TAB>RESULTS_DIR<TAB>FIO_RC<TAB>WRITES(0|1)
+                                                       -> stop|go|<TAB>message
+    probe-cost<TAB>PATH              -> ok<TAB>IOPS<TAB>mean latency ns | bad<TAB>reason
+    manifest-value<TAB>PATH<TAB>KEY  -> ok<TAB>value | none
+The process exits at end of input. It ignores SIGINT: Ctrl-C in the terminal reaches the whole
+process group, and the script, not this helper, decides what happens then.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from pathlib import Path
+
+from analysis.device.safety import Refusal, check_write
+from analysis.fio.output import FioOutputError, read_groups
+from analysis.run import faults, repetition
+
+
+def check_result(path: str, manifest: str = "", case: str = "") -> str:
+    """A repetition is kept only when it is a good repetition of its case (analysis.run.repetition);
+    with the section's manifest and the case's name its job options are checked too."""
+    expected = None
+    if manifest and Path(manifest).exists():
+        expected = repetition.expected_options(json.loads(Path(manifest).read_text()), case)
+    try:
+        repetition.check(path, expected)
+    except repetition.BadRepetition as e:
+        return f"bad\t{e}"
+    return "ok"
+
+
+def diagnose(target: str, results_dir: str, fio_rc: str, writes: str) -> str:
+    action, message = faults.diagnose(target, results_dir, int(fio_rc or 0), writes == "1")
+    return f"{action}\t{message}"
+
+
+def probe_cost(path: str) -> str:
+    """An engine probe's result as whole numbers bash can compare."""
+    try:
+        (group, *_) = read_groups(path)
+    except (FioOutputError, OSError) as e:
+        return f"bad\t{e}"
+    d = next(iter(group.directions.values()))
+    return f"ok\t{round(d.iops)}\t{round(d.lat_mean_ns)}"
+
+
+def manifest_value(path: str, key: str) -> str:
+    try:
+        value = json.loads(Path(path).read_text()).get(key)
+    except (OSError, ValueError):
+        value = None
+    return "none" if value in (None, "") else f"ok\t{value}"
+
+
+def safety(device: str, destroy: str) -> str:
+    try:
+        check_write(device, destroy)
+    except Refusal as e:
+        return f"refused\t{e}"
+    return "ok"
+
+
+def answer(line: str) -> str:
+    fields = line.rstrip("\n").split("\t")
+    if fields[0] == "check-result" and len(fields) in (2, 4):
+        return check_result(*fields[1:])
+    if fields[0] == "diagnose" and len(fields) == 5:
+        return diagnose(*fields[1:])
+    if fields[0] == "safety" and len(fields) == 3:
+        return safety(fields[1], fields[2])
+    if fields[0] == "probe-cost" and len(fields) == 2:
+        return probe_cost(fields[1])
+    if fields[0] == "manifest-value" and len(fields) == 3:
+        return manifest_value(fields[1], fields[2])
+    return f"bad\tunknown request {fields[0]!r}"
+
+
+def main(argv: list[str]) -> int:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for line in sys.stdin:
+        reply = " ".join(answer(line).splitlines())  # one line per reply, whatever the reason
+        print(reply, flush=True)
+    return 0

@@ -1,0 +1,297 @@
+"""What every section module does the same way: read its results, build the summary table,
+write the CSV, the figures and the snippet, print a summary, and return the exit code.
+
+A section module supplies `produce(run) -> list of written paths`; this module owns the command
+line (`--root`, plus the section's own options), the checks and the messages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.core import workspace
+from analysis.core.workspace import Workspace
+from analysis.render import markdown as md
+from analysis.rules.cases import (
+    UNSTABLE_CV,
+    Case,
+    case_rows,
+    frame_of_cases,
+    read_manifest,
+    read_section,
+    report_left_out,
+)
+from analysis.run.host_ceiling import HOST_BOUND_SHARE, read_ceilings
+from analysis.run.manifest import planned_repeats
+from analysis.sections import SECTIONS
+from analysis.sections import facts as facts_file
+from analysis.sections.facts import Anomaly, Facts
+
+
+@dataclass(frozen=True)
+class SectionRun:
+    ws: Workspace  # where results are read and tables, figures and snippets written
+    results_dir: Path
+    table: pd.DataFrame  # one row per case and direction (analysis.rules.cases columns)
+    setup: str  # the snippet's setup line
+    args: argparse.Namespace
+    facts: Facts = field(default_factory=Facts)  # headlines and anomalies for the report
+
+    def write_table(self, relpath: str, df: pd.DataFrame) -> str:
+        path = self.ws.path(relpath)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        df.to_csv(path, index=False, float_format="%.10g")
+        return self.ws.show(relpath)
+
+    def write_text(self, relpath: str, text: str) -> str:
+        path = self.ws.path(relpath)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        return self.ws.show(relpath)
+
+
+def run_section(argv: list[str], *, section: str, description: str,
+                produce: Callable[[SectionRun], list[str]],
+                add_arguments: Callable[[argparse.ArgumentParser], None] | None = None) -> int:
+    """`python -m analysis <section>`: the section's script and the directions it always shows
+    come from its line in lib/sections.tsv."""
+    script, always = SECTIONS[section].script, SECTIONS[section].always
+    parser = argparse.ArgumentParser(prog=f"python -m analysis {section}",
+                                     description=description)
+    workspace.add_arguments(parser)
+    if add_arguments:
+        add_arguments(parser)
+    args = parser.parse_args(argv)
+    ws = Workspace.from_args(args)
+    results_dir = ws.results / section
+    if not results_dir.is_dir():
+        print(f"{section}: no results in {results_dir}; run 'sudo bash {script}' first",
+              file=sys.stderr)
+        return 2
+    manifest = read_manifest(results_dir)
+    cases = read_section(results_dir)
+    report_left_out(cases, section)
+    table = frame_of_cases(cases, always, read_ceilings(results_dir))
+    if table.empty and not any(c.left_out for c in cases):
+        print(f"{section}: {results_dir} holds no finished repetition; run {script}",
+              file=sys.stderr)
+        return 2
+    missing = missing_points(cases, manifest)
+    rerun = rerun_advice(script, ws)
+    for line in completeness(cases, missing, short_points(cases, manifest), rerun):
+        print(f"{section}: {line}", file=sys.stderr)
+    if table.empty:
+        return 1
+    setup = md.setup_line(manifest, md.device_model(ws.results, results_dir))
+    setup += left_out_note(cases, missing, rerun)
+    run = SectionRun(ws, results_dir, table, setup, args)
+    written = produce(run)
+    anomalies = [a for a in (unstable_anomaly(table), host_anomaly(table)) if a]
+    run.facts.anomalies += anomalies + facts_file.health_anomalies(results_dir)
+    run.facts.anomalies += left_out_anomalies(cases, missing, rerun)
+    short = short_points(cases, manifest)
+    if short and not missing:
+        run.facts.anomaly("short", f"fewer good repetitions than planned: {', '.join(short)}.")
+    facts_path = f"tables/{section}_facts.json"
+    facts_file.write(ws.path(facts_path), section, run.facts)
+    written.append(ws.show(facts_path))
+    print(f"\nwrote {', '.join(written)}")
+    return 1 if missing or any(math.isnan(v) for v in table.iops_mean) else 0
+
+
+# --- repetitions left out, points left with none ------------------------------------------------
+def missing_points(cases: list[Case], manifest: dict) -> list[str]:
+    """The cases of the manifest with no good repetition: all left out, or never run."""
+    kept = {c.name for c in cases if c.reps}
+    names = (manifest.get("cases") or "").split() + [c.name for c in cases]
+    return [n for n in dict.fromkeys(names) if n not in kept]
+
+
+def rerun_advice(script: str, ws: Workspace) -> str:
+    """How to run again only what is missing: the run loop resumes, and moves a file that is not
+    a good repetition aside (rep<k>.rejected.json) before running it again."""
+    tree = f" --results {ws.results}" if ws.name else ""
+    return (f"rerun the section's command with the same settings (sudo bash {script}{tree} ...): "
+            "it runs only what is missing, after moving each left-out file aside as "
+            "rep<k>.rejected.json")
+
+
+def short_points(cases: list[Case], manifest: dict) -> list[str]:
+    """'randwrite-4k (1 of 2)': points that kept fewer good repetitions than the run plans."""
+    out = []
+    for case in cases:
+        planned = planned_repeats(manifest, case.name)
+        if case.reps and planned and len(case.reps) < planned:
+            out.append(f"{case.name} ({len(case.reps)} of {planned})")
+    return out
+
+
+def completeness(cases: list[Case], missing: list[str], short: list[str],
+                 rerun: str) -> list[str]:
+    """What stderr says after the files left out were named: how complete the section is."""
+    left = sum(len(c.left_out) for c in cases)
+    if missing:
+        return [(f"{len(missing)} point(s) have no good repetition: {', '.join(missing)}; "
+                 f"{rerun}.")]
+    if left:
+        return [(f"{left} repetition file(s) left out (named above); every point keeps at "
+                 f"least one good repetition (the table's n says how many); {rerun}.")]
+    if short:
+        return [(f"{len(short)} point(s) have fewer good repetitions than planned: "
+                 f"{', '.join(short)}; {rerun}.")]
+    return []
+
+
+def left_out_note(cases: list[Case], missing: list[str], rerun: str) -> str:
+    """A paragraph under the snippet's setup line: nothing left out goes unsaid in a report."""
+    items = [f"`{c.name}/{bad.path.name}` ({bad.reason})" for c in cases for bad in c.left_out]
+    parts = []
+    if items:
+        parts.append(f"**Left out:** {len(items)} repetition file(s) that are not good "
+                     f"repetitions of their case: {'; '.join(items)}.")
+    if missing:
+        parts.append(f"**Missing:** no good repetition of {', '.join(missing)}.")
+    return ("\n\n" + " ".join(parts) + f" To complete it, {rerun}.") if parts else ""
+
+
+def left_out_anomalies(cases: list[Case], missing: list[str], rerun: str) -> list[Anomaly]:
+    out = [Anomaly("left_out", f"{c.name}/{bad.path.name} was left out: {bad.reason}.")
+           for c in cases for bad in c.left_out]
+    if missing:
+        out.append(Anomaly("missing", f"no good repetition of {', '.join(missing)}; {rerun}."))
+    return out
+
+
+def stored_settings(results_dir: Path, given: dict, defaults: dict) -> dict:
+    """Analysis thresholds: those given now win, then those stored with the results by the last
+    analysis (so `make analysis` redraws with the thresholds the user chose), then the defaults.
+    The outcome is stored again in results/<section>/analysis.json."""
+    path = results_dir / "analysis.json"
+    stored = json.loads(path.read_text()) if path.exists() else {}
+    settings = {key: given.get(key) if given.get(key) is not None else stored.get(key, default)
+                for key, default in defaults.items()}
+    if settings != stored:
+        path.write_text(json.dumps(settings, indent=2, sort_keys=True) + "\n")
+    return settings
+
+
+def reps_label(df: pd.DataFrame) -> str:
+    """'3' or '2–3': the repetitions behind the table's points."""
+    low, high = int(df.n.min()), int(df.n.max())
+    return str(low) if low == high else f"{low}–{high}"
+
+
+def standard_note(df: pd.DataFrame) -> str:
+    """What the table's numbers are, under every section table."""
+    reps = reps_label(df)
+    spread = ("one repetition, so no ± and no CV" if reps == "1" else
+              f"mean ± sample std over {reps} repetitions")
+    return (f"{spread[0].upper()}{spread[1:]}; percentiles of the pooled repetitions from fio's "
+            "json+ histogram bins; latency is total (submission + completion); "
+            "MB/s = 10^6 B/s. ⚠ marks a CV above 5%.")
+
+
+def snippet(heading: str, setup: str, blocks: list[str], figures: list[tuple[str, str]],
+            findings: list[str], link: Callable[[str], str] = md.link_from_out) -> str:
+    """A section's out/section_<n>_<name>.md: heading, setup line, its blocks (table, notes),
+    the figures as (alt text, path such as figs/x.png) linked from out/ by `link` (a workspace's
+    `link` for a named results tree), then the findings."""
+    parts = [heading, "", setup, ""]
+    for block in blocks:
+        parts += [block, ""]
+    for alt, path in figures:
+        parts += [md.image(alt, link(path)), ""]
+    parts += ["### Findings", ""] + [f"- {f}" for f in findings]
+    return "\n".join(parts) + "\n"
+
+
+def worst_cv(row) -> str:
+    """'latency CV 7.2%': the metric whose spread over the repetitions marked the point."""
+    cvs = {"IOPS": row.iops_cv, "MB/s": row.bw_MBps_std / row.bw_MBps_mean,
+           "latency": row.lat_us_std / row.lat_us_mean}
+    name = max(cvs, key=lambda k: -1 if math.isnan(cvs[k]) else cvs[k])
+    return f"{name} CV {cvs[name] * 100:.1f}%"
+
+
+def stability_finding(df: pd.DataFrame, label: Callable[[object], str]) -> str:
+    """The stability line every snippet ends with: which points have a CV above 5%."""
+    unstable = df[df.unstable.astype(bool)]
+    if df.n.max() < 2:
+        return ("**Stability:** one repetition per point, so no spread to judge; run with "
+                "--repeat 3 or more before quoting these numbers.")
+    if unstable.empty:
+        return (f"**Stability:** every point has a CV at or below 5% over "
+                f"{reps_label(df)} repetitions.")
+    return ("**Stability:** unstable (CV above 5%): "
+            + ", ".join(f"{label(r)} ({worst_cv(r)})" for r in unstable.itertuples())
+            + "; lengthen --runtime or add repetitions before quoting them.")
+
+
+def unstable_anomaly(table: pd.DataFrame) -> Anomaly | None:
+    """For the report: how many points have a CV above 5%, and the worst of them."""
+    rows = table[table.unstable.astype(bool)]
+    if rows.empty:
+        return None
+    cv = rows[["iops_cv"]].assign(bw=rows.bw_MBps_std / rows.bw_MBps_mean,
+                                  lat=rows.lat_us_std / rows.lat_us_mean).max(axis=1)
+    worst = rows.loc[cv.idxmax()]
+    return Anomaly("unstable", (
+        f"{len(rows)} of {len(table)} points have a CV above {UNSTABLE_CV * 100:.0f}% over their "
+        f"repetitions (worst: {worst.case} {worst.direction}, {worst_cv(worst)}); lengthen "
+        "--runtime or add repetitions before quoting them."))
+
+
+def host_bound_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows the host limited, one per case (analysis.run.host_ceiling)."""
+    rows = case_rows(df)
+    return rows[rows.host_bound.astype(bool)]
+
+
+def _host_reason(row) -> str:
+    share = row.iops_mean / row.host_ceiling_iops if row.host_ceiling_iops else math.nan
+    cpu = row.cpu_usr_pct + row.cpu_sys_pct
+    parts = [] if math.isnan(share) else [f"{share * 100:.0f}% of fio's null-engine ceiling"]
+    if not math.isnan(cpu):
+        parts.append(f"CPU {cpu:.0f}% per job")
+    return ", ".join(parts)
+
+
+def host_finding(df: pd.DataFrame, label: Callable[[object], str]) -> str:
+    """The line every snippet ends with, after stability: which points the host limited."""
+    if df.host_ceiling_iops.isna().all():
+        return ("**Host:** no host ceiling was measured for these results (a fleet run, or results "
+                "from before the toolkit measured it); the CPU columns still show fio's own load.")
+    bound = host_bound_rows(df)
+    if bound.empty:
+        return (f"**Host:** no point reached {HOST_BOUND_SHARE * 100:.0f}% of what fio alone can "
+                "issue on this host (its null-engine ceiling) or kept its CPUs busy: by this "
+                "test, the drive set the pace.")
+    return ("**Host-bound:** " + ", ".join(f"{label(r)} ({_host_reason(r)})" for r in
+                                            bound.itertuples())
+            + ": these points measure this host (fio and the kernel) as much as the drive; a "
+              "faster host or more jobs would show more (docs/methodology.md, host ceiling).")
+
+
+def host_anomaly(table: pd.DataFrame) -> Anomaly | None:
+    bound = host_bound_rows(table)
+    if bound.empty:
+        return None
+    return Anomaly("host_bound", (
+        f"{len(bound)} of {len(case_rows(table))} points were limited by the host, not the drive "
+        f"(reached {HOST_BOUND_SHARE * 100:.0f}% of fio's null-engine ceiling or kept their CPUs "
+        f"busy): {', '.join(f'{r.case} ({_host_reason(r)})' for r in bound.itertuples())}."))
+
+
+def clat_note(df: pd.DataFrame) -> list[str]:
+    if (df.pct_source == "clat").any():
+        return [("Percentiles are of completion latency only (clat): this fio output has no "
+                 "total-latency percentiles.")]
+    return []
