@@ -126,7 +126,9 @@ size_bytes() {
 
 human_bytes() {
     local b=$1
-    if ((b >= 1 << 30)); then
+    if ((b >= 1 << 40)); then
+        printf '%d.%d TiB' $((b >> 40)) $(((b % (1 << 40)) * 10 >> 40))
+    elif ((b >= 1 << 30)); then
         printf '%d.%d GiB' $((b >> 30)) $(((b % (1 << 30)) * 10 >> 30))
     elif ((b >= 1 << 20)); then
         printf '%d MiB' $((b >> 20))

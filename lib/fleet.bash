@@ -258,8 +258,11 @@ fleet_section_main() {
         die "$EXIT_USAGE" "§$SECTION_NUMBER $SECTION_TITLE runs on one machine only: it sizes its cases from the local target or samples the drive between runs; run it on each host"
     fi
     [[ -z $DESTROY ]] || die "$EXIT_USAGE" "--destroy is each server's decision: give it to serve.bash on that host, not to the orchestrator"
-    REGION_BYTES=$(size_bytes "$SIZE") REGION_NOTE="" TARGET_DEFAULT="" TARGET_CREATE=""
-    TARGET_KIND=hosts TARGET_PATH="each host's own target"
+    [[ $SIZE != all ]] || die "$EXIT_USAGE" "--size all: the hosts' targets differ in size; give a size, which each server caps at its own --size"
+    # auto: the size serve.bash allows by default (each server caps the region at its own --size)
+    REGION_BYTES=$(size_bytes "${SIZE/#auto/$AUTO_FILE_REGION}") REGION_NOTE="" TARGET_DEFAULT="" TARGET_CREATE=""
+    TARGET_KIND=hosts TARGET_PATH="each host's own target" TARGET_BYTES=0
+    resolve_state
     cd "$TK_ROOT" || exit "$EXIT_FAIL"
     ENGINE_NOTE=""
     [[ -z $DRY_RUN ]] || { dry_run && exit "$EXIT_OK"; }

@@ -68,8 +68,11 @@ profile_default() { # PROFILE KEY
 }
 
 profile_summary() { # PROFILE
+    local size
+    size=$(profile_default "$1" size)
+    [[ $size != auto ]] || size="whole-device (a file: 8G)"
     printf '%s %ss after %ss ramp, %s reps, %s region' "$1" "$(profile_default "$1" runtime)" \
-        "$(profile_default "$1" ramp)" "$(profile_default "$1" repeat)" "$(profile_default "$1" size)"
+        "$(profile_default "$1" ramp)" "$(profile_default "$1" repeat)" "$size"
 }
 
 # Check a value by the option's check, and normalise it (a whole number without leading zeros, a
@@ -81,6 +84,7 @@ check_option() { # INDEX VALUE: the value to use on stdout
         bool) require_one_of "$var" "$value" 0 1 ;;
         int:*) [[ -z $value ]] || { require_int "$var" "$value" "${check#int:}" && value=$((10#$value)); } ;;
         size) [[ -z $value ]] || require_size "$var" "$value" ;;
+        region) [[ -z $value || $value == auto || $value == all ]] || require_size "$var" "$value" ;;
         block) [[ -z $value ]] || value=$(block_size_token "$var" "$value") || exit "$EXIT_USAGE" ;;
         choice:*)
             IFS=, read -r -a choices <<<"${check#choice:}"

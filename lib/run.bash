@@ -27,6 +27,8 @@ source "$TK_ROOT/lib/collect.bash"
 source "$TK_ROOT/lib/sampler.bash"
 # shellcheck source=lib/fleet.bash
 source "$TK_ROOT/lib/fleet.bash"
+# shellcheck source=lib/state.bash
+source "$TK_ROOT/lib/state.bash"
 
 # Milliseconds fio itself adds to each run (start, layout, stop), measured on the lab machines;
 # used only for the time estimates.
@@ -128,6 +130,26 @@ lat_percentiles=1
 EOF
     [[ -n $host ]] || printf '\n[%s]\n' "${CASE_NAMES[$i]}"
     for opt in ${CASE_OPTS[$i]}; do [[ $opt == @* ]] || printf '%s\n' "$opt"; done
+    job_stripes "$i"
+}
+
+# Several jobs of one case: sequential jobs each get a stripe of their own (size and
+# offset_increment), or they would read the same offsets in near lockstep and the drive could
+# serve the duplicates from its buffer; random jobs each cover the whole region.
+job_stripes() { # INDEX
+    local jobs rw size stripe
+    jobs=$(case_option "$1" numjobs)
+    ((${jobs:-1} > 1)) || return 0
+    rw=$(case_option "$1" rw)
+    if [[ $rw == read || $rw == write || $rw == rw || $rw == readwrite ]]; then
+        size=$(case_option "$1" size)
+        stripe=$(((${size:-$REGION_BYTES} / jobs) >> 20 << 20))
+        printf '; %s sequential jobs, each in a disjoint stripe of %s: job k starts at k x %s\n' \
+            "$jobs" "$(human_bytes "$stripe")" "$(human_bytes "$stripe")"
+        printf 'size=%s\noffset_increment=%s\n' "$stripe" "$stripe"
+    else
+        printf '; %s random jobs, each over the whole region with its own random offsets (randrepeat=0)\n' "$jobs"
+    fi
 }
 
 # --- engine -----------------------------------------------------------------------------------
@@ -172,11 +194,12 @@ choose_engine() {
 }
 
 # A short read-only 4 KiB random-read job at depth QD: "IOPS<TAB>mean latency in ns" on stdout.
-# Reads only, so it is safe anywhere; no size= (see probe_engine_works).
+# Reads only, so it is safe anywhere. It runs after the region was written (state or prefill) and
+# reads inside it: on a trimmed drive, reads of deallocated LBAs never touch the media.
 probe_engine_cost() { # ENGINE QD
     local out="$TK_TMP/cost-$1-$2.json" reply
     run_fio "$TK_TMP/probe.stderr" --name=cost --filename="$(fio_filename "$TARGET_PATH")" \
-        --rw=randread --bs=4k --iodepth="$2" --ioengine="$1" --direct="$DIRECT" --time_based \
+        --size="$REGION_BYTES" --rw=randread --bs=4k --iodepth="$2" --ioengine="$1" --direct="$DIRECT" --time_based \
         --runtime="${ENGINE_PROBE_MS}ms" --ramp_time=100ms --randrepeat=0 --norandommap=1 \
         --output-format=json --output="$out" >/dev/null || return 1
     reply=$(service_ask probe-cost "$out")
@@ -197,6 +220,15 @@ choose_engines_by_cost() {
     if [[ -n ${ENGINE_KEPT:-} ]]; then
         ENGINE_QD1=${ENGINE_KEPT% *} ENGINE_DEEP=${ENGINE_KEPT#* }
         ENGINE_NOTE="$(engine_label) (auto, chosen by the first run of these results)${ENGINE_BUFFERED:-}"
+        return 0
+    fi
+    local tree
+    tree=$(stored_tree_engines)
+    if [[ -n $tree ]]; then
+        ENGINE_KEPT=${tree%%$'\t'*}
+        ENGINE_QD1=${ENGINE_KEPT% *} ENGINE_DEEP=${ENGINE_KEPT#* } ENGINE_NOTE=${tree#*$'\t'}
+        [[ $ENGINE_NOTE == *"probed once for this results tree"* ]] ||
+            ENGINE_NOTE="${ENGINE_NOTE%)*}; probed once for this results tree)${ENGINE_NOTE##*)}"
         return 0
     fi
     declare -A lat_of=() iops_of=()
@@ -223,6 +255,7 @@ choose_engines_by_cost() {
     ENGINE_NOTE="$(engine_label) (auto: QD=1 probe mean latency ${qd1_costs[*]/%/,}"
     ENGINE_NOTE="${ENGINE_NOTE%,}; QD 32 probe IOPS ${deep_costs[*]/%/,}"
     ENGINE_NOTE="${ENGINE_NOTE%,})${ENGINE_BUFFERED:-}"
+    remember_tree_engines
 }
 
 engine_label() { # "psync" or "psync at QD=1, io_uring deeper"
@@ -284,7 +317,8 @@ print_plan() {
     local runs=0 ms=0 i
     info "§$SECTION_NUMBER $SECTION_TITLE: plan"
     info "  target   $TARGET_PATH ($TARGET_KIND$([[ -n $TARGET_DEFAULT ]] && echo ", the toolkit's default file"))"
-    info "  region   $(human_bytes "$REGION_BYTES")${REGION_NOTE:+ ($REGION_NOTE)}"
+    info "  region   $(region_share)${REGION_NOTE:+ ($REGION_NOTE)}"
+    state_plan_lines
     info "  profile  $PROFILE: ${RUNTIME}s after ${RAMP}s ramp, $REPEAT repetitions"
     if [[ -n ${ENGINE_NOTE:-} || $ENGINE != auto ]]; then
         info "  engine   ${ENGINE_NOTE:-$ENGINE}"
@@ -300,7 +334,9 @@ print_plan() {
     info "  runs     $runs, about $(human_seconds $(((ms + 500) / 1000)))"
     [[ -n $HOSTS ]] || info "  ceiling  first, fio's null-engine ceiling of each case's shape: about a second each, no I/O"
     if declare -F section_plan_note >/dev/null; then section_plan_note; fi
-    if [[ -n $TARGET_CREATE ]]; then
+    if [[ $STATE_USED != as-is ]]; then
+        info "  prefill  none beyond the state's: it leaves the region written"
+    elif [[ -n $TARGET_CREATE ]]; then
         info "  prefill  creates $TARGET_PATH full of random data first"
     elif [[ -n $TARGET_DEFAULT ]]; then
         info "  prefill  none needed: the default file was created full of random data"
@@ -349,7 +385,8 @@ check_manifest() {
     if ! reason=$(tk_python manifest "$RESULTS_DIR/manifest.json" \
         section="$SECTION" target="$TARGET_PATH" target_kind="$TARGET_KIND" \
         profile="$PROFILE" runtime="$RUNTIME" ramp="$RAMP" repeat="$REPEAT" size="$SIZE" \
-        region_bytes="$REGION_BYTES" engine="$(engine_label)" direct="$DIRECT" \
+        region_bytes="$REGION_BYTES" target_bytes="$TARGET_BYTES" state="$STATE_USED" \
+        state_note="$STATE_NOTE" engine="$(engine_label)" direct="$DIRECT" \
         engines="$ENGINE_QD1 $ENGINE_DEEP" engine_note="$ENGINE_NOTE" cases="${CASE_NAMES[*]}" \
         matrix="$(case_matrix)" 2>&1); then
         die "$EXIT_USAGE" "$reason"
@@ -568,6 +605,7 @@ section_main() {
     cd "$TK_ROOT" || exit "$EXIT_FAIL"
     RESULTS_DIR="$RESULTS/$SECTION"
     ENGINE_NOTE=""
+    resolve_state
 
     if [[ -n $DRY_RUN ]]; then
         dry_run
@@ -578,7 +616,7 @@ section_main() {
     PREFILL_REFUSED=""
     if section_writes; then
         check_writes_allowed
-    elif [[ -z $NO_PREFILL && $TARGET_KIND == block ]]; then
+    elif [[ -z $NO_PREFILL && $TARGET_KIND == block && $STATE_USED == as-is ]]; then
         PREFILL_REFUSED=$(tk_python safety "$TARGET_PATH" "$DESTROY" 2>&1) && PREFILL_REFUSED=""
         [[ -z $PREFILL_REFUSED ]] || NO_PREFILL=1
     fi
@@ -593,21 +631,24 @@ section_main() {
     [[ -z $TARGET_CREATE ]] || create_file_target
     service_start
     choose_engine
+    [[ -z $FRESH ]] || move_results_aside
+    mkdir -p "$RESULTS_DIR"
+    # The region is written before any engine is probed or case measured: by the state (once per
+    # results tree), by the toolkit creating its file, or by this section's prefill.
+    prepare_state
+    if [[ -n $TARGET_DEFAULT || -n $TARGET_CREATE ]] && [[ ! -e $RESULTS_DIR/prefill.done ]]; then
+        printf 'the file target, created by the toolkit full of random data\n' >"$RESULTS_DIR/prefill.done"
+    fi
+    prefill
     if [[ $ENGINE == auto ]]; then
         ENGINE_KEPT=$(stored_engines)
         choose_engines_by_cost
     fi
     info "engine: $ENGINE_NOTE"
-    [[ -z $FRESH ]] || move_results_aside
-    mkdir -p "$RESULTS_DIR"
     check_manifest
-    # A file the toolkit creates is written full of random data: that is its prefill.
-    if [[ -n $TARGET_DEFAULT || -n $TARGET_CREATE ]]; then
-        printf 'the file target, created by the toolkit full of random data\n' >"$RESULTS_DIR/prefill.done"
-    fi
     health_snapshot before
     if declare -F section_prepare >/dev/null; then section_prepare; fi
-    prefill
+    steady_rounds
     run_all
     # A section whose next cases depend on the results so far (§5's peak search) adds them in
     # section_more_cases, which fails when it adds none.

@@ -9,10 +9,42 @@
 #   TARGET_KIND     file | block
 #   TARGET_DEFAULT  1 for the embedded default tmp/target.img
 #   TARGET_CREATE   1 when the file must be (re)created full of random data before use
-#   REGION_BYTES    bytes of the target that the cases use (from --size, capped by capacity)
+#   TARGET_BYTES    the target's size: a block device's capacity, a file's size (or the size the
+#                   toolkit will create it with)
+#   REGION_BYTES    bytes of the target that the cases use, from its start (--size: a size capped
+#                   by the capacity, 'all' the whole target, 'auto' a block device whole, a file 8G)
 #   REGION_NOTE     why the region is smaller than --size, if it is
 
 default_target_path() { echo "$TK_ROOT/tmp/target.img"; }
+
+# --size auto on a file: the region of today's default file target. A block device's default
+# region is the whole device, as SNIA PTS's default ActiveRange (100%) and ezFIO's utilisation:
+# a corner of a drive, just written, describes nothing a user can reproduce (methodology.md).
+readonly AUTO_FILE_REGION=8G
+
+# The region's bytes for a target of CAPACITY bytes (0: a file still to be created): --size as
+# given, the whole target for 'all' (and 'auto' on a block device), capped at the capacity and
+# rounded down to whole MiB so every block size and job stripe stays aligned.
+region_bytes_for() { # CAPACITY KIND
+    local capacity=$1 kind=$2 want
+    case $SIZE in
+        all) want=$capacity ;;
+        auto) if [[ $kind == block ]]; then want=$capacity; else want=$(size_bytes "$AUTO_FILE_REGION"); fi ;;
+        *) want=$(size_bytes "$SIZE") ;;
+    esac
+    ((capacity == 0 || want <= capacity)) || want=$capacity
+    echo $((want >> 20 << 20))
+}
+
+# "8.0 GiB of 1.8 TiB (0.4%)": the region as a share of the target, for the plan.
+region_share() {
+    if ((TARGET_BYTES > 0 && REGION_BYTES < TARGET_BYTES)); then
+        printf '%s of %s (%s%%)' "$(human_bytes "$REGION_BYTES")" "$(human_bytes "$TARGET_BYTES")" \
+            "$(awk -v r="$REGION_BYTES" -v t="$TARGET_BYTES" 'BEGIN { printf "%.3g", 100 * r / t }')"
+    else
+        printf '%s, the whole target' "$(human_bytes "$REGION_BYTES")"
+    fi
+}
 
 # The filesystem type of the folder a path would be in (devtmpfs for /dev, tmpfs for /dev/shm),
 # empty when the folder does not exist.
@@ -25,8 +57,7 @@ dir_fstype() { # PATH
 }
 
 resolve_target() {
-    TARGET_DEFAULT="" TARGET_CREATE="" REGION_NOTE=""
-    REGION_BYTES=$(size_bytes "$SIZE")
+    TARGET_DEFAULT="" TARGET_CREATE="" REGION_NOTE="" TARGET_BYTES=0
     local given=${TARGET:-$(default_target_path)}
     [[ -n ${TARGET:-} ]] || TARGET_DEFAULT=1
 
@@ -34,12 +65,11 @@ resolve_target() {
         ((EUID == 0)) || die "$EXIT_USAGE" "$given is a block device: testing it needs root; rerun with sudo"
         TARGET_PATH=$(realpath -- "$given")
         TARGET_KIND="block"
-        local capacity
-        capacity=$(blockdev --getsize64 "$TARGET_PATH") ||
+        TARGET_BYTES=$(blockdev --getsize64 "$TARGET_PATH") ||
             die "$EXIT_FAIL" "cannot read the size of $TARGET_PATH"
-        if ((capacity < REGION_BYTES)); then
-            REGION_BYTES=$((capacity >> 20 << 20))
-            REGION_NOTE="$TARGET_PATH holds only $(human_bytes "$capacity"); region capped at $(human_bytes "$REGION_BYTES")"
+        REGION_BYTES=$(region_bytes_for "$TARGET_BYTES" block)
+        if [[ $SIZE != all && $SIZE != auto ]] && (($(size_bytes "$SIZE") > TARGET_BYTES)); then
+            REGION_NOTE="$TARGET_PATH holds only $(human_bytes "$TARGET_BYTES"); region capped at $(human_bytes "$REGION_BYTES")"
         fi
     elif [[ -d $given ]]; then
         die "$EXIT_USAGE" "target $given is a directory; name a file inside it, e.g. --target $given/fio-target.img"
@@ -57,19 +87,22 @@ resolve_target() {
         TARGET_PATH=$(realpath -m -- "$given")
         TARGET_KIND="file"
         if [[ ! -e $TARGET_PATH ]]; then
+            [[ $SIZE != all ]] || die "$EXIT_USAGE" "--size all: $given does not exist yet, so it has no size to use whole; give a size such as --size 8G"
             TARGET_CREATE=1
+            REGION_BYTES=$(region_bytes_for 0 file) TARGET_BYTES=$REGION_BYTES
         else
-            local have
-            have=$(stat -c %s -- "$TARGET_PATH")
-            if ((have < REGION_BYTES)); then
+            TARGET_BYTES=$(stat -c %s -- "$TARGET_PATH")
+            REGION_BYTES=$(region_bytes_for 0 file)
+            [[ $SIZE != all ]] || REGION_BYTES=$((TARGET_BYTES >> 20 << 20))
+            if ((TARGET_BYTES < REGION_BYTES)); then
                 if [[ -n $TARGET_DEFAULT ]]; then
-                    TARGET_CREATE=1 # our own file: grow it to the region, full of data
+                    TARGET_CREATE=1 TARGET_BYTES=$REGION_BYTES # our own file: grow it to the region
                 else
-                    REGION_BYTES=$((have >> 20 << 20))
-                    ((REGION_BYTES > 0)) || die "$EXIT_USAGE" "target $given is smaller than 1 MiB; give a larger file or a new path, which the toolkit creates"
-                    REGION_NOTE="$given holds only $(human_bytes "$have"); region capped at $(human_bytes "$REGION_BYTES")"
+                    REGION_BYTES=$((TARGET_BYTES >> 20 << 20))
+                    REGION_NOTE="$given holds only $(human_bytes "$TARGET_BYTES"); region capped at $(human_bytes "$REGION_BYTES")"
                 fi
             fi
+            ((REGION_BYTES > 0)) || die "$EXIT_USAGE" "target $given is smaller than 1 MiB; give a larger file or a new path, which the toolkit creates"
         fi
     fi
     if [[ -n $DESTROY && $TARGET_KIND != block ]]; then

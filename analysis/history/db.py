@@ -40,7 +40,7 @@ ROW_NUMBERS = ("bs", "iodepth", "numjobs", "read_pct", "n", "iops_mean", "iops_s
 
 RUN_COLUMNS = ("run_id", "run_date", "recorded_at", "tree", "git_revision", "profile", "engine",
                "target", "target_kind", "hostname", "model", "serial", "firmware",
-               "capacity_bytes", "kernel", "fio_version")
+               "capacity_bytes", "kernel", "fio_version", "state", "region_bytes")
 
 MIGRATIONS: list[list[str]] = [
     # 1: runs, their sections' summary rows, their headlines and anomalies.
@@ -70,6 +70,12 @@ MIGRATIONS: list[list[str]] = [
             run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
             section TEXT NOT NULL, seq BIGINT NOT NULL, kind TEXT, text TEXT,
             PRIMARY KEY (run_id, section, seq))""",
+    ],
+    # 2: the drive's state (--state) and the region measured: part of what a number means, so
+    # trends never mix runs that differ in them. NULL for runs recorded before.
+    [
+        "ALTER TABLE runs ADD COLUMN state TEXT",
+        "ALTER TABLE runs ADD COLUMN region_bytes BIGINT",
     ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -141,6 +141,7 @@ def read_tree(ws: Workspace, *, analyse: bool = True) -> RunRecord:
     sections = sections_in(tree)
     manifests = {s: read_manifest(tree / s) for s in sections}
     run_id, date = identity(tree, env, manifests)
+    region = common(manifests, "region_bytes") or ""
     target = env.get("target") or {}
     record = RunRecord({
         "run_id": run_id, "run_date": date,
@@ -155,6 +156,8 @@ def read_tree(ws: Workspace, *, analyse: bool = True) -> RunRecord:
         "serial": target.get("serial"), "firmware": target.get("firmware"),
         "capacity_bytes": target.get("capacity_bytes"), "kernel": env.get("kernel"),
         "fio_version": env.get("fio_version"),
+        # one region for the run, or none where its sections differ (each manifest keeps its own)
+        "state": common(manifests, "state"), "region_bytes": int(region) if region.isdigit() else None,
     }, sections=sections)
     if not env:
         record.notes.append(f"{tree}: no env.json (§1 did not run): device and host unknown")

@@ -98,11 +98,45 @@ def device_model(tree: Path, results_dir: Path) -> str:
     return f"{device} (model not reported)" if device else "model not reported"
 
 
-def setup_line(manifest: dict, model: str) -> str:
+def setup_line(manifest: dict, model: str, steady: str | None = None) -> str:
     runs = (f"{manifest.get('runtime', '?')} s after {manifest.get('ramp', '?')} s ramp, "
             f"{manifest.get('repeat', '?')} repetitions")
     direct = "direct I/O" if str(manifest.get("direct", "1")) == "1" else "BUFFERED I/O"
     return (f"Device: {model} · target `{manifest.get('target', '?')}` "
-            f"({manifest.get('target_kind', '?')}) · profile {manifest.get('profile', '?')} "
+            f"({manifest.get('target_kind', '?')}) · {span_text(manifest)} · "
+            f"{state_text(manifest, steady)} · profile {manifest.get('profile', '?')} "
             f"({runs}) · engine {manifest.get('engine_note') or manifest.get('engine', '?')}, "
             f"{direct}")
+
+
+def span_text(manifest: dict) -> str:
+    """'region 8 GiB of 1.8 TiB (0.43% of the target)': what share of the target the numbers
+    describe (a corner of a drive is not the drive)."""
+    region = int(manifest.get("region_bytes") or 0)
+    target = int(manifest.get("target_bytes") or 0)
+    if not region:
+        return f"region {manifest.get('size', '?')}"
+    if target > region:
+        return f"region {human_size(region)} of {human_size(target)} ({100 * region / target:.2g}% of the target)"
+    if target:
+        return f"region {human_size(region)}, the whole target"
+    return f"region {human_size(region)}"
+
+
+STATE_WORDS = {
+    "as-is": "state as-is (not controlled)",
+    "purged": "state purged (region discarded, then written once)",
+    "sustained": "state sustained (purged, written twice sequentially, then 4 KiB random-write rounds",
+}
+
+
+def state_text(manifest: dict, steady: str | None = None) -> str:
+    """The drive's state the section measured (lib/state.bash); a sustained state with the
+    verdict of its steady-state rounds."""
+    state = manifest.get("state")
+    if not state:
+        return "state not recorded (a run before --state existed: not controlled)"
+    words = STATE_WORDS.get(state, f"state {state}")
+    if state == "sustained":
+        words += f": {steady})" if steady else ")"
+    return words

@@ -141,15 +141,32 @@ def methodology(states: list[SectionState]) -> list[str]:
     for s in ran:
         m = s.manifest
         direct = "direct" if str(m.get("direct", "1")) == "1" else "**buffered**"
-        region = md.human_size(int(m["region_bytes"])) if m.get("region_bytes") else m.get("size")
+        region = md.span_text(m).removeprefix("region ")
         rows.append([s.info.heading, m.get("profile", "?"),
                      f"{m.get('runtime', '?')} s + {m.get('ramp', '?')} s ramp",
                      str(m.get("repeat", "?")), m.get("engine", "?"), direct,
-                     f"`{m.get('target', '?')}` ({m.get('target_kind', '?')})", str(region)])
+                     f"`{m.get('target', '?')}` ({m.get('target_kind', '?')})", region,
+                     m.get("state") or "not recorded"])
     table = md.table(["section", "profile", "runtime", "reps", "engine", "I/O", "target",
-                      "region"], rows, ["l", "l", "r", "r", "l", "l", "l", "r"])
+                      "region", "state"], rows, ["l", "l", "r", "r", "l", "l", "l", "r", "l"])
     return ["## Methodology", "",
             METHOD, "", table, ""]
+
+
+def drive_state(results: Path, states: list[SectionState]) -> list[str]:
+    """§1's statement of what the report describes: which span of the target, in which state
+    (lib/state.bash sets it once per results tree: RESULTS/state/)."""
+    ran = [s.manifest for s in states if s.manifest]
+    if not ran:
+        return []
+    spans = sorted({md.span_text(m) for m in ran})
+    words = sorted({md.state_text(m) for m in ran})
+    lines = [f"**Span and state.** The numbers describe {'; '.join(spans)}, {'; '.join(words)}."]
+    steps = sorted((results / "state").glob("*.done")) if (results / "state").is_dir() else []
+    lines += [f"- {p.stem}: {p.read_text().strip()}" for p in steps]
+    if len(spans) > 1 or len(words) > 1:
+        lines.append("- The sections differ in span or state: compare them with care.")
+    return lines + [""]
 
 
 def anomalies(states: list[SectionState], env: dict, env_status: Status | None) -> list[str]:
@@ -223,6 +240,7 @@ def assemble(ws: Workspace) -> tuple[str, list[SectionState]]:
     env_txt = ws.path("out/env.txt")
     if env_txt.is_file():
         parts += ["## §1 Environment", "", "```", env_txt.read_text().rstrip(), "```", ""]
+    parts += drive_state(ws.results, states)
     parts += methodology(states)
     for s in states:
         if s.snippet is not None:

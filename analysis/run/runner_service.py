@@ -14,6 +14,8 @@ Protocol: one request per line, fields separated by tabs; one reply line per req
                                                        -> stop|go|<TAB>message
     probe-cost<TAB>PATH              -> ok<TAB>IOPS<TAB>mean latency ns | bad<TAB>reason
     manifest-value<TAB>PATH<TAB>KEY  -> ok<TAB>value | none
+    steady<TAB>DIR<TAB>WINDOW<TAB>RANGE%<TAB>SLOPE%   (DIR/round<k>.json, the sustained state's rounds)
+                                     -> steady<TAB>verdict | not<TAB>why
 The process exits at end of input. It ignores SIGINT: Ctrl-C in the terminal reaches the whole
 process group, and the script, not this helper, decides what happens then.
 """
@@ -25,6 +27,7 @@ import signal
 import sys
 from pathlib import Path
 
+from analysis.core.steady import last_window
 from analysis.device.safety import Refusal, check_write
 from analysis.fio.output import FioOutputError, read_groups
 from analysis.run import faults, repetition
@@ -66,6 +69,28 @@ def manifest_value(path: str, key: str) -> str:
     return "none" if value in (None, "") else f"ok\t{value}"
 
 
+def steady(folder: str, size: str, range_pct: str, slope_pct: str) -> str:
+    """Is the sustained state's last window of rounds steady? Each round's IOPS (of its one
+    direction: the rounds write only) in round order."""
+    rounds = sorted(Path(folder).glob("round*.json"), key=lambda p: int(p.stem[5:]))
+    values = []
+    for path in rounds:
+        try:
+            (group, *_) = read_groups(path)
+        except (FioOutputError, OSError) as e:
+            return f"not\t{path.name}: {e}"
+        values.append(sum(d.iops for d in group.directions.values()))
+    n, limits = int(size), (float(range_pct), float(slope_pct))
+    w = last_window(values, n)
+    if w is None:
+        return f"not\t{len(values)} of the {n} rounds the window needs"
+    what = (f"rounds {len(values) - n + 1}-{len(values)}: {w.mean:.0f} IOPS, range "
+            f"{w.range_pct:.1f}%, line excursion {w.excursion_pct:.1f}%")
+    if w.holds(*limits):
+        return f"steady\tsteady state reached in {len(values)} rounds ({what})"
+    return f"not\tlast window {what} (limits {limits[0]:g}% and {limits[1]:g}%)"
+
+
 def safety(device: str, destroy: str) -> str:
     try:
         check_write(device, destroy)
@@ -86,6 +111,8 @@ def answer(line: str) -> str:
         return probe_cost(fields[1])
     if fields[0] == "manifest-value" and len(fields) == 3:
         return manifest_value(fields[1], fields[2])
+    if fields[0] == "steady" and len(fields) == 5:
+        return steady(*fields[1:])
     return f"bad\tunknown request {fields[0]!r}"
 
 

@@ -90,7 +90,8 @@ def run_section(argv: list[str], *, section: str, description: str,
         print(f"{section}: {line}", file=sys.stderr)
     if table.empty:
         return 1
-    setup = md.setup_line(manifest, md.device_model(ws.results, results_dir))
+    setup = md.setup_line(manifest, md.device_model(ws.results, results_dir),
+                          steady_verdict(results_dir))
     setup += left_out_note(cases, missing, rerun)
     run = SectionRun(ws, results_dir, table, setup, args)
     written = produce(run)
@@ -148,6 +149,13 @@ def completeness(cases: list[Case], missing: list[str], short: list[str],
         return [(f"{len(short)} point(s) have fewer good repetitions than planned: "
                  f"{', '.join(short)}; {rerun}.")]
     return []
+
+
+def steady_verdict(results_dir: Path) -> str | None:
+    """The sustained state's verdict on this section's preconditioning rounds (lib/state.bash
+    writes steady/verdict), or None where the section ran none."""
+    path = results_dir / "steady" / "verdict"
+    return path.read_text().strip() if path.is_file() else None
 
 
 def left_out_note(cases: list[Case], missing: list[str], rerun: str) -> str:

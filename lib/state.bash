@@ -1,0 +1,244 @@
+# shellcheck shell=bash
+# lib/state.bash: the drive's state before a section measures (--state), and the engine probe
+# that every section of a results tree shares.
+#
+#   as-is      nothing is done: the drive is measured in whatever state it is in ("state not
+#              controlled"); a section still writes its region once before reading it (prefill)
+#   purged     the region is discarded (blkdiscard; a file's blocks are punched out), then written
+#              once sequentially with random data: every LBA mapped, none overwritten yet
+#   sustained  SNIA PTS: purged, then workload-independent preconditioning (the region written
+#              twice in 128 KiB sequential writes), then before each section its own
+#              workload-dependent rounds (4 KiB random writes, QD 32, --runtime each) until the
+#              5-round steady-state window holds (range <= 20%, line excursion <= 10% of the mean)
+#              or --max-rounds ran out, which the snippet then says
+#
+# The purge and the sequential writes are done once per results tree (before its first section),
+# recorded in RESULTS/state/; the rounds once per section, in RESULTS/<section>/steady/. Both
+# resume: a rerun does not redo what finished. docs/methodology.md says why and what it costs.
+# shellcheck disable=SC2034  # STATE_USED, STATE_NOTE... are read by lib/run.bash
+# Sourced by lib/run.bash; never run on its own.
+
+# SNIA PTS's steady-state window and the tracking workload of the rounds (its IOPS test tracks
+# 4 KiB random writes). A section may set STEADY_OPTS before section_main; §6 sets
+# STEADY_ROUNDS=0: its burst is itself a long write whose steady state it reports.
+readonly STEADY_WINDOW=5 STEADY_RANGE_PCT=20 STEADY_SLOPE_PCT=10
+STEADY_OPTS=${STEADY_OPTS:-"rw=randwrite bs=4k iodepth=32"}
+STEADY_ROUNDS=${STEADY_ROUNDS:-1}
+# The short sequential write that measures the target's write speed for the time estimates.
+readonly SPEED_PROBE_S=3
+
+# resolve_state: STATE_USED (as-is|purged|sustained) from --state, and STATE_NOTE saying why when
+# auto chose. Called after resolve_target, before the plan; refuses (exit 3) a state that needs
+# writes where writing is refused, before anything is touched.
+resolve_state() {
+    STATE_NOTE=""
+    STATE_USED=$STATE
+    if [[ $STATE == auto ]]; then
+        STATE_USED=as-is
+        if [[ -n $HOSTS ]]; then
+            STATE_NOTE="auto: a fleet run measures each host's target as it is"
+        elif [[ $TARGET_KIND != block ]]; then
+            STATE_NOTE="auto: a file's state is its filesystem's, not the drive's"
+        elif [[ $PROFILE != standard ]]; then
+            STATE_NOTE="auto: the $PROFILE profile does not set the drive's state; --state sustained does"
+        elif ! STATE_NOTE=$(tk_python safety "$TARGET_PATH" "$DESTROY" 2>&1); then
+            STATE_NOTE="auto: writing is refused here (${STATE_NOTE:-refused}), so the state cannot be set"
+        else
+            STATE_USED=sustained STATE_NOTE="auto: a block device in the standard profile"
+        fi
+        return 0
+    fi
+    [[ $STATE_USED == as-is ]] && return 0
+    [[ -z $HOSTS ]] || die "$EXIT_USAGE" "--state $STATE_USED: a fleet run cannot purge or precondition the hosts' targets; run the section on each host, or use --state as-is"
+    [[ -z $NO_PREFILL ]] || die "$EXIT_USAGE" "--state $STATE_USED writes the region; --no-prefill contradicts it (use --state as-is to leave the region as it is)"
+    check_writes_allowed
+}
+
+# The measured write speed of this target, MB/s, if a run of this tree measured it.
+stored_write_speed() {
+    local file="$RESULTS/state/write_speed"
+    [[ -s $file ]] && [[ $(cut -f1 "$file") == "$TARGET_PATH" ]] && cut -f2 "$file"
+    return 0
+}
+
+# What the state will write, in bytes (the purge writes nothing).
+state_write_bytes() {
+    case $STATE_USED in
+        purged) echo "$REGION_BYTES" ;;
+        sustained) echo $((2 * REGION_BYTES)) ;;
+        *) echo 0 ;;
+    esac
+}
+
+# "about 4m10s at the 1234 MB/s measured ..." or how it will be measured.
+write_time_text() { # BYTES
+    local speed
+    speed=$(stored_write_speed)
+    if [[ -n $speed ]] && ((speed > 0)); then
+        printf 'about %s at the %s MB/s this target wrote when measured (longer where a write cache fills)' \
+            "$(human_seconds $(($1 / (speed * 1000000) + 1)))" "$speed"
+    else
+        printf 'its time is stated before it starts, from a %s s write that measures the target' "$SPEED_PROBE_S"
+    fi
+}
+
+state_plan_lines() {
+    local bytes rounds_s
+    bytes=$(state_write_bytes)
+    info "  state    $STATE_USED${STATE_NOTE:+ ($STATE_NOTE)}"
+    case $STATE_USED in
+        as-is) info "           not controlled: the numbers describe the drive in whatever state it is in" ;;
+        purged | sustained)
+            if state_step_done purge; then
+                info "           done for this results tree: $(state_step_line purge)"
+            else
+                info "           discard the region ($(purge_tool)), then write it with random data:"
+                info "           $(human_bytes "$bytes") of 128 KiB sequential writes, $(write_time_text "$bytes")"
+            fi
+            ;;
+    esac
+    if [[ $STATE_USED == sustained ]] && ((STEADY_ROUNDS)); then
+        rounds_s=$((MAX_ROUNDS * RUNTIME))
+        info "           then this section's rounds: ${STEADY_OPTS} for ${RUNTIME}s each, until $STEADY_WINDOW rounds"
+        info "           hold steady (range <= ${STEADY_RANGE_PCT}%, line excursion <= ${STEADY_SLOPE_PCT}%); $STEADY_WINDOW to $MAX_ROUNDS rounds, at most $(human_seconds "$rounds_s")"
+    fi
+}
+
+purge_tool() {
+    if [[ $TARGET_KIND == block ]]; then printf 'blkdiscard'; else printf "fallocate --punch-hole: the file's blocks freed"; fi
+}
+
+state_step_done() { [[ -e $RESULTS/state/$1.done ]]; } # STEP
+state_step_line() { head -n 1 "$RESULTS/state/$1.done"; }  # STEP
+
+# The state of a results tree is set once, for one target and region: a section of the same tree
+# asking for another is refused before anything is written (manifest.py compares them).
+check_tree_state() {
+    local reason
+    mkdir -p "$RESULTS/state" 2>"$TK_TMP/prepare.stderr" || results_write_failed "the state folder"
+    if ! reason=$(tk_python manifest "$RESULTS/state/state.json" state="$STATE_USED" \
+        target="$TARGET_PATH" region_bytes="$REGION_BYTES" 2>&1); then
+        die "$EXIT_USAGE" "${reason/holds results measured with/was prepared with}"
+    fi
+}
+
+# A short sequential write at the start of the region: its MB/s, remembered for later plans.
+measure_write_speed() {
+    local out="$TK_TMP/speed.json" reply iops
+    run_fio "$TK_TMP/speed.stderr" --name=speed --filename="$(fio_filename "$TARGET_PATH")" \
+        --size="$REGION_BYTES" --rw=write --bs=1m --iodepth=16 --ioengine="$ENGINE_DEEP" \
+        --direct="$DIRECT" --time_based --runtime="$SPEED_PROBE_S" --output-format=json \
+        --output="$out" >/dev/null || return 0
+    reply=$(service_ask probe-cost "$out")
+    [[ $reply == ok$'\t'* ]] || return 0
+    iops=${reply#ok$'\t'} iops=${iops%%$'\t'*}
+    printf '%s\t%s\n' "$TARGET_PATH" $((iops * 1048576 / 1000000)) >"$RESULTS/state/write_speed"
+}
+
+# Discard the region: the drive's FTL forgets every mapping in it, as on a new drive (a whole
+# namespace could use `nvme format --ses=1`; a region needs a range, which only a discard takes).
+purge_region() {
+    local reply
+    if [[ $TARGET_KIND == block ]]; then
+        reply=$(service_ask safety "$TARGET_PATH" "$DESTROY")
+        [[ $reply == ok ]] || die "$EXIT_UNSAFE" "${reply#refused$'\t'}"
+        blkdiscard --offset 0 --length "$REGION_BYTES" "$TARGET_PATH" 2>"$TK_TMP/purge.stderr" ||
+            die "$EXIT_FAIL" "purging $TARGET_PATH failed: $(head -n 1 "$TK_TMP/purge.stderr"); the device may not support discard: use --state as-is, or sustained after a purge of your own (nvme format --ses=1)"
+    else
+        fallocate --punch-hole --offset 0 --length "$REGION_BYTES" "$TARGET_PATH" 2>"$TK_TMP/purge.stderr" ||
+            die "$EXIT_FAIL" "purging $TARGET_PATH failed: $(head -n 1 "$TK_TMP/purge.stderr"); its filesystem cannot free a file's blocks: use --state as-is"
+    fi
+    printf '%s: %s bytes discarded (%s) at %(%F %T)T\n' "$TARGET_PATH" "$REGION_BYTES" "$(purge_tool)" -1 \
+        >"$RESULTS/state/purge.done"
+}
+
+# The region written LOOPS times in 128 KiB sequential writes of random data, QD 32: the purged
+# state's single pass, or SNIA's workload-independent preconditioning (twice).
+write_region_sequentially() { # LOOPS STEP
+    local bytes=$(($1 * REGION_BYTES))
+    info "state: writing $(human_bytes "$bytes") of $TARGET_PATH sequentially ($1 x the region), $(write_time_text "$bytes")"
+    if [[ $TARGET_KIND == block ]]; then
+        local reply
+        reply=$(service_ask safety "$TARGET_PATH" "$DESTROY")
+        [[ $reply == ok ]] || die "$EXIT_UNSAFE" "${reply#refused$'\t'}"
+    fi
+    run_fio "$RESULTS/state/$2.stderr" --name="$2" --filename="$(fio_filename "$TARGET_PATH")" \
+        --size="$REGION_BYTES" --rw=write --bs=128k --iodepth=32 --ioengine="$ENGINE_DEEP" \
+        --direct="$DIRECT" --loops="$1" --refill_buffers=0 --scramble_buffers=1 --end_fsync=1 \
+        --output-format=json --output="$RESULTS/state/$2.json" ||
+        die "$EXIT_FAIL" "writing the region for --state $STATE_USED failed (see $RESULTS/state/$2.stderr); rerun the same command to start that step again"
+    printf '%s: %s bytes written sequentially (%s x the region) at %(%F %T)T\n' "$TARGET_PATH" \
+        "$bytes" "$1" -1 >"$RESULTS/state/$2.done"
+}
+
+# Once per results tree, before its first section measures: the purge and the sequential writes
+# of the state. Every section of the tree then finds its region written (its prefill).
+prepare_state() {
+    [[ $STATE_USED != as-is ]] || return 0
+    check_tree_state
+    if ! state_step_done purge; then
+        [[ -n $(stored_write_speed) ]] || measure_write_speed
+        purge_region
+    fi
+    if [[ $STATE_USED == purged ]]; then
+        state_step_done written || write_region_sequentially 1 written
+    else
+        state_step_done precondition || write_region_sequentially 2 precondition
+    fi
+    printf 'region written by --state %s: %s\n' "$STATE_USED" \
+        "$(state_step_line "$([[ $STATE_USED == purged ]] && echo written || echo precondition)")" \
+        >"$RESULTS_DIR/prefill.done"
+}
+
+# Sustained state, before the section measures: rounds of STEADY_OPTS (--runtime each, over the
+# region) until the last STEADY_WINDOW rounds hold steady, or MAX_ROUNDS. The rounds' JSON and the
+# verdict stay in RESULTS/<section>/steady/ for the snippet; a rerun keeps a verdict reached.
+steady_rounds() {
+    [[ $STATE_USED == sustained ]] && ((STEADY_ROUNDS)) || return 0
+    local dir="$RESULTS_DIR/steady" k=0 reply opt
+    [[ ! -s $dir/verdict ]] || return 0
+    mkdir -p "$dir"
+    local -a opts=()
+    for opt in $STEADY_OPTS; do opts+=("--$opt"); done
+    while ((k < MAX_ROUNDS)); do
+        k=$((k + 1))
+        [[ -e $dir/round$k.json ]] && continue
+        info "state: steady-state round $k (at most $MAX_ROUNDS): ${STEADY_OPTS}, ${RUNTIME}s"
+        if [[ $TARGET_KIND == block ]]; then
+            reply=$(service_ask safety "$TARGET_PATH" "$DESTROY")
+            [[ $reply == ok ]] || die "$EXIT_UNSAFE" "${reply#refused$'\t'}"
+        fi
+        run_fio "$dir/round$k.stderr" --name="steady-round$k" \
+            --filename="$(fio_filename "$TARGET_PATH")" --size="$REGION_BYTES" "${opts[@]}" \
+            --ioengine="$ENGINE_DEEP" --direct="$DIRECT" --time_based --runtime="$RUNTIME" \
+            --randrepeat=0 --norandommap=1 --refill_buffers=0 --scramble_buffers=1 \
+            --output-format=json --output="$dir/.round$k.partial" ||
+            die "$EXIT_FAIL" "steady-state round $k failed (see $dir/round$k.stderr); rerun the same command to go on"
+        mv -f -- "$dir/.round$k.partial" "$dir/round$k.json"
+        [[ -s $dir/round$k.stderr ]] || rm -f -- "$dir/round$k.stderr"
+        reply=$(service_ask steady "$dir" "$STEADY_WINDOW" "$STEADY_RANGE_PCT" "$STEADY_SLOPE_PCT")
+        if [[ $reply == steady$'\t'* ]]; then
+            printf '%s\n' "${reply#steady$'\t'}" >"$dir/verdict"
+            info "state: ${reply#steady$'\t'}"
+            return 0
+        fi
+    done
+    printf 'NOT reached: %s\n' "${reply#*$'\t'}" >"$dir/verdict"
+    warn "steady state not reached in $MAX_ROUNDS rounds (${reply#*$'\t'}); measuring anyway, and the snippet says so"
+}
+
+# --- the engine probe, once per results tree ---------------------------------------------------
+# Probed after the state or the prefill, inside the region (a trimmed drive answers reads of
+# deallocated LBAs without touching NAND), and shared by every section of the tree, so that §2
+# and §5 measure the same shape with the same engine. RESULTS/engines holds the choice.
+stored_tree_engines() { # "QD1 DEEP<TAB>note", when this tree probed this target
+    local file="$RESULTS/engines"
+    [[ -s $file && -z $FRESH ]] || return 0
+    [[ $(sed -n 1p "$file") == "$TARGET_PATH $DIRECT" ]] && sed -n 2p "$file"
+    return 0
+}
+
+remember_tree_engines() {
+    printf '%s %s\n%s %s\t%s\n' "$TARGET_PATH" "$DIRECT" "$ENGINE_QD1" "$ENGINE_DEEP" "$ENGINE_NOTE" \
+        >"$RESULTS/engines"
+}

@@ -1,0 +1,247 @@
+"""The span and state a report describes (lib/state.bash, lib/target.bash): the whole partition
+by default, a purge planned and then done, the sustained state's rounds, disjoint stripes for
+sequential jobs, one engine probe per results tree, and refusals.
+
+Real fio on real loop devices (root) and files. Each test removes its loop devices, also when it
+fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from analysis.core.steady import last_window, window
+from tests.toolkit import TINY, load_json, loop_device, mkfs_ext4, mounted, run, sha256_of
+
+MIB = 1 << 20
+# One repetition of 1 s: these tests check what the state does, not the numbers.
+SHORT = ["--profile", "quick", "--runtime", "1", "--ramp", "0", "--repeat", "1"]
+
+
+# --------------------------------------------------------------------------- the window rule
+
+def test_window_known_answers():
+    """SNIA's window: flat rounds hold; a 3%-per-round trend moves its line 12% across five
+    rounds and fails the 10% limit with a range of 12% that passes 20%; a step fails both."""
+    flat = window([100, 101, 99, 100, 100])
+    assert flat.holds() and flat.range_pct == pytest.approx(2.0)
+    trend = window([100 * (1 + 0.03 * i) for i in range(5)])
+    assert trend.excursion_pct == pytest.approx(100 * 12 / 106, rel=1e-6)
+    assert trend.range_pct <= 20 and not trend.holds()
+    assert not window([6500, 6500, 1800, 1800, 1800]).holds()
+
+
+def test_last_window_is_judged_not_the_first():
+    """A drive fast for 7 rounds (its cache), then slow: the rounds are judged on the last five,
+    so the verdict is the slow level, never the cache's (the first five hold too)."""
+    rounds = [6500.0] * 7 + [1800.0] * 8
+    assert window(rounds[:5]).holds()
+    w = last_window(rounds)
+    assert w.holds() and w.mean == pytest.approx(1800.0)
+    assert last_window(rounds[:4]) is None
+
+
+# --------------------------------------------------------------------------- helpers
+
+@contextmanager
+def partitioned_loop(work: Path, first_mb: int, second_mb: int):
+    """A loop device with two GPT partitions; yields (disk, p1, p2)."""
+    backing = work / "disk.img"
+    backing.write_bytes(os.urandom((first_mb + second_mb + 2) * MIB))
+    # -P: the kernel scans the partition table (a loop device without it takes no partitions)
+    dev = subprocess.run(["losetup", "-f", "--show", "-P", "--direct-io=on", str(backing)],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    try:
+        layout = f"label: gpt\n,{first_mb}M\n,\n"
+        subprocess.run(["sfdisk", "-q", dev], input=layout, text=True, check=True)
+        subprocess.run(["partx", "-u", dev], capture_output=True, check=False)
+        p1, p2 = f"{dev}p1", f"{dev}p2"
+        deadline = time.monotonic() + 10
+        while not all(Path(p).is_block_device() for p in (p1, p2)):
+            assert time.monotonic() < deadline, f"{p1} and {p2} did not appear"
+            time.sleep(0.05)
+        yield dev, p1, p2
+    finally:
+        subprocess.run(["losetup", "-d", dev], check=False)
+
+
+def discarded_sectors(part: str) -> int:
+    """Sectors discarded on a partition so far (/sys/.../stat, field 15 on this kernel)."""
+    name = Path(part).name
+    disk = re.sub(r"p\d+$", "", name)
+    fields = Path(f"/sys/block/{disk}/{name}/stat").read_text().split()
+    return int(fields[13])
+
+
+def jobfile_of(dry_run_stdout: str, case: str) -> str:
+    """One case's jobfile from a --dry-run's output (each starts with its '; <section> case'
+    comment line)."""
+    match = re.search(rf"(?s)^; \w+ case {re.escape(case)},.*?(?=^; ioengine auto|^; \w+ case |\Z)",
+                      dry_run_stdout, flags=re.MULTILINE)
+    assert match, f"no jobfile of {case} in the dry run"
+    return match.group(0)
+
+
+def size_of(dev: str) -> int:
+    return int(subprocess.run(["blockdev", "--getsize64", dev], capture_output=True, text=True,
+                              check=True).stdout)
+
+
+# --------------------------------------------------------------------------- span and purge
+
+@pytest.mark.root
+def test_partition_whole_by_default_purge_planned_then_done(toolkit):
+    """On a partition of a partitioned loop device, the standard profile's plan names the whole
+    partition as the region and the sustained state (auto); a quick run with --state purged then
+    discards exactly that partition (the kernel's discard counter), writes it once (the plan's
+    time estimate from the measured write speed is printed first), records the state, and leaves
+    the other partition's bytes unchanged."""
+    work = toolkit / "tmp"
+    with partitioned_loop(work, 16, 96) as (_, p1, p2):
+        capacity = size_of(p2)
+        region = capacity >> 20 << 20
+        plan = run(toolkit, "qd1_test.bash", "--target", p2, "--dry-run")
+        assert plan.returncode == 0, plan.stderr
+        assert f"region   {region >> 20} MiB, the whole target" in plan.stderr
+        assert "state    sustained (auto: a block device in the standard profile)" in plan.stderr
+        assert "discard the region (blkdiscard)" in plan.stderr
+        assert f"{(2 * region) >> 20} MiB of 128 KiB sequential writes" in plan.stderr
+
+        before_p1 = sha256_of(p1)
+        discarded = discarded_sectors(p2)
+        res = run(toolkit, "qd1_test.bash", "--target", p2, "--state", "purged", *SHORT,
+                  "--size", "all")
+        assert res.returncode == 0, res.stderr
+        # the plan said what would happen, before it happened
+        assert res.stderr.index("discard the region") < res.stderr.index("state: writing")
+        assert re.search(rf"state: writing {region >> 20} MiB of {p2} sequentially \(1 x the "
+                         r"region\), about \d+s at the \d+ MB/s this target wrote", res.stderr)
+        assert discarded_sectors(p2) - discarded >= region // 512
+        assert sha256_of(p1) == before_p1
+
+    results = toolkit / "results"
+    assert "bytes discarded (blkdiscard)" in (results / "state" / "purge.done").read_text()
+    written = load_json(results / "state" / "written.json")
+    assert written["jobs"][0]["write"]["io_bytes"] == region
+    manifest = load_json(results / "qd1" / "manifest.json")
+    assert (manifest["state"], int(manifest["region_bytes"])) == ("purged", region)
+    assert int(manifest["target_bytes"]) == capacity
+    snippet = (toolkit / "out" / "section_2_qd1.md").read_text()
+    assert f"region {region >> 20} MiB, the whole target" in snippet
+    assert "state purged (region discarded, then written once)" in snippet
+
+    # the same tree refuses another state before writing anything
+    with partitioned_loop(work, 16, 96) as (_, _, p2b):
+        again = run(toolkit, "qd1_test.bash", "--target", p2b, "--state", "sustained", *SHORT,
+                    "--size", "all")
+    assert again.returncode == 2 and "was prepared with other settings" in again.stderr
+
+
+@pytest.mark.root
+def test_sustained_rounds_until_steady(toolkit):
+    """--state sustained on a loop device over a RAM file: the region is written twice
+    sequentially, then 4 KiB random-write rounds run until the last five hold steady (a RAM disk
+    is steady from the start: five rounds) or the budget ends; the snippet states the verdict."""
+    shm = Path("/dev/shm") / f"ssd-toolkit-test-{os.getpid()}"
+    shm.mkdir()
+    try:
+        with loop_device(shm / "ram.img", size_mb=64) as dev:
+            res = run(toolkit, "qd1_test.bash", "--target", dev, "--state", "sustained",
+                      *SHORT, "--max-rounds", "7", "--size", "32M")
+    finally:
+        shutil.rmtree(shm, ignore_errors=True)
+    assert res.returncode == 0, res.stderr
+    results = toolkit / "results"
+    pre = load_json(results / "state" / "precondition.json")
+    assert pre["jobs"][0]["write"]["io_bytes"] == 2 * 32 * MIB
+    rounds = sorted((results / "qd1" / "steady").glob("round*.json"))
+    assert 5 <= len(rounds) <= 7
+    assert all(load_json(r)["jobs"][0]["job options"]["rw"] == "randwrite" for r in rounds)
+    verdict = (results / "qd1" / "steady" / "verdict").read_text()
+    assert verdict.startswith(("steady state reached in", "NOT reached"))
+    snippet = (toolkit / "out" / "section_2_qd1.md").read_text()
+    assert "state sustained (purged, written twice sequentially" in snippet
+    assert verdict.strip() in snippet
+
+
+@pytest.mark.root
+def test_state_refused_where_writing_is(toolkit):
+    """A mounted filesystem: --state purged is refused (exit 3) before anything is written, even
+    for a section that only reads; auto falls back to as-is and the plan says why."""
+    with loop_device(toolkit / "tmp" / "fs.img", size_mb=64, fill=False) as dev:
+        mkfs_ext4(dev)
+        with mounted(dev, toolkit / "tmp" / "mnt"):
+            subprocess.run(["mount", "-o", "remount,ro", str(toolkit / "tmp" / "mnt")],
+                           check=True)
+            before = sha256_of(dev)
+            refused = run(toolkit, "qd_sweep_test.bash", "--target", dev, "--state", "purged",
+                          *SHORT, "--qd", "1", "--no-seq", "--no-peak")
+            auto = run(toolkit, "qd_sweep_test.bash", "--target", dev, "--dry-run",
+                       "--qd", "1", "--no-seq", "--no-peak")
+            after = sha256_of(dev)
+    assert refused.returncode == 3, refused.stderr
+    assert before == after
+    assert "state    as-is (auto: writing is refused here" in auto.stderr
+
+
+# --------------------------------------------------------------------------- jobs and engines
+
+def test_sequential_jobs_read_disjoint_stripes(toolkit):
+    """qd_sweep --seq --jobs 4: each sequential job reads a stripe of its own. The rendered
+    jobfile, run once through (not time-based) with buffered reads after the file's pages were
+    dropped, leaves the whole region in the page cache: four jobs reading the same offsets would
+    leave a quarter of it (fincore counts the resident bytes)."""
+    region = 64 * MIB
+    target = toolkit / "tmp" / "seq.img"
+    target.write_bytes(os.urandom(region))
+    plan = run(toolkit, "qd_sweep_test.bash", "--target", str(target), "--size", "64M",
+               "--qd", "4", "--jobs", "4", "--seq", "--no-peak", "--dry-run")
+    assert plan.returncode == 0, plan.stderr
+    seq, rnd = (jobfile_of(plan.stdout, case) for case in ("read-128k-qd4-j4",
+                                                           "randread-4k-qd4-j4"))
+    stripe = region // 4
+    assert f"size={stripe}\noffset_increment={stripe}\n" in seq
+    assert "each over the whole region with its own random offsets" in rnd
+    assert "offset_increment" not in rnd
+
+    # read through once, buffered, with no cache invalidation of fio's own between the jobs
+    job = re.sub(r"(?m)^(direct|time_based|runtime|ramp_time|invalidate)=.*$", "", seq)
+    jobfile = toolkit / "tmp" / "seq.fio"
+    jobfile.write_text(job + "\ndirect=0\ninvalidate=0\n")
+    fd = os.open(target, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+    out = subprocess.run(["fio", "--output-format=json", str(jobfile)], capture_output=True,
+                         text=True, timeout=120, check=True).stdout
+    doc = json.loads(out[out.index("{"):])
+    assert doc["jobs"][0]["read"]["io_bytes"] == region  # 4 jobs x their stripe, once
+    resident = json.loads(subprocess.run(["fincore", "-J", "-b", str(target)],
+                                         capture_output=True, text=True, check=True).stdout)
+    assert int(resident["fincore"][0]["res"]) == region
+
+
+def test_engine_probed_once_per_results_tree(toolkit):
+    """§2 then §4 in one results tree: the engines are probed once, after the region was
+    written and inside it, and the second section uses that choice."""
+    first = run(toolkit, "qd1_test.bash", *TINY)
+    assert first.returncode == 0, first.stderr
+    second = run(toolkit, "mix_rw_test.bash", *TINY, "--mix", "100,0")
+    assert second.returncode == 0, second.stderr
+    tree = toolkit / "results"
+    qd1, mix = (load_json(tree / s / "manifest.json") for s in ("qd1", "mix_rw"))
+    assert qd1["engines"] == mix["engines"]
+    assert "probed once for this results tree" in mix["engine_note"]
+    assert (tree / "engines").read_text().splitlines()[1].startswith(qd1["engines"])
+    # the probe ran after the file was written full of data, never on a file still to create
+    assert first.stderr.index("creating") < first.stderr.index("engine:")
