@@ -14,6 +14,9 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/run.bash"
 
 SECTION=wss_burst # lib/sections.tsv: §6; its options are in lib/options.tsv
+# The sustained state runs no rounds of its own here: the burst is itself a long write whose steady
+# state the section reports (lib/state.bash).
+STEADY_ROUNDS=0
 readonly HEALTH_SAMPLE_S=5
 # A guess of sustained write speed for the precondition's time estimate only.
 readonly PRECONDITION_GUESS_MBPS=500

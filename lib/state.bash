@@ -22,8 +22,8 @@
 # 4 KiB random writes). A section may set STEADY_OPTS before section_main; §6 sets
 # STEADY_ROUNDS=0: its burst is itself a long write whose steady state it reports.
 readonly STEADY_WINDOW=5 STEADY_RANGE_PCT=20 STEADY_SLOPE_PCT=10
-STEADY_OPTS=${STEADY_OPTS:-"rw=randwrite bs=4k iodepth=32"}
-STEADY_ROUNDS=${STEADY_ROUNDS:-1}
+STEADY_OPTS="rw=randwrite bs=4k iodepth=32"
+STEADY_ROUNDS=1
 # The short sequential write that measures the target's write speed for the time estimates.
 readonly SPEED_PROBE_S=3
 
