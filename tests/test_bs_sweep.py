@@ -223,7 +223,7 @@ def check_section_outputs(root: Path, target: str) -> None:
         assert f"](../figs/{fig})" in snippet
     for row in table.itertuples():
         assert f"| {LABEL[row.bs]}" in snippet
-        assert md.pm(row.iops_mean, row.iops_std) in snippet and md.pm(row.lat_us_mean, row.lat_us_std) in snippet
+        assert md.pm(row.iops_mean, row.iops_ci95) in snippet and md.pm(row.lat_us_mean, row.lat_us_ci95) in snippet
     # The transition found from the JSON's own means, independently of the module.
     for rw, label in (("randread", "Random read"), ("read", "Sequential read")):
         sizes, values = zip(*bw[rw])

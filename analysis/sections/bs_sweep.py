@@ -30,6 +30,8 @@ from analysis.sections.common import (
     snippet,
     stability_finding,
     standard_note,
+    tail_cell,
+    tail_range_cell,
 )
 from analysis.sections.facts import Facts
 
@@ -281,13 +283,13 @@ def render_markdown(df: pd.DataFrame, found: list[Sweep], setup: str,
         for r in s.rows.itertuples():
             marks = (" ⚠" if r.unstable else "") + (" ● 90%" if r.is_90pct_of_peak else "") + \
                 (" ▲ peak" if r.is_peak else "")
-            rows.append([s.label, _kib(r.bs) + marks, md.pm(r.iops_mean, r.iops_std),
-                         md.pm(r.bw_MBps_mean, r.bw_MBps_std), f"{r.bw_pct_of_peak:.0f}%",
-                         md.pm(r.lat_us_mean, r.lat_us_std), md.num(r.lat_p50_us),
-                         md.pm(r.lat_p99_us, r.lat_p99_us_std), md.num(r.lat_p99_9_us)])
+            rows.append([s.label, _kib(r.bs) + marks, md.pm(r.iops_mean, r.iops_ci95),
+                         md.pm(r.bw_MBps_mean, r.bw_MBps_ci95), f"{r.bw_pct_of_peak:.0f}%",
+                         md.pm(r.lat_us_mean, r.lat_us_ci95), md.num(r.lat_p50_us),
+                         tail_range_cell(r, "lat_p99_us"), tail_cell(r, "lat_p99_9_us")])
     table = md.table(["pattern", "block size", "IOPS", "MB/s", "of peak MB/s", "mean lat (µs)",
                       "p50 (µs)", "p99 (µs)", "p99.9 (µs)"], rows, ["l", "l"] + ["r"] * 7)
-    note = standard_note(df) + (" p99 ± is the std of the repetitions' own p99. ● the smallest "
+    note = standard_note(df) + (" p99 (low–high) is its 95% interval. ● the smallest "
                                 "block size reaching 90% of the pattern's peak MB/s; ▲ the peak.")
     return snippet(f"## {SECTIONS[SECTION].heading}", setup, [_queue_line(df), table, note],
                    [("IOPS by block size", FIG_IOPS), ("MB/s by block size", FIG_BW),

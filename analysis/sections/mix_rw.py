@@ -28,6 +28,7 @@ from analysis.sections.common import (
     snippet,
     stability_finding,
     standard_note,
+    tail_cell,
 )
 
 SECTION = "mix_rw"
@@ -398,10 +399,10 @@ def render_markdown(df: pd.DataFrame, setup: str, link=md.link_from_out) -> str:
         if r.iops_mean == 0:
             rows.append([r.mix, r.direction, "0", "0", "–", "–", "–", "–", "–"])
             continue
-        rows.append([r.mix, r.direction + flag, md.pm(r.iops_mean, r.iops_std),
-                     md.pm(r.bw_MBps_mean, r.bw_MBps_std), md.pm(r.lat_us_mean, r.lat_us_std),
-                     md.num(r.lat_p50_us), md.num(r.lat_p95_us), md.num(r.lat_p99_us),
-                     md.num(r.lat_p99_9_us)])
+        rows.append([r.mix, r.direction + flag, md.pm(r.iops_mean, r.iops_ci95),
+                     md.pm(r.bw_MBps_mean, r.bw_MBps_ci95), md.pm(r.lat_us_mean, r.lat_us_ci95),
+                     md.num(r.lat_p50_us), tail_cell(r, "lat_p95_us"), tail_cell(r, "lat_p99_us"),
+                     tail_cell(r, "lat_p99_9_us")])
     table = md.table(["mix", "direction", "IOPS", "MB/s", "mean lat (µs)", "p50 (µs)",
                       "p95 (µs)", "p99 (µs)", "p99.9 (µs)"], rows, align=["l", "l"] + ["r"] * 7)
     return snippet(f"## {SECTIONS[SECTION].heading}", setup,
