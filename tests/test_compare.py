@@ -355,7 +355,7 @@ def test_e2e_same_repetitions_no_significant_difference(trees, tmp_path):
     table = pd.read_csv(tmp_path / "tables" / "compare.csv")
     assert len(table) == 4 * 4 and not table.significant.any() and not table.worse.any()
     assert (table.ratio == 1).all() and (table.p.isna() | (table.p > 0.99)).all()
-    assert set(table[table.metric == "lat_p99_us"].test) == {"within one bucket"}
+    assert set(table[table.metric == "lat_p99_us"].test) == {"interval"}  # equal: z = 0, p = 1
     text = (tmp_path / "out" / "compare.md").read_text()
     assert "0 significant (BH-adjusted p < 0.05)" in text and "No significant regression." in text
 
