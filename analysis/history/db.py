@@ -40,7 +40,7 @@ ROW_NUMBERS = ("bs", "iodepth", "numjobs", "read_pct", "n", "iops_mean", "iops_s
 
 RUN_COLUMNS = ("run_id", "run_date", "recorded_at", "tree", "git_revision", "profile", "engine",
                "target", "target_kind", "hostname", "model", "serial", "firmware",
-               "capacity_bytes", "kernel", "fio_version")
+               "capacity_bytes", "kernel", "fio_version", "state", "region_bytes")
 
 MIGRATIONS: list[list[str]] = [
     # 1: runs, their sections' summary rows, their headlines and anomalies.
@@ -70,6 +70,13 @@ MIGRATIONS: list[list[str]] = [
             run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
             section TEXT NOT NULL, seq BIGINT NOT NULL, kind TEXT, text TEXT,
             PRIMARY KEY (run_id, section, seq))""",
+    ],
+    # 2: what makes two runs different measurements (analysis.history.trends keeps them in
+    # separate series): the run's --state and region, and a headline's own settings.
+    [
+        "ALTER TABLE runs ADD COLUMN state TEXT",
+        "ALTER TABLE runs ADD COLUMN region_bytes BIGINT",
+        "ALTER TABLE headlines ADD COLUMN settings TEXT",
     ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -189,7 +196,7 @@ class Store:
             self._insert("summary_rows", rows, ("run_id", "section", "table_name", "row_no",
                                                 *ROW_TEXT, *ROW_NUMBERS, "extra"))
             self._insert("headlines", headlines, ("run_id", "section", "seq", "kind", "label",
-                                                  "text", "value", "std", "unit"))
+                                                  "text", "value", "std", "unit", "settings"))
             self._insert("anomalies", anomalies, ("run_id", "section", "seq", "kind", "text"))
             self.conn.commit()
         except Exception:
