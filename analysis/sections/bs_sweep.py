@@ -141,7 +141,7 @@ def bandwidth_finding(s: Sweep) -> str:
     prev = s.rows.iloc[-2]
     if t.still_rising:
         text = (f"{head}: not bandwidth-bound within the sweep.** MB/s is still rising at the "
-                f"largest size swept: {md.pm(peak.bw_MBps_mean, peak.bw_MBps_std)} MB/s at "
+                f"largest size swept: {md.pm(peak.bw_MBps_mean, peak.bw_MBps_ci95)} MB/s at "
                 f"{_kib(t.peak_bs)}, {md.signed_pct(t.last_step_pct)} over {_kib(prev.bs)} "
                 f"({md.num(prev.bw_MBps_mean)} MB/s), so the peak and the transition lie beyond "
                 f"{_kib(t.peak_bs)}.")
@@ -150,7 +150,7 @@ def bandwidth_finding(s: Sweep) -> str:
                      f"({md.num(bound.bw_MBps_mean)} MB/s), a lower bound at best.")
         return text
     text = (f"{head}: bandwidth-bound from {_kib(t.bound_bs)}.** Peak "
-            f"{md.pm(peak.bw_MBps_mean, peak.bw_MBps_std)} MB/s at {_kib(t.peak_bs)}; "
+            f"{md.pm(peak.bw_MBps_mean, peak.bw_MBps_ci95)} MB/s at {_kib(t.peak_bs)}; "
             f"{_kib(t.bound_bs)} is the smallest block size reaching 90% of it "
             f"({md.num(bound.bw_MBps_mean)} MB/s, {bound.bw_pct_of_peak:.0f}%)")
     below = s.rows[s.rows.bs < t.bound_bs]
@@ -357,8 +357,8 @@ def print_summary(df: pd.DataFrame) -> None:
     for r in df.itertuples():
         flags = (" 90%" if r.is_90pct_of_peak else "") + (" peak" if r.is_peak else "") + \
             (" unstable" if r.unstable else "")
-        print(f"{r.case:<16} {md.pm(r.iops_mean, r.iops_std):>18} "
-              f"{md.pm(r.bw_MBps_mean, r.bw_MBps_std):>16} {r.bw_pct_of_peak:>7.0f}% "
+        print(f"{r.case:<16} {md.pm(r.iops_mean, r.iops_ci95):>18} "
+              f"{md.pm(r.bw_MBps_mean, r.bw_MBps_ci95):>16} {r.bw_pct_of_peak:>7.0f}% "
               f"{md.num(r.lat_us_mean):>10} {md.num(r.lat_p99_us):>10}{flags}")
 
 

@@ -216,11 +216,6 @@ def has_thin_tail(df: pd.DataFrame) -> bool:
     return bool(cols) and bool((df[cols] < MIN_TAIL_IOS).any(axis=None))
 
 
-def ci(mean: float, half: float) -> str:
-    """A table cell: mean ± the half-width of its 95% interval."""
-    return md.pm(mean, half)
-
-
 def tail_cell(row, col: str) -> str:
     """A pooled percentile's cell, † when fewer than MIN_TAIL_IOS I/Os lie above it."""
     tail = getattr(row, col + "_tail_ios", math.nan)

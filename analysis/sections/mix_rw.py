@@ -440,7 +440,7 @@ def draw_figures(df: pd.DataFrame, ws: Workspace) -> None:
 def print_summary(df: pd.DataFrame) -> None:
     print(f"{'mix':<10} {'direction':<9} {'IOPS':>18} {'MB/s':>8} {'mean µs':>10} {'p99 µs':>10}")
     for r in with_mix(df).itertuples():
-        iops = md.pm(r.iops_mean, r.iops_std) if r.iops_mean else "0"
+        iops = md.pm(r.iops_mean, r.iops_ci95) if r.iops_mean else "0"
         bw = md.num(r.bw_MBps_mean) if r.iops_mean else "0"
         print(f"{r.mix:<10} {r.direction:<9} {iops:>18} {bw:>8} {md.num(r.lat_us_mean):>10} "
               f"{md.num(r.lat_p99_us):>10}" + ("  unstable" if r.unstable else ""))

@@ -149,7 +149,7 @@ def draw_figures(df: pd.DataFrame, ws: Workspace) -> None:
 def print_summary(df: pd.DataFrame) -> None:
     print(f"{'case':<16} {'IOPS':>18} {'mean µs':>10} {'p99 µs':>10} {'IOPS×lat':>9}")
     for r in df.itertuples():
-        print(f"{r.case:<16} {md.pm(r.iops_mean, r.iops_std):>18} {md.num(r.lat_us_mean):>10} "
+        print(f"{r.case:<16} {md.pm(r.iops_mean, r.iops_ci95):>18} {md.num(r.lat_us_mean):>10} "
               f"{md.num(r.lat_p99_us):>10} {r.little_product:>9.2f}"
               + ("  unstable" if r.unstable else ""))
 
@@ -159,7 +159,7 @@ def record_facts(df: pd.DataFrame, facts: Facts) -> None:
     random = df[df.rw.str.startswith("rand")]
     for r in (random if not random.empty else df).itertuples():
         facts.headline("qd1_latency", r.pattern,
-                       f"{md.pm(r.lat_us_mean, r.lat_us_std)} µs mean, p99 {md.num(r.lat_p99_us)} "
+                       f"{md.pm(r.lat_us_mean, r.lat_us_ci95)} µs mean, p99 {md.num(r.lat_p99_us)} "
                        f"µs ({md.num(r.iops_mean)} IOPS)", r.lat_us_mean, "µs", r.lat_us_std)
     off = df[(df.little_product - 1).abs() > LITTLE_TOLERANCE]
     if not off.empty:

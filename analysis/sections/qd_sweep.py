@@ -416,7 +416,7 @@ def print_summary(df: pd.DataFrame) -> None:
     for r in df.itertuples():
         flags = (" knee" if r.is_knee else "") + (" 90%" if r.is_90pct_of_peak else "") + \
             (" unstable" if r.unstable else "")
-        print(f"{r.pattern:<26} {r.iodepth:>4} {md.pm(r.iops_mean, r.iops_std):>18} "
+        print(f"{r.pattern:<26} {r.iodepth:>4} {md.pm(r.iops_mean, r.iops_ci95):>18} "
               f"{md.num(r.lat_us_mean):>10} {md.num(r.lat_p99_us):>10} "
               f"{r.little_error_pct:>+6.1f}%{flags}")
 
