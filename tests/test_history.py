@@ -23,7 +23,7 @@ import pandas as pd
 import pytest
 
 from analysis.core.workspace import Workspace
-from analysis.history.db import SCHEMA_VERSION, HistoryError, open_store
+from analysis.history.db import MIGRATIONS, SCHEMA_VERSION, HistoryError, open_store
 from analysis.history.trends import build_series, find_steps, report_steps, setting_changes
 from analysis.history.view import devices, render
 from tests.test_exceedance import read_back
@@ -291,6 +291,26 @@ def test_migrations_bring_an_old_database_up_and_refuse_a_newer_one(tmp_path):
         conn.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION + 1,))
     with pytest.raises(HistoryError, match="newer than this toolkit"):
         open_store(str(newer))
+
+
+def test_a_version_1_history_keeps_its_runs_and_gains_the_settings_columns(tmp_path):
+    v1 = tmp_path / "v1.sqlite"
+    with sqlite3.connect(v1) as conn:  # a history as schema 1 left it, with one run
+        conn.execute("CREATE TABLE schema_version (version BIGINT NOT NULL)")
+        for statement in MIGRATIONS[0]:
+            conn.execute(statement)
+        conn.execute("INSERT INTO schema_version VALUES (1)")
+        conn.execute("INSERT INTO runs (run_id, run_date, recorded_at, serial) "
+                     "VALUES ('r1', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z', 'S1')")
+    with open_store(str(v1)) as store:
+        assert store.version() == SCHEMA_VERSION == 2
+        (run,) = store.runs()
+        assert run["run_id"] == "r1" and run["state"] is None and run["region_bytes"] is None
+        store.record({**run, "state": "purged", "region_bytes": 8 << 30}, [],
+                     [{"run_id": "r1", "section": "qd_sweep", "seq": 0, "kind": "knee",
+                       "label": "x", "value": 4.0, "settings": "peak search"}], [])
+        assert store.runs()[0]["state"] == "purged"
+        assert store.of_runs("headlines", ["r1"])[0]["settings"] == "peak search"
 
 
 def test_a_missing_history_is_said_not_created(tmp_path):
