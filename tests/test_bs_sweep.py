@@ -182,7 +182,7 @@ def test_capped_section_outputs(capped_results, capsys):
     assert len(csv) == 14 and list(csv.bs[:7]) == SIZES
     snippet = (capped_results / bs_sweep.SNIPPET).read_text()
     assert snippet.count("| random read | ") == 7 and snippet.count("| sequential read | ") == 7
-    # The 90% mark on 32k (after ⚠ where a CV is above 5%), and nowhere else.
+    # The 90% mark on 32k (after ⚠ where the 95% interval is wider than ±5%), and nowhere else.
     assert len(re.findall(r"\| 32 KiB (⚠ )?● 90%", snippet)) == 2
     assert snippet.count("● 90%") == 2
     for fig in (bs_sweep.FIG_IOPS, bs_sweep.FIG_BW, bs_sweep.FIG_LATENCY):
@@ -223,7 +223,7 @@ def check_section_outputs(root: Path, target: str) -> None:
         assert f"](../figs/{fig})" in snippet
     for row in table.itertuples():
         assert f"| {LABEL[row.bs]}" in snippet
-        assert md.pm(row.iops_mean, row.iops_std) in snippet and md.pm(row.lat_us_mean, row.lat_us_std) in snippet
+        assert md.pm(row.iops_mean, row.iops_ci95) in snippet and md.pm(row.lat_us_mean, row.lat_us_ci95) in snippet
     # The transition found from the JSON's own means, independently of the module.
     for rw, label in (("randread", "Random read"), ("read", "Sequential read")):
         sizes, values = zip(*bw[rw])

@@ -330,7 +330,7 @@ def check_section_outputs(root: Path, target: str, read_pcts: list[int]) -> pd.D
     assert "](../figs/mix_rw_bw.png)" in snippet and "](../figs/mix_rw_latency.png)" in snippet
     for r in table[table.iops_mean > 0].itertuples():
         assert f"| {r.mix} | {r.direction}" in snippet
-        assert md.pm(r.iops_mean, r.iops_std) in snippet
+        assert md.pm(r.iops_mean, r.iops_ci95) in snippet
     assert snippet.count("| 0 | 0 | – |") == sum(p in (0, 100) for p in read_pcts)
     return table
 

@@ -57,7 +57,7 @@ def check_section_outputs(root: Path, target: str) -> None:
     assert f"`{target}`" in snippet
     assert "../figs/qd1_latency.png" in snippet and "../figs/qd1_iops.png" in snippet
     for row in table.itertuples():
-        assert md.pm(row.iops_mean, row.iops_std) in snippet
+        assert md.pm(row.iops_mean, row.iops_ci95) in snippet
         assert f"{row.little_product:.2f}" in snippet
     assert "Little's Law at QD=1" in snippet and "Tail to mean" in snippet
 

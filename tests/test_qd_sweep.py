@@ -261,7 +261,7 @@ def test_default_file_target(toolkit):
     assert snippet.startswith("## §5 Queue-depth sweep")
     assert f"`{toolkit / 'tmp' / 'target.img'}`" in snippet
     for row in table.itertuples():
-        assert md.pm(row.iops_mean, row.iops_std) in snippet
+        assert md.pm(row.iops_mean, row.iops_ci95) in snippet
     assert "**Knee (4 KiB random read)" in snippet and "**Knee (128 KiB sequential read)" in snippet
     assert "p99 ≤ 1,000 µs" in snippet
 

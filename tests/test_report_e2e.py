@@ -82,7 +82,7 @@ def test_make_report_quick_on_the_default_target(toolkit, tmp_path):
     qd1 = pd.read_csv(toolkit / "tables" / "qd1_baseline.csv").set_index("case")
     r = qd1.loc["randread-4k"]
     assert rows["QD=1 latency", "4 KiB random read (§2)"].startswith(
-        f"{md.pm(r.lat_us_mean, r.lat_us_std)} µs mean, p99 {md.num(r.lat_p99_us)} µs")
+        f"{md.pm(r.lat_us_mean, r.lat_us_ci95)} µs mean, p99 {md.num(r.lat_p99_us)} µs")
     # the peak is the best of the sweep and the peak search, with the configuration that gave it
     qd = pd.read_csv(toolkit / "tables" / "qd_sweep_peak.csv")
     rand = qd[qd.pattern == "4 KiB random read"]

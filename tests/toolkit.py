@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
 import shutil
 import socket
@@ -20,6 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
+from scipy.stats import t as scipy_t
 
 from analysis.core.registry import read_sections, settings
 
@@ -203,6 +205,14 @@ def assert_row_is_fios(row, reps: list[dict]) -> None:
     own = [r["lat_ns"]["percentile"]["99.000000"] / 1000 for r in reps]
     assert min(own) <= row.lat_p99_us <= max(own)
     assert row.lat_p50_us <= row.lat_p95_us <= row.lat_p99_us <= row.lat_p99_9_us
+    # The 95% t-interval of the mean, from scipy's t on fio's own per-run IOPS; the pooled p99
+    # inside its interval; the I/Os above p99 are 1% of fio's own latency sample counts.
+    t = scipy_t.ppf(0.975, len(reps) - 1)
+    assert row.iops_ci95 == pytest.approx(t * statistics.stdev(iops) / len(iops) ** 0.5,
+                                          rel=1e-4, abs=1e-6)
+    assert row.lat_p99_us_lo <= row.lat_p99_us <= row.lat_p99_us_hi
+    ios = sum(r["lat_ns"]["N"] for r in reps)
+    assert row.lat_p99_us_tail_ios == math.floor(ios * 0.01 + 1e-9)
 
 
 def rep_files(root: Path, section: str = "qd1") -> list[Path]:

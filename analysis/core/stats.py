@@ -154,3 +154,108 @@ def percentiles_from_bins(bins: Mapping[int, int], pcts: Iterable[float] = STAND
         if j == len(order):
             break
     return {p: found[p] for p in wanted if p in found}
+
+
+# --- intervals ----------------------------------------------------------------------------------
+CONFIDENCE = 0.95
+# A percentile with fewer I/Os above it than this is not quoted as a number: its value rests on
+# a handful of the slowest I/Os, and the next run may move it by a histogram bucket or more.
+MIN_TAIL_IOS = 100
+# Draws of the percentile bootstrap (tail_interval). 2000 puts the 2.5% and 97.5% points within
+# about 0.4 percentage points of their coverage; the generator is seeded, so tables are stable.
+BOOTSTRAP_DRAWS = 2000
+BOOTSTRAP_SEED = 20260
+
+
+def t_half_width(std: float, n: int, confidence: float = CONFIDENCE) -> float:
+    """Half-width of the t-based confidence interval of a mean of n runs: t(1-a/2, n-1) s / sqrt(n).
+
+    The repetitions are the independent units (each a fresh fio run), so the mean of n of them
+    has n - 1 degrees of freedom: with 3 repetitions t = 4.30, with 2 it is 12.7. A CV alone says
+    nothing about how well the mean is known; this does. NaN with fewer than two values."""
+    # scipy.special's inverse of Student's t CDF: the same quantile as scipy.stats.t.ppf, without
+    # importing scipy.stats (0.8 s, longer than the rest of a section's analysis).
+    from scipy.special import stdtrit
+
+    if n < 2 or math.isnan(std):
+        return math.nan
+    return float(stdtrit(n - 1, 0.5 + confidence / 2) * std / math.sqrt(n))
+
+
+def tail_ios(total: int, pct: float) -> int:
+    """How many of `total` I/Os lie above the p-th percentile: what the percentile rests on."""
+    return math.floor(total * (100.0 - pct) / 100.0 + 1e-9)
+
+
+@dataclass(frozen=True)
+class TailInterval:
+    """A pooled percentile (fio's algorithm on the merged bins) with its 95% interval, in ns.
+
+    `low`/`high` cover both the order-statistic uncertainty within a run (which I/Os happened to
+    be slow: binomial) and the spread between repetitions (a bootstrap over the repetitions);
+    `tail` is the number of I/Os above the percentile; `quotable` is False under MIN_TAIL_IOS."""
+    pct: float
+    value: float
+    low: float
+    high: float
+    tail: int
+    total: int
+
+    @property
+    def quotable(self) -> bool:
+        return self.tail >= MIN_TAIL_IOS
+
+
+def tail_intervals(bins_per_rep: list[Mapping[int, int]], pcts: Iterable[float],
+                   confidence: float = CONFIDENCE, draws: int = BOOTSTRAP_DRAWS,
+                   seed: int = BOOTSTRAP_SEED) -> dict[float, TailInterval]:
+    """The pooled percentiles of a case's repetitions with a hierarchical bootstrap interval.
+
+    Each draw (1) picks the repetitions with replacement, so a run that differs from the others
+    widens the interval (the spread between runs), and (2) merges their bins and reads the
+    percentile of a resample of those I/Os: the k-th smallest of N draws from the pooled
+    histogram lies at the pooled quantile U, U ~ Beta(k, N + 1 - k) (k = ceil(p N)), which is the
+    binomial order-statistic uncertainty within the runs, drawn in one step rather than by
+    resampling N I/Os. The interval is the 2.5% and 97.5% points of the draws, widened from
+    fio's bucket values to their buckets' edges: a bucket stands for any latency within half its
+    width (0.4-0.8%), so the interval is never narrower than one bucket. With one repetition only (2) is
+    left. With 2 or 3 repetitions step (1) knows only those runs: it cannot show a spread wider
+    than theirs, so the interval is a lower bound on the between-run part (docs/methodology.md).
+
+    Returns {p: TailInterval} for every p with at least one I/O above it; {} without bins.
+    """
+    import numpy as np  # vectorised over the draws
+
+    reps = [b for b in bins_per_rep if b]
+    if not reps or len(reps) != len(bins_per_rep):
+        return {}
+    values = np.array(sorted({int(v) for b in reps for v in b}), dtype=np.int64)
+    where = {int(v): i for i, v in enumerate(values)}
+    counts = np.zeros((len(reps), values.size), dtype=np.float64)
+    for r, bins in enumerate(reps):
+        for v, c in bins.items():
+            counts[r, where[int(v)]] += int(c)
+    pooled = percentiles_from_bins(merge_bins(reps), pcts)
+    total = int(counts.sum())
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(reps), size=(draws, len(reps)))
+    times = np.zeros((draws, len(reps)))  # how often each draw takes each repetition
+    np.add.at(times, (np.arange(draws)[:, None], picks), 1.0)
+    cum = np.cumsum(times @ counts, axis=1)  # draws x bins
+    n_draw = cum[:, -1]
+    alpha = 1.0 - confidence
+    out = {}
+    for p, value in pooled.items():
+        tail = tail_ios(total, p)
+        if tail < 1:
+            continue
+        k = np.maximum(np.ceil(p / 100.0 * n_draw), 1.0)
+        u = rng.beta(k, n_draw + 1.0 - k)
+        idx = np.minimum((cum < (u * n_draw)[:, None]).sum(axis=1), values.size - 1)
+        low, high = np.quantile(values[idx], [alpha / 2, 1 - alpha / 2], method="inverted_cdf")
+        low, high = min(float(low), value), max(float(high), value)
+        # From bucket values to the latencies they stand for: a bucket of width w holds anything
+        # within w/2 of its value, and the true percentile may lie anywhere in it.
+        out[p] = TailInterval(p, value, low - bucket_width_ns(low) / 2,
+                              high + bucket_width_ns(high) / 2, tail, total)
+    return out

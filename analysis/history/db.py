@@ -71,11 +71,12 @@ MIGRATIONS: list[list[str]] = [
             section TEXT NOT NULL, seq BIGINT NOT NULL, kind TEXT, text TEXT,
             PRIMARY KEY (run_id, section, seq))""",
     ],
-    # 2: the drive's state (--state) and the region measured: part of what a number means, so
-    # trends never mix runs that differ in them. NULL for runs recorded before.
+    # 2: what makes two runs different measurements (analysis.history.trends keeps them in
+    # separate series): the run's --state and region, and a headline's own settings.
     [
         "ALTER TABLE runs ADD COLUMN state TEXT",
         "ALTER TABLE runs ADD COLUMN region_bytes BIGINT",
+        "ALTER TABLE headlines ADD COLUMN settings TEXT",
     ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -195,7 +196,7 @@ class Store:
             self._insert("summary_rows", rows, ("run_id", "section", "table_name", "row_no",
                                                 *ROW_TEXT, *ROW_NUMBERS, "extra"))
             self._insert("headlines", headlines, ("run_id", "section", "seq", "kind", "label",
-                                                  "text", "value", "std", "unit"))
+                                                  "text", "value", "std", "unit", "settings"))
             self._insert("anomalies", anomalies, ("run_id", "section", "seq", "kind", "text"))
             self.conn.commit()
         except Exception:

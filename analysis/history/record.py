@@ -87,6 +87,17 @@ def common(manifests: dict[str, dict], key: str) -> str | None:
     return ", ".join(values) if values else None
 
 
+def _region(manifests: dict[str, dict]) -> int | None:
+    """The sections' region in bytes when they share one; None when unrecorded or mixed."""
+    values = {m.get("region_bytes") for m in manifests.values()} - {None, ""}
+    if len(values) != 1:
+        return None
+    try:
+        return int(float(values.pop()))
+    except ValueError:
+        return None
+
+
 def _plain(value):
     """A value for the database: numbers as float (NaN as NULL), booleans as 0/1, text as is."""
     if value is None or isinstance(value, str):
@@ -141,7 +152,6 @@ def read_tree(ws: Workspace, *, analyse: bool = True) -> RunRecord:
     sections = sections_in(tree)
     manifests = {s: read_manifest(tree / s) for s in sections}
     run_id, date = identity(tree, env, manifests)
-    region = common(manifests, "region_bytes") or ""
     target = env.get("target") or {}
     record = RunRecord({
         "run_id": run_id, "run_date": date,
@@ -156,8 +166,9 @@ def read_tree(ws: Workspace, *, analyse: bool = True) -> RunRecord:
         "serial": target.get("serial"), "firmware": target.get("firmware"),
         "capacity_bytes": target.get("capacity_bytes"), "kernel": env.get("kernel"),
         "fio_version": env.get("fio_version"),
-        # one region for the run, or none where its sections differ (each manifest keeps its own)
-        "state": common(manifests, "state"), "region_bytes": int(region) if region.isdigit() else None,
+        # How the drive was prepared and how much of it was measured (absent before they were
+        # recorded): runs that differ in them are never one trend series.
+        "state": common(manifests, "state"), "region_bytes": _region(manifests),
     }, sections=sections)
     if not env:
         record.notes.append(f"{tree}: no env.json (§1 did not run): device and host unknown")
@@ -180,7 +191,8 @@ def read_tree(ws: Workspace, *, analyse: bool = True) -> RunRecord:
         facts = facts_file.read(facts_path)
         record.headlines += [
             {"run_id": run_id, "section": section, "seq": i, "kind": h.kind, "label": h.label,
-             "text": h.text, "value": h.value, "std": h.std, "unit": h.unit}
+             "text": h.text, "value": h.value, "std": h.std, "unit": h.unit,
+             "settings": h.settings or None}
             for i, h in enumerate(facts.headlines)]
         record.anomalies += [{"run_id": run_id, "section": section, "seq": i, "kind": a.kind,
                               "text": a.text} for i, a in enumerate(facts.anomalies)]

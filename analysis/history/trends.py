@@ -3,43 +3,60 @@
 **Series.** A device is its serial (or, for a target without one, such as a file, its host and
 target path). Each headline of a run (analysis.sections.facts: QD=1 latency of 4 KiB random reads, peak
 random IOPS, ...) is a point of the series (device, headline kind, section, what it was measured
-on), in run order, with its repetitions' sample std as the error bar.
+on, under which settings), in run order, with its repetitions' sample std as the error bar. The
+settings are the run's --state and region (manifest keys `state`, `region_bytes`, when recorded)
+and the headline's own (a peak from the peak search, or the sweep's jobs): runs that differ in
+them measure different things and are never one series, so a change of method is never called a
+step of the drive.
 
-**Step changes** are found, not eyeballed, with §6's change-point method
-(analysis.rules.burst.change_points: the exact least-squares optimal partition of the series into
-segments of constant mean, penalty 3 x sigma^2 x ln(n)), on the series of per-run values, each
-segment at least MIN_RUNS runs long: a level needs three runs to be a level, one odd run is an
-outlier. A boundary is reported as a step when its size (the mean of the segment after against
-the mean of the segment before) is at least MIN_STEP_PCT % of the level before and at least
-NOISE_FACTOR x the noise, where the noise is the larger of the run-to-run noise (burst.noise_sigma:
-MAD of the first differences, which a step does not inflate) and the median spread of the runs'
-own repetitions. The method was chosen over a Welch test between sliding windows because it gives
-the step's run directly, needs no window length, and tests no series many times over; the
-known-answer tests (tests/test_history.py) hold it to a step at run 8 of 15 found at run 8, and to
-no step in the same noise without one.
+**Step changes** are tested, with a stated false-alarm rate. Per series, the CUSUM statistic
+max_k |S_k - k/n S_n| / (sigma_LR sqrt(n)) over the splits k with MIN_RUNS runs on each side
+(S_k: the sum of the first k runs) is referred to its limit under "no step", the supremum of a
+Brownian bridge (Kolmogorov's distribution, scipy's kstwobign), which gives a p-value. The noise
+sigma_LR is the long-run standard deviation: the residuals around the two levels either side of
+the best split give the sd sigma and the lag-1 autocorrelation phi (bias-corrected by
+(1 + 3 phi) / n, then raised by PHI_SE_MARGIN standard errors, clipped to [0, PHI_MAX]), and
+sigma_LR = sigma sqrt((1 + phi) / (1 - phi)),
+the sd of a mean of AR(1) runs. Runs are not independent (a drive warms, a host's load drifts
+for weeks): with phi = 0.5 the plain sd understates the noise of a mean by sqrt(3), which is
+what made the old rule (MAD of first differences, step beyond 3 sigma) call 6-48% of steady
+series drifted. The sd, not a MAD, is used because the CUSUM is a sum: heavy-tailed runs enter
+it with their real variance.
+
+The p-values of all the series of one device's report are then adjusted together
+(Benjamini-Hochberg at ALPHA): a report of a drive that did not change shows any step with
+probability at most about ALPHA, however many headlines it has. A series with a significant step
+is cut there and each side (at least 2 x MIN_RUNS runs) tested again at the same cut-off, so a
+series can show several steps. A step must also be at least MIN_STEP_PCT % of the level before:
+smaller level changes are real but not worth a lab's attention.
+
+Known answers (tests/test_history.py, seeded, 8 series of 52 weekly runs per report, 2% noise):
+a report of an unchanged drive shows a step in at most 5% of reports with independent, AR(1)
+phi = 0.5 and Student-t (3 dof) noise, and one series' 3 sigma step at run 27 is found in at
+least 80% of reports; the measured rates are in the tests' docstrings and docs/methodology.md.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-import statistics
 from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
 
-from analysis.rules.burst import change_points, noise_sigma
-
 MIN_RUNS = 3  # runs on each side of a step
 MIN_STEP_PCT = 3.0  # smaller level changes are not worth a lab's attention
-NOISE_FACTOR = 3.0
-PENALTY = 3.0
+ALPHA = 0.05  # the share of an unchanged drive's reports allowed to show any step
+PHI_MAX = 0.9  # beyond, 52 runs cannot tell a slow drift from a level
+PHI_SE_MARGIN = 1.5  # phi is taken 1.5 standard errors above its estimate (scan)
 
 # What a change of a run's setting means, in the order the report names them.
 CHANGES = {"firmware": "firmware", "kernel": "kernel", "fio_version": "fio",
            "git_revision": "toolkit", "profile": "profile", "engine": "engine",
-           "target": "target"}
+           "target": "target", "state": "state", "region_bytes": "region"}
+# The run's settings that make a different measurement: a series never spans two of them.
+SERIES_SETTINGS = ("state", "region_bytes")
 
 
 def device_key(run: dict) -> str:
@@ -67,7 +84,8 @@ class Step:
     index: int  # the first point of the new level (0-based in the series)
     before: float  # mean of the level before
     after: float  # mean of the level after
-    noise: float
+    noise: float  # sigma_LR: the long-run sd of a run's value
+    p: float = math.nan  # the CUSUM test's p-value (before adjustment)
 
     @property
     def pct(self) -> float:
@@ -81,46 +99,148 @@ class Series:
     section: str
     label: str
     unit: str
+    settings: str = ""  # the run's and the headline's settings ('' when none were recorded)
     points: list[Point] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
+    p: float = math.nan  # the first step test's p-value (NaN: too short to test)
 
     @property
     def values(self) -> list[float]:
         return [p.value for p in self.points]
 
 
-def find_steps(values: list[float], stds: list[float | None] = ()) -> list[Step]:
-    """The step changes of a per-run series (see the module docstring); [] for a short one."""
+@dataclass(frozen=True)
+class Scan:
+    """The step test of each row of a (series x runs) array (rows of equal length)."""
+    index: np.ndarray  # the best split: the first run of the new level
+    p: np.ndarray  # p-value of "no step"
+    sigma_lr: np.ndarray  # long-run sd of a run's value
+    phi: np.ndarray  # lag-1 autocorrelation used
+    before: np.ndarray
+    after: np.ndarray
+
+
+def scan(x: np.ndarray) -> Scan:
+    """The CUSUM step test (module docstring) of every row of x, vectorised over the rows."""
+    from scipy.stats import kstwobign
+
+    x = np.atleast_2d(np.asarray(x, dtype=np.float64))
+    m, n = x.shape
+    s = np.cumsum(x - x.mean(axis=1, keepdims=True), axis=1)[:, :-1]  # S_k, k = 1 .. n-1
+    ks = np.arange(1, n)
+    allowed = (ks >= MIN_RUNS) & (ks <= n - MIN_RUNS)
+    c = np.where(allowed, np.abs(s), -1.0)
+    best = c.argmax(axis=1)
+    k = ks[best]
+    cmax = c[np.arange(m), best]
+    first = np.arange(n) < k[:, None]
+    before = np.where(first, x, 0.0).sum(axis=1) / k
+    after = np.where(first, 0.0, x).sum(axis=1) / (n - k)
+    r = x - np.where(first, before[:, None], after[:, None])
+    ss = (r * r).sum(axis=1)
+    sigma = np.sqrt(ss / (n - 2))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        raw = np.where(ss > 0, (r[:, 1:] * r[:, :-1]).sum(axis=1) / ss, 0.0)
+    corrected = np.clip(raw + (1 + 3 * raw) / n, 0.0, PHI_MAX)
+    # An upper bound rather than the estimate: with n = 52 runs phi's standard error is ~0.12,
+    # and the runs where phi is underestimated are those that raise false alarms.
+    phi = np.clip(corrected + PHI_SE_MARGIN * np.sqrt((1 - corrected ** 2) / n), 0.0, PHI_MAX)
+    sigma_lr = sigma * np.sqrt((1 + phi) / (1 - phi))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        stat = np.where(sigma_lr > 0, cmax / (sigma_lr * math.sqrt(n)), 0.0)
+    # No noise at all around two levels: any level change is a step (a flat series is not).
+    tiny = 1e-9 * np.maximum(np.abs(x).mean(axis=1), 1e-300) * n
+    stat = np.where((sigma_lr <= 0) & (cmax > tiny), np.inf, stat)
+    return Scan(k, kstwobign.sf(stat), sigma_lr, phi, before, after)
+
+
+def bh_cutoff(pvalues: list[float], alpha: float = ALPHA) -> float:
+    """Benjamini-Hochberg: the largest p-value declared significant (-1 when none is)."""
+    p = np.sort(np.asarray([v for v in pvalues if not math.isnan(v)]))
+    if p.size == 0:
+        return -1.0
+    ok = p <= alpha * np.arange(1, p.size + 1) / p.size
+    return float(p[np.nonzero(ok)[0].max()]) if ok.any() else -1.0
+
+
+def first_p(series_values: list[list[float]]) -> list[float]:
+    """The step test's p-value of each whole series (NaN when too short to have a step); series
+    of one length are tested in one vectorised scan."""
+    out = [math.nan] * len(series_values)
+    by_length: dict[int, list[int]] = {}
+    for i, values in enumerate(series_values):
+        if len(values) >= 2 * MIN_RUNS:
+            by_length.setdefault(len(values), []).append(i)
+    for rows in by_length.values():
+        for i, p in zip(rows, scan(np.array([series_values[i] for i in rows])).p):
+            out[i] = float(p)
+    return out
+
+
+def find_steps(values: list[float], cutoff: float = ALPHA, offset: int = 0) -> list[Step]:
+    """The steps of one series whose test p is at most `cutoff` (a report's BH cut-off), found
+    by cutting at each and testing both sides again; [] for a series too short to test."""
     x = np.asarray(values, dtype=np.float64)
     if x.size < 2 * MIN_RUNS:
         return []
-    spreads = [s for s in stds if s is not None and not math.isnan(s)]
-    noise = max(noise_sigma(x), statistics.median(spreads) if spreads else 0.0)
-    bounds = [0, *change_points(x, MIN_RUNS, PENALTY), x.size]
-    steps = []
-    for a, b, c in zip(bounds, bounds[1:], bounds[2:]):
-        step = Step(b, float(np.mean(x[a:b])), float(np.mean(x[b:c])), noise)
-        size = abs(step.after - step.before)
-        if size >= NOISE_FACTOR * noise and abs(step.pct) >= MIN_STEP_PCT:
-            steps.append(step)
-    return steps
+    t = scan(x)
+    k, p = int(t.index[0]), float(t.p[0])
+    step = Step(offset + k, float(t.before[0]), float(t.after[0]), float(t.sigma_lr[0]), p)
+    if not p <= cutoff:
+        return []
+    steps = find_steps(values[:k], cutoff, offset) + find_steps(values[k:], cutoff, offset + k)
+    if abs(step.pct) >= MIN_STEP_PCT:
+        steps.append(step)
+    return sorted(steps, key=lambda s: s.index)
+
+
+def report_steps(series_values: list[list[float]], alpha: float = ALPHA) -> list[list[Step]]:
+    """The steps of each series of one device's report, their false alarms controlled together
+    (Benjamini-Hochberg over the series' p-values at `alpha`)."""
+    pvalues = first_p(series_values)
+    cutoff = bh_cutoff(pvalues, alpha)
+    return [find_steps(values, cutoff) if p <= cutoff else []
+            for values, p in zip(series_values, pvalues)]
+
+
+def judge(series: list[Series], alpha: float = ALPHA) -> None:
+    """Set the p-value and the steps of each of one device's series (report_steps)."""
+    for s, p, steps in zip(series, first_p([s.values for s in series]),
+                           report_steps([s.values for s in series], alpha)):
+        s.p, s.steps = p, steps
+
+
+def run_settings(run: dict) -> list[str]:
+    """'state purged', 'region 8 GiB': the run's settings that make a different measurement."""
+    out = []
+    if run.get("state"):
+        out.append(f"state {run['state']}")
+    if run.get("region_bytes"):
+        out.append(f"region {float(run['region_bytes']) / 2**30:g} GiB")
+    return out
 
 
 def build_series(runs: list[dict], headlines: list[dict]) -> list[Series]:
-    """Every (device, headline kind, section, label) series with a number, steps found."""
+    """Every (device, headline kind, section, label, settings) series with a number; steps found
+    with the false alarms of each device's series controlled together."""
     by_run = {r["run_id"]: r for r in runs}
     found: dict[tuple, Series] = {}
     for h in headlines:
         run = by_run.get(h["run_id"])
         if run is None or h["value"] is None:
             continue
+        settings = ", ".join([*run_settings(run), *filter(None, [h.get("settings")])])
         key = (device_key(run), h["kind"], h["section"], h["label"])
-        series = found.setdefault(key, Series(*key, h["unit"] or ""))
+        series = found.setdefault((*key, settings), Series(*key, h["unit"] or "", settings))
         series.points.append(Point(run, float(h["value"]), h["std"]))
     for series in found.values():
         series.points.sort(key=lambda p: (p.run["run_date"], p.run["run_id"]))
-        series.steps = find_steps(series.values, [p.std for p in series.points])
-    return sorted(found.values(), key=lambda s: (s.device, s.kind, s.section, s.label))
+    by_device: dict[str, list[Series]] = {}
+    for series in found.values():
+        by_device.setdefault(series.device, []).append(series)
+    for group in by_device.values():
+        judge(group)
+    return sorted(found.values(), key=lambda s: (s.device, s.kind, s.section, s.label, s.settings))
 
 
 def setting_changes(runs: list[dict]) -> list[tuple[int, str, str]]:

@@ -10,6 +10,7 @@ date, its size, the run that started it and what changed around it.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,7 +60,8 @@ def devices(runs: list[dict], series: list[Series]) -> list[Device]:
 
 
 def _label(s: Series) -> str:
-    return f"{s.label} (§{SECTIONS[s.section].number})" if s.section in SECTIONS else s.label
+    label = f"{s.label} (§{SECTIONS[s.section].number})" if s.section in SECTIONS else s.label
+    return f"{label} [{s.settings}]" if s.settings else label
 
 
 def draw(path: Path, kind: str, devs: list[Device]) -> Path | None:
@@ -125,6 +127,20 @@ def _num(value: float, unit: str) -> str:
     return f"{md.num(value)} {unit}".strip()
 
 
+ALARM_RULE = (
+    "A step is a level change found by a CUSUM test over the runs whose noise allows for "
+    "runs that are not independent (lag-1 autocorrelation); the p-values of each device's "
+    f"series are adjusted together (Benjamini–Hochberg at {trends.ALPHA:g}), so the report of "
+    f"a drive that did not change shows a step in at most about {trends.ALPHA:.0%} of reports. "
+    f"A step must also be at least {trends.MIN_STEP_PCT:g}% with {trends.MIN_RUNS} runs either "
+    "side. Runs with a different --state, region, peak search or --jobs are separate series "
+    "(their settings in brackets).")
+
+
+def _p(p: float) -> str:
+    return "–" if math.isnan(p) else "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
 LOWER_IS_BETTER = {"qd1_latency"}  # every other headline is better higher (IOPS, MB/s, ...)
 
 
@@ -142,7 +158,7 @@ def step_rows(dev: Device) -> list[list[str]]:
                          (f"{_day(run)}, run {step.index + 1} of {len(s.points)} "
                          f"(`{run['run_id']}`)"),
                          f"{_num(step.before, s.unit)} → {_num(step.after, s.unit)}",
-                         f"{step.pct:+.1f}% ({verdict(s.kind, step.pct)})",
+                         f"{step.pct:+.1f}% ({verdict(s.kind, step.pct)})", _p(step.p),
                          "; ".join(changed) if changed else "nothing recorded"])
     return rows
 
@@ -168,15 +184,14 @@ def render(ws: Workspace, devs: list[Device], figures: dict[str, str], *, headin
     drifted = [d for d in devs if d.drifted]
     parts += [f"{sub} Step changes", ""]
     if not drifted:
-        parts += [("No device's headlines show a step change (§6's change-point method over the "
-                  f"runs; a step must be at least {trends.MIN_STEP_PCT:g}% and "
-                  f"{trends.NOISE_FACTOR:g} times the noise, with {trends.MIN_RUNS} runs either "
-                  "side)."), ""]
+        parts += [f"No device's headlines show a step change. {ALARM_RULE}", ""]
+    else:
+        parts += [ALARM_RULE, ""]
     for d in drifted:
         parts += [f"**{d.name}** drifted:", "",
-                  md.table(["headline", "measured on", "started at", "level", "size",
+                  md.table(["headline", "measured on", "started at", "level", "size", "p",
                             "what changed around it"], step_rows(d),
-                           ["l", "l", "l", "r", "r", "l"]), ""]
+                           ["l", "l", "l", "r", "r", "r", "l"]), ""]
     parts += [f"{sub} Devices", "",
               md.table(["device", "runs", "first", "last", "firmware", "trend"],
                        device_rows(devs), ["l", "r", "l", "l", "l", "l"]), ""]

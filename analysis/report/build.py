@@ -37,9 +37,10 @@ REPORT_HTML = "out/report.html"
 METHOD = (
     "Every number comes from fio's own JSON (json+) of real runs against the target. Each case "
     "runs the given seconds after a ramp that is not measured, and is repeated; tables give the "
-    "mean ± sample standard deviation over the repetitions, and a point whose coefficient of "
-    "variation (CV) is above 5% is marked ⚠. Percentiles are of the pooled repetitions, from "
-    "fio's latency histogram bins; latency is total (submission + completion); MB/s = 10^6 "
+    "mean ± the half-width of its 95% confidence interval over the repetitions (t), and a point "
+    "whose interval is wider than ±5% of its mean is marked ⚠. Percentiles are of the pooled "
+    "repetitions, from fio's latency histogram bins, with a 95% interval where shown; † marks "
+    "one with fewer than 100 I/Os above it; latency is total (submission + completion); MB/s = 10^6 "
     "bytes/s. Reads run on a region written once with random data beforehand (prefill), so the "
     "drive returns real data, not unmapped zeros. Runs use O_DIRECT (direct I/O) unless the "
     "table says buffered.")

@@ -14,12 +14,17 @@ by chance; the adjustment holds the expected share of false discoveries at 5%.
 
 The t-test is computed from each side's mean, sample std (ddof=1) and n, which `section_frame`
 takes over the per-repetition values: that is exactly Welch's test on the per-repetition values.
-Percentiles are pooled over the repetitions (one number, no spread of its own): for p99 the test
-uses the std of the repetitions' own p99 (`lat_p99_us_std`) as the spread around the pooled p99,
-an approximation, marked `welch~` in the `test` column. A pooled percentile is a json+ bucket
-value, and fio's buckets are 0.8-1.6% wide: two p99s no more than one bucket apart are "within one
-bucket", never significant. Not tested (p NaN): fewer than two repetitions on either side
-("not testable (n<2)"), or no spread on either side ("not testable (no spread)").
+Percentiles are pooled over the repetitions (one number per tree). Each side's p99 comes with
+its 95% interval (`lat_p99_us_lo`/`_hi`, analysis.core.stats.tail_intervals: the order-statistic
+uncertainty within the runs and the spread between them), and the test (`interval`) is a z-test
+on the two: se = interval width / (2 x 1.96); the intervals reach the edges of fio's buckets,
+so a move of one bucket can be significant only when both p99s are known to about a bucket. A p99 with fewer than MIN_TAIL_IOS (100) I/Os above it on either
+side is not tested ("too few I/Os above"): it rests on a handful of I/Os. Tables without the
+intervals (another tool's) fall back to the std of the repetitions' own p99 (`welch~`), where two
+p99s within one bucket are "within one bucket", never significant. Every row also carries each
+side's 95% interval (`a_low` … `b_high`; mean ± its t half-width for a mean). Not tested (p NaN):
+fewer than two repetitions on either side ("not testable (n<2)"), or no spread on either side
+("not testable (no spread)").
 
 Writes tables/compare.csv, out/compare.md and, for the sweeps present in both trees,
 figs/compare_bs_sweep.png (MB/s by block size) and figs/compare_qd_sweep.png (IOPS by queue
@@ -38,7 +43,7 @@ from pathlib import Path
 import pandas as pd
 import scipy.stats
 
-from analysis.core.stats import bucket_width_ns
+from analysis.core.stats import CONFIDENCE, MIN_TAIL_IOS, bucket_width_ns
 from analysis.render import markdown as md
 from analysis.rules.cases import case_rows, read_manifest, section_frame
 from analysis.sections import SECTIONS
@@ -52,6 +57,8 @@ METRICS = {
     "lat_p99_us": ("lat_p99_us_std", "p99 (µs)", False),
 }
 PERCENTILES = ("lat_p99_us",)  # pooled from json+ bins: resolved to one fio bucket
+HALF_WIDTHS = {"iops_mean": "iops_ci95", "bw_MBps_mean": "bw_MBps_ci95",
+               "lat_us_mean": "lat_us_ci95"}  # each mean's 95% t half-width
 PARAMS = ["rw", "bs", "iodepth", "numjobs", "read_pct"]
 TABLE = "tables/compare.csv"
 SNIPPET = "out/compare.md"
@@ -102,6 +109,22 @@ def within_one_bucket(a_us: float, b_us: float) -> bool:
     """Two pooled percentiles (µs) no further apart than one bucket of fio's latency histogram
     at the larger of them: fio cannot tell them apart, so neither can a test on them."""
     return abs(b_us - a_us) * 1000 <= bucket_width_ns(max(a_us, b_us) * 1000) * (1 + 1e-9)
+
+
+def interval_test(a: float, a_low: float, a_high: float, b: float, b_low: float,
+                  b_high: float) -> tuple[float, float]:
+    """Two pooled percentiles (µs) with their 95% intervals (analysis.core.stats.tail_intervals:
+    within-run order statistics and the spread between repetitions): (z, two-sided p).
+
+    Each interval is read as a normal one, se = (high - low) / (2 x 1.96); the intervals reach
+    the edges of fio's buckets, so one that collapses to a single bucket still has a spread.
+    z = (b - a) / sqrt(se_a² + se_b²); p from the normal distribution."""
+    z95 = scipy.stats.norm.ppf(0.5 + CONFIDENCE / 2)
+    se2 = sum(((high - low) / (2 * z95)) ** 2 for low, high in ((a_low, a_high), (b_low, b_high)))
+    if se2 <= 0:
+        return math.nan, math.nan
+    z = (b - a) / math.sqrt(se2)
+    return z, float(2 * scipy.stats.norm.sf(abs(z)))
 
 
 def benjamini_hochberg(p: pd.Series) -> pd.Series:
@@ -155,6 +178,20 @@ def _f(v) -> float:
         return math.nan
 
 
+def interval_of(row: pd.Series, col: str) -> tuple[float, float]:
+    """(low, high) of a metric's 95% interval: mean ± its t half-width (`<metric>_ci95`), or a
+    pooled percentile's own interval (`_lo`, `_hi`); NaN when the table has none (a table from
+    before the intervals, or one repetition)."""
+    if col in PERCENTILES:
+        return _f(row.get(col + "_lo")), _f(row.get(col + "_hi"))
+    half = _f(row.get(HALF_WIDTHS[col]))
+    return _f(row[col]) - half, _f(row[col]) + half
+
+
+def has_interval(a: pd.Series, b: pd.Series, col: str) -> bool:
+    return not any(math.isnan(v) for v in (*interval_of(a, col), *interval_of(b, col)))
+
+
 def compare_rows(a: pd.Series, b: pd.Series) -> list[dict]:
     """One row per metric for one (section, case, direction) present in both trees: the raw
     test. Whether a change is significant is decided over the whole comparison (`judge`)."""
@@ -169,6 +206,9 @@ def compare_rows(a: pd.Series, b: pd.Series) -> list[dict]:
             test = "no value"
         elif na < 2 or nb < 2:
             test = "not testable (n<2)"
+        elif col in PERCENTILES and has_interval(a, b, col):
+            thin = min(_f(a.get(col + "_tail_ios")), _f(b.get(col + "_tail_ios")))
+            test = "too few I/Os above" if thin < MIN_TAIL_IOS else "interval"
         elif col in PERCENTILES and within_one_bucket(ma, mb):
             test = "within one bucket"
         elif sa == 0 and sb == 0:
@@ -176,8 +216,12 @@ def compare_rows(a: pd.Series, b: pd.Series) -> list[dict]:
         else:
             test = "welch~" if col in PERCENTILES else "welch"
         t, df, p = welch(ma, sa, na, mb, sb, nb) if test.startswith("welch") else (math.nan,) * 3
+        (low_a, high_a), (low_b, high_b) = interval_of(a, col), interval_of(b, col)
+        if test == "interval":
+            t, p = interval_test(ma, low_a, high_a, mb, low_b, high_b)
         rows.append({"metric": col, "label": label, "a": ma, "a_std": sa, "a_n": na, "b": mb,
-                     "b_std": sb, "b_n": nb, "ratio": ratio, "diff_pct": diff, "t": t, "df": df,
+                     "b_std": sb, "b_n": nb, "a_low": low_a, "a_high": high_a, "b_low": low_b,
+                     "b_high": high_b, "ratio": ratio, "diff_pct": diff, "t": t, "df": df,
                      "p": p,
                      # how much worse B is, in % of A (negative: better)
                      "regression_pct": -diff if higher_better else diff, "test": test})
@@ -205,8 +249,8 @@ class Comparison:
 
 
 COLUMNS = ["section", "case", "direction", *PARAMS, "metric", "label", "a", "a_std", "a_n", "b",
-           "b_std", "b_n", "ratio", "diff_pct", "t", "df", "p", "p_adj", "significant", "worse",
-           "better", "regression_pct", "test"]
+           "b_std", "b_n", "a_low", "a_high", "b_low", "b_high", "ratio", "diff_pct", "t", "df",
+           "p", "p_adj", "significant", "worse", "better", "regression_pct", "test"]
 
 
 JUDGED = ("p_adj", "significant", "worse", "better")  # set by judge() over the whole table
@@ -298,8 +342,11 @@ def _p(p: float) -> str:
     return "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
+TESTED = ("welch", "welch~", "interval")  # the tests that give a p-value
+
+
 def _verdict(r) -> str:
-    if not r.test.startswith("welch"):
+    if r.test not in TESTED:
         return r.test
     if r.worse:
         return "**worse**"
@@ -308,10 +355,21 @@ def _verdict(r) -> str:
     return "no significant change"
 
 
+def _cell(metric: str, value: float, std: float, low: float, high: float) -> str:
+    """A mean ± its 95% half-width, a percentile with its interval (low–high); the std where
+    the tree gave no interval."""
+    if math.isnan(low) or math.isnan(high):
+        return md.pm(value, std)
+    if metric in PERCENTILES:
+        return f"{md.num(value)} ({md.num(low)}–{md.num(high)})"
+    return md.pm(value, (high - low) / 2)
+
+
 def _rows_md(df: pd.DataFrame) -> str:
     rows = [[f"{r.section} {r.case}" + ("" if r.direction in ("read", "write") and
                                           r.section != "mix_rw" else f" ({r.direction})"),
-             r.label, md.pm(r.a, r.a_std), md.pm(r.b, r.b_std),
+             r.label, _cell(r.metric, r.a, r.a_std, r.a_low, r.a_high),
+             _cell(r.metric, r.b, r.b_std, r.b_low, r.b_high),
              "–" if math.isnan(r.ratio) else f"{r.ratio:.3f}", md.signed_pct(r.diff_pct, 1),
              _p(r.p) + ("~" if r.test == "welch~" else ""), _p(r.p_adj), _verdict(r)]
             for r in df.itertuples()]
@@ -334,7 +392,7 @@ def _tree_line(name: str, path: Path, frames: dict[str, pd.DataFrame], sections:
 def findings(comp: Comparison, fail_pct: float | None) -> list[str]:
     t = comp.table
     bucket = int((t.test == "within one bucket").sum())
-    untested = int((~t.test.str.startswith("welch")).sum()) - bucket
+    untested = int((~t.test.isin(TESTED)).sum()) - bucket
     out = [(f"{len(t)} comparisons over {t.groupby(['section', 'case', 'direction']).ngroups} "
             f"case rows: {int(t.significant.sum())} significant (BH-adjusted p < {ALPHA}), "
             f"{int(t.worse.sum())} worse, {int(t.better.sum())} better, "
@@ -374,12 +432,15 @@ def snippet(comp: Comparison, paths: tuple[Path, Path], figs: list[str],
     parts = ["## Comparison: B against A", "",
              _tree_line("A", paths[0], comp.frames_a, comp.sections),
              _tree_line("B", paths[1], comp.frames_b, comp.sections), "",
-             (f"Sections compared: {', '.join(comp.sections)}. Values are mean ± sample std "
-              "over the repetitions (p99: pooled, ± std of the repetitions' own p99). p: Welch's "
-              "two-sided t-test over the repetitions (from mean, std and n); `~` marks p99, "
-              "where the spread is approximated by the std of the per-repetition p99s; two p99s "
-              "within one bucket of fio's latency histogram (0.8–1.6%) are not told apart. "
-              "p (BH): adjusted by Benjamini–Hochberg over all the comparisons here. "
+             (f"Sections compared: {', '.join(comp.sections)}. Values are mean ± the half-width "
+              "of its 95% confidence interval over the repetitions (t); p99 is pooled from the "
+              "repetitions' json+ bins, with its 95% interval (low–high: the order statistics "
+              "within the runs and the spread between them, a bootstrap over both). p: for a "
+              "mean, Welch's two-sided t-test over the repetitions (from mean, std and n); for "
+              "p99, a z-test on the two intervals with fio's bucket width added (`interval`), "
+              f"untested when fewer than {MIN_TAIL_IOS} I/Os lie above either p99. Trees "
+              "without intervals fall back to the std of the per-repetition p99s (`~`) and "
+              "call two p99s within one histogram bucket equal. p (BH): adjusted by Benjamini–Hochberg over all the comparisons here. "
               f"Significant: adjusted p < {ALPHA}, which holds the expected share of false "
               f"discoveries at {ALPHA:.0%}. Worse: lower IOPS or MB/s, higher latency."), "",
              "### Significant changes", "",

@@ -28,7 +28,7 @@ from analysis.core import workspace
 from analysis.core.workspace import Workspace
 from analysis.render import markdown as md
 from analysis.render.plots import BarSet, grouped_bars
-from analysis.rules.cases import UNSTABLE_CV, read_manifest, section_frame
+from analysis.rules.cases import UNSTABLE_HALF_WIDTH, read_manifest, section_frame
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections import facts as facts_file
 from analysis.sections.facts import Facts
@@ -141,7 +141,8 @@ def snippet(ws: Workspace, section: str, trees: list[Path], table: pd.DataFrame,
     rows = [[r.label, str(r.hosts), f"{r.fastest} ({md.num(r.fastest_iops)})",
              f"{r.slowest} ({md.num(r.slowest_iops)})", f"{r.spread_pct:.1f}%",
              f"{r.worst_p99_host} ({md.num(r.worst_p99_us)})"] for r in spread.itertuples()]
-    unstable = table[table.iops_cv > UNSTABLE_CV] if "iops_cv" in table else table.iloc[0:0]
+    unstable = (table[table.unstable.astype(bool)] if "unstable" in table
+                else table.iloc[0:0])
     links = []
     for tree in trees:
         host_ws = Workspace.of(ws.root, tree)
@@ -155,7 +156,8 @@ def snippet(ws: Workspace, section: str, trees: list[Path], table: pd.DataFrame,
              f"`{ws.show(f'tables/{section}_hosts.csv')}`"
              + (f"; each host's own section: {', '.join(links)}." if links else "."), ""]
     if len(unstable):
-        parts += [f"⚠ {len(unstable)} host/case point(s) have a CV above {UNSTABLE_CV:.0%}: "
+        parts += [f"⚠ {len(unstable)} host/case point(s) have a 95% interval of the mean wider "
+                  f"than ±{UNSTABLE_HALF_WIDTH:.0%}: "
                   + ", ".join(f"{r.host} {r.label}" for r in unstable.itertuples()), ""]
     parts += [md.image(f"{info.heading}: IOPS per host", ws.link(figure)), ""]
     parts += ["### Findings", ""] + [f"- {f}" for f in findings(spread, dropped, len(trees))]

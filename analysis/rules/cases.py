@@ -24,13 +24,19 @@ from analysis.core.stats import (
     merge_bins,
     percentiles_from_bins,
     rep_stats,
+    t_half_width,
+    tail_intervals,
 )
 from analysis.fio.output import Direction, JobGroup
 from analysis.run import repetition
 from analysis.run.host_ceiling import is_host_bound, read_ceilings
 
-# A point whose CV over repetitions is above this is marked unstable in tables and text.
-UNSTABLE_CV = 0.05
+# A point is marked unstable when the 95% confidence interval of its mean IOPS, MB/s or mean
+# latency is wider than this share of the mean on either side: the number is not known to
+# +-5%. (Not the CV of 3 runs: with 2 degrees of freedom that estimate is itself so noisy that a
+# "CV above 5%" flag fired in 6% of points whose true CV is 3%, and says nothing of how well the
+# mean is known.) More repetitions narrow the interval; a noisier point needs more of them.
+UNSTABLE_HALF_WIDTH = 0.05
 
 # What the host allowed (analysis.run.host_ceiling): fio's CPU time per job (% of one CPU), the
 # null-engine IOPS of the case's shape, and whether the point measured the host, not the drive.
@@ -39,11 +45,18 @@ HOST_COLUMNS = ["cpu_usr_pct", "cpu_sys_pct", "host_ceiling_iops", "host_bound"]
 # The columns of docs/outputs.md, in order; `read_pct` is the read share of the job (100 for a pure
 # read pattern, 0 for a pure write, rwmixread for a mix). Each percentile also gets the sample std
 # of the repetitions' own percentiles (`lat_p99_us_std`): the error bar of a pooled percentile.
+# `<metric>_ci95` is the half-width of the 95% t-interval of the mean over the repetitions
+# (analysis.core.stats.t_half_width). The tail percentiles (TAIL_PCTS) get an interval
+# `_lo`/`_hi` and the count of I/Os above them `_tail_ios` (analysis.core.stats.tail_intervals).
 CASE_COLUMNS = ["case", "rw", "bs", "iodepth", "numjobs", "engine", "read_pct", "direction", "n"]
 PCT_STD_COLUMNS = {p: col + "_std" for p, col in PCT_COLUMNS.items()}
+TAIL_PCTS = (95.0, 99.0, 99.9)
+TAIL_COLUMNS = [PCT_COLUMNS[p] + suffix for p in TAIL_PCTS for suffix in ("_lo", "_hi", "_tail_ios")]
+CI_COLUMNS = ["iops_ci95", "bw_MBps_ci95", "lat_us_ci95"]
 METRIC_COLUMNS = ["iops_mean", "iops_std", "iops_cv", "bw_MBps_mean", "bw_MBps_std",
                   "lat_us_mean", "lat_us_std", *PCT_COLUMNS.values(), *PCT_STD_COLUMNS.values(),
-                  "unstable", "pct_source", "little_product", *HOST_COLUMNS]
+                  "unstable", "pct_source", "little_product", *HOST_COLUMNS, *CI_COLUMNS,
+                  "half_width_pct", *TAIL_COLUMNS]
 
 
 @dataclass(frozen=True)
@@ -147,7 +160,47 @@ def percentile_columns(directions_per_rep: list[list[Direction]]) -> tuple[dict,
     per_rep = [rep_percentiles(ds) for ds in directions_per_rep]
     for p, col in PCT_STD_COLUMNS.items():
         cols[col] = rep_stats([r[p] / 1000 if p in r else math.nan for r in per_rep])["std"]
+    cols.update(tail_columns(directions_per_rep))
     return cols, source
+
+
+def rep_bins(directions_per_rep: list[list[Direction]]) -> list[dict]:
+    """Each repetition's json+ bins (its directions merged); [] when a run has none."""
+    if not directions_per_rep or not all(d.bins for ds in directions_per_rep for d in ds):
+        return []
+    return [merge_bins([d.bins for d in ds]) for ds in directions_per_rep]
+
+
+def tail_columns(directions_per_rep: list[list[Direction]]) -> dict:
+    """The tail percentiles' interval (µs) and the I/Os above them; NaN without json+ bins."""
+    found = tail_intervals(rep_bins(directions_per_rep), TAIL_PCTS)
+    cols = {}
+    for p in TAIL_PCTS:
+        col, t = PCT_COLUMNS[p], found.get(p)
+        cols[col + "_lo"] = t.low / 1000 if t else math.nan
+        cols[col + "_hi"] = t.high / 1000 if t else math.nan
+        cols[col + "_tail_ios"] = t.tail if t else math.nan
+    return cols
+
+
+NINES = (99.0, 99.9, 99.99, 99.999)
+
+
+def nines(case: Case, direction: str) -> dict:
+    """The "nines" of a case's direction (`total` pools them): {p: TailInterval} for each of
+    NINES with at least one I/O above it, from the repetitions' json+ bins; {} without bins."""
+    per_rep = [list(g.directions.values()) if direction == "total" else [g.directions[direction]]
+               for g in case.reps if direction == "total" or direction in g.directions]
+    return tail_intervals(rep_bins(per_rep), NINES)
+
+
+def interval_columns(iops: dict, bw: dict, lat: dict) -> dict:
+    """The 95% half-widths of the three means, and the widest relative to its mean (in %)."""
+    halves = {name: t_half_width(s["std"], s["n"])
+              for name, s in (("iops_ci95", iops), ("bw_MBps_ci95", bw), ("lat_us_ci95", lat))}
+    rel = [h / s["mean"] * 100 for h, s in zip(halves.values(), (iops, bw, lat))
+           if not math.isnan(h) and s["mean"]]
+    return {**halves, "half_width_pct": max(rel) if rel else math.nan}
 
 
 def read_share(rw: str, rwmixread: int | None) -> int:
@@ -184,7 +237,8 @@ def summarize_direction(case: Case, direction: str) -> dict:
     # upwards when repetitions differ (a fast run's IOPS times a slow run's latency).
     outstanding = (first.iodepth or 1) * (first.numjobs or 1)
     little = rep_stats([p["iops"] * p["lat_mean_ns"] / 1e9 / outstanding for p in points])
-    unstable = any(s["cv"] > UNSTABLE_CV for s in (iops, bw, lat) if not math.isnan(s["cv"]))
+    intervals = interval_columns(iops, bw, lat)
+    unstable = bool(intervals["half_width_pct"] > UNSTABLE_HALF_WIDTH * 100)  # NaN: False
     return {
         "case": case.name, "rw": first.rw, "bs": first.bs, "iodepth": first.iodepth,
         "numjobs": first.numjobs or 1, "engine": first.options.get("ioengine", ""),
@@ -196,7 +250,7 @@ def summarize_direction(case: Case, direction: str) -> dict:
         **pcts, "unstable": unstable, "pct_source": source, "little_product": little["mean"],
         "cpu_usr_pct": rep_stats([g.usr_cpu_pct for g in case.reps])["mean"],
         "cpu_sys_pct": rep_stats([g.sys_cpu_pct for g in case.reps])["mean"],
-        "host_ceiling_iops": math.nan, "host_bound": False,
+        "host_ceiling_iops": math.nan, "host_bound": False, **intervals,
     }
 
 

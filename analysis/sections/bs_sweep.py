@@ -30,6 +30,8 @@ from analysis.sections.common import (
     snippet,
     stability_finding,
     standard_note,
+    tail_cell,
+    tail_range_cell,
 )
 from analysis.sections.facts import Facts
 
@@ -139,7 +141,7 @@ def bandwidth_finding(s: Sweep) -> str:
     prev = s.rows.iloc[-2]
     if t.still_rising:
         text = (f"{head}: not bandwidth-bound within the sweep.** MB/s is still rising at the "
-                f"largest size swept: {md.pm(peak.bw_MBps_mean, peak.bw_MBps_std)} MB/s at "
+                f"largest size swept: {md.pm(peak.bw_MBps_mean, peak.bw_MBps_ci95)} MB/s at "
                 f"{_kib(t.peak_bs)}, {md.signed_pct(t.last_step_pct)} over {_kib(prev.bs)} "
                 f"({md.num(prev.bw_MBps_mean)} MB/s), so the peak and the transition lie beyond "
                 f"{_kib(t.peak_bs)}.")
@@ -148,7 +150,7 @@ def bandwidth_finding(s: Sweep) -> str:
                      f"({md.num(bound.bw_MBps_mean)} MB/s), a lower bound at best.")
         return text
     text = (f"{head}: bandwidth-bound from {_kib(t.bound_bs)}.** Peak "
-            f"{md.pm(peak.bw_MBps_mean, peak.bw_MBps_std)} MB/s at {_kib(t.peak_bs)}; "
+            f"{md.pm(peak.bw_MBps_mean, peak.bw_MBps_ci95)} MB/s at {_kib(t.peak_bs)}; "
             f"{_kib(t.bound_bs)} is the smallest block size reaching 90% of it "
             f"({md.num(bound.bw_MBps_mean)} MB/s, {bound.bw_pct_of_peak:.0f}%)")
     below = s.rows[s.rows.bs < t.bound_bs]
@@ -281,13 +283,13 @@ def render_markdown(df: pd.DataFrame, found: list[Sweep], setup: str,
         for r in s.rows.itertuples():
             marks = (" ⚠" if r.unstable else "") + (" ● 90%" if r.is_90pct_of_peak else "") + \
                 (" ▲ peak" if r.is_peak else "")
-            rows.append([s.label, _kib(r.bs) + marks, md.pm(r.iops_mean, r.iops_std),
-                         md.pm(r.bw_MBps_mean, r.bw_MBps_std), f"{r.bw_pct_of_peak:.0f}%",
-                         md.pm(r.lat_us_mean, r.lat_us_std), md.num(r.lat_p50_us),
-                         md.pm(r.lat_p99_us, r.lat_p99_us_std), md.num(r.lat_p99_9_us)])
+            rows.append([s.label, _kib(r.bs) + marks, md.pm(r.iops_mean, r.iops_ci95),
+                         md.pm(r.bw_MBps_mean, r.bw_MBps_ci95), f"{r.bw_pct_of_peak:.0f}%",
+                         md.pm(r.lat_us_mean, r.lat_us_ci95), md.num(r.lat_p50_us),
+                         tail_range_cell(r, "lat_p99_us"), tail_cell(r, "lat_p99_9_us")])
     table = md.table(["pattern", "block size", "IOPS", "MB/s", "of peak MB/s", "mean lat (µs)",
                       "p50 (µs)", "p99 (µs)", "p99.9 (µs)"], rows, ["l", "l"] + ["r"] * 7)
-    note = standard_note(df) + (" p99 ± is the std of the repetitions' own p99. ● the smallest "
+    note = standard_note(df) + (" p99 (low–high) is its 95% interval. ● the smallest "
                                 "block size reaching 90% of the pattern's peak MB/s; ▲ the peak.")
     return snippet(f"## {SECTIONS[SECTION].heading}", setup, [_queue_line(df), table, note],
                    [("IOPS by block size", FIG_IOPS), ("MB/s by block size", FIG_BW),
@@ -355,8 +357,8 @@ def print_summary(df: pd.DataFrame) -> None:
     for r in df.itertuples():
         flags = (" 90%" if r.is_90pct_of_peak else "") + (" peak" if r.is_peak else "") + \
             (" unstable" if r.unstable else "")
-        print(f"{r.case:<16} {md.pm(r.iops_mean, r.iops_std):>18} "
-              f"{md.pm(r.bw_MBps_mean, r.bw_MBps_std):>16} {r.bw_pct_of_peak:>7.0f}% "
+        print(f"{r.case:<16} {md.pm(r.iops_mean, r.iops_ci95):>18} "
+              f"{md.pm(r.bw_MBps_mean, r.bw_MBps_ci95):>16} {r.bw_pct_of_peak:>7.0f}% "
               f"{md.num(r.lat_us_mean):>10} {md.num(r.lat_p99_us):>10}{flags}")
 
 

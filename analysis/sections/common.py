@@ -18,13 +18,16 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.core import workspace
+from analysis.core.stats import MIN_TAIL_IOS
 from analysis.core.workspace import Workspace
 from analysis.render import markdown as md
 from analysis.rules.cases import (
-    UNSTABLE_CV,
+    NINES,
+    UNSTABLE_HALF_WIDTH,
     Case,
     case_rows,
     frame_of_cases,
+    nines,
     read_manifest,
     read_section,
     report_left_out,
@@ -44,6 +47,10 @@ class SectionRun:
     setup: str  # the snippet's setup line
     args: argparse.Namespace
     facts: Facts = field(default_factory=Facts)  # headlines and anomalies for the report
+    cases: list[Case] = field(default_factory=list)  # the repetitions behind the table
+
+    def case(self, name: str) -> Case | None:
+        return next((c for c in self.cases if c.name == name), None)
 
     def write_table(self, relpath: str, df: pd.DataFrame) -> str:
         path = self.ws.path(relpath)
@@ -93,7 +100,7 @@ def run_section(argv: list[str], *, section: str, description: str,
     setup = md.setup_line(manifest, md.device_model(ws.results, results_dir),
                           steady_verdict(results_dir))
     setup += left_out_note(cases, missing, rerun)
-    run = SectionRun(ws, results_dir, table, setup, args)
+    run = SectionRun(ws, results_dir, table, setup, args, cases=cases)
     written = produce(run)
     anomalies = [a for a in (unstable_anomaly(table), host_anomaly(table)) if a]
     run.facts.anomalies += anomalies + facts_file.health_anomalies(results_dir)
@@ -200,11 +207,77 @@ def reps_label(df: pd.DataFrame) -> str:
 def standard_note(df: pd.DataFrame) -> str:
     """What the table's numbers are, under every section table."""
     reps = reps_label(df)
-    spread = ("one repetition, so no ± and no CV" if reps == "1" else
-              f"mean ± sample std over {reps} repetitions")
+    spread = ("one repetition, so no interval" if reps == "1" else
+              f"mean ± half-width of its 95% confidence interval (t over {reps} repetitions; "
+              "the sample std is in the CSV)")
+    tail = ("" if not has_thin_tail(df) else
+            f" † marks a percentile with fewer than {MIN_TAIL_IOS} I/Os above it: too few "
+            "to quote (run longer).")
     return (f"{spread[0].upper()}{spread[1:]}; percentiles of the pooled repetitions from fio's "
             "json+ histogram bins; latency is total (submission + completion); "
-            "MB/s = 10^6 B/s. ⚠ marks a CV above 5%.")
+            f"MB/s = 10^6 B/s. ⚠ marks a mean whose 95% interval is wider than "
+            f"±{UNSTABLE_HALF_WIDTH * 100:.0f}%.{tail}")
+
+
+def has_thin_tail(df: pd.DataFrame) -> bool:
+    cols = [c for c in df.columns if c.endswith("_tail_ios")]
+    return bool(cols) and bool((df[cols] < MIN_TAIL_IOS).any(axis=None))
+
+
+def tail_cell(row, col: str) -> str:
+    """A pooled percentile's cell, † when fewer than MIN_TAIL_IOS I/Os lie above it."""
+    tail = getattr(row, col + "_tail_ios", math.nan)
+    thin = not math.isnan(tail) and tail < MIN_TAIL_IOS
+    return md.num(getattr(row, col)) + (" †" if thin else "")
+
+
+def tail_range_cell(row, col: str) -> str:
+    """A pooled percentile with its 95% interval: '108 (103–114)', † as in tail_cell."""
+    low, high = getattr(row, col + "_lo", math.nan), getattr(row, col + "_hi", math.nan)
+    cell = tail_cell(row, col)
+    if math.isnan(low) or math.isnan(high):
+        return cell
+    value, _, mark = cell.partition(" ")
+    return f"{value} ({md.num(low)}–{md.num(high)})" + (f" {mark}" if mark else "")
+
+
+NINES_COLUMNS = ["point", "case", "direction", "pct", "value_us", "low_us", "high_us",
+                 "tail_ios", "total_ios", "quotable"]
+
+
+def nines_frame(run: SectionRun, rows: pd.DataFrame, label: Callable[[object], str]) -> pd.DataFrame:
+    """The "nines" of some summary rows (tables/<section>_nines.csv): for each row and each of
+    p99 … p99.999 with at least one I/O above it, the pooled percentile, its 95% interval, the
+    I/Os above it and whether that is enough to quote it (analysis.core.stats.tail_intervals)."""
+    out = []
+    for r in rows.itertuples():
+        case = run.case(r.case)
+        for p, t in (nines(case, r.direction) if case else {}).items():
+            out.append([label(r), r.case, r.direction, p, t.value / 1000, t.low / 1000,
+                        t.high / 1000, t.tail, t.total, t.quotable])
+    return pd.DataFrame(out, columns=NINES_COLUMNS)
+
+
+def nines_table(frame: pd.DataFrame) -> str:
+    """nines_frame as markdown: a row per point, each nine as value [95% interval] (I/Os
+    above it); "–" where no I/O lies above it, † where fewer than MIN_TAIL_IOS do."""
+    rows = []
+    for point, group in frame.groupby("point", sort=False):
+        by_pct = {t.pct: t for t in group.itertuples()}
+        cells = ["–" if p not in by_pct else
+                 (f"{md.num(by_pct[p].value_us)} [{md.num(by_pct[p].low_us)}–"
+                  f"{md.num(by_pct[p].high_us)}] ({by_pct[p].tail_ios:,})"
+                  + ("" if by_pct[p].quotable else " †")) for p in NINES]
+        rows.append([point, f"{int(group.total_ios.iloc[0]):,}", *cells])
+    return md.table(["point", "I/Os", *[f"p{p:g} (µs)" for p in NINES]], rows)
+
+
+def nines_note() -> str:
+    return ("Nines: each percentile of the pooled repetitions with its 95% interval in brackets "
+            "(within-run order statistics and the spread between repetitions, a bootstrap over "
+            "both) and, in parentheses, the number of I/Os above it. A nine is shown only when "
+            f"at least one I/O lies above it; † marks fewer than {MIN_TAIL_IOS}: too few to "
+            "quote, run longer for it.")
 
 
 def snippet(heading: str, setup: str, blocks: list[str], figures: list[tuple[str, str]],
@@ -221,40 +294,42 @@ def snippet(heading: str, setup: str, blocks: list[str], figures: list[tuple[str
     return "\n".join(parts) + "\n"
 
 
-def worst_cv(row) -> str:
-    """'latency CV 7.2%': the metric whose spread over the repetitions marked the point."""
-    cvs = {"IOPS": row.iops_cv, "MB/s": row.bw_MBps_std / row.bw_MBps_mean,
-           "latency": row.lat_us_std / row.lat_us_mean}
-    name = max(cvs, key=lambda k: -1 if math.isnan(cvs[k]) else cvs[k])
-    return f"{name} CV {cvs[name] * 100:.1f}%"
+def widest(row) -> str:
+    """'latency ±7.2%': the mean whose 95% interval is widest relative to it, which marked the
+    point."""
+    rel = {name: half / mean if mean else math.nan for name, half, mean in (
+        ("IOPS", row.iops_ci95, row.iops_mean), ("MB/s", row.bw_MBps_ci95, row.bw_MBps_mean),
+        ("latency", row.lat_us_ci95, row.lat_us_mean))}
+    name = max(rel, key=lambda k: -1 if math.isnan(rel[k]) else rel[k])
+    return f"{name} ±{rel[name] * 100:.1f}%"
 
 
 def stability_finding(df: pd.DataFrame, label: Callable[[object], str]) -> str:
-    """The stability line every snippet ends with: which points have a CV above 5%."""
+    """The stability line every snippet ends with: which points' means are not known to ±5%."""
     unstable = df[df.unstable.astype(bool)]
+    limit = f"±{UNSTABLE_HALF_WIDTH * 100:.0f}%"
     if df.n.max() < 2:
-        return ("**Stability:** one repetition per point, so no spread to judge; run with "
+        return ("**Stability:** one repetition per point, so no interval to judge; run with "
                 "--repeat 3 or more before quoting these numbers.")
     if unstable.empty:
-        return (f"**Stability:** every point has a CV at or below 5% over "
-                f"{reps_label(df)} repetitions.")
-    return ("**Stability:** unstable (CV above 5%): "
-            + ", ".join(f"{label(r)} ({worst_cv(r)})" for r in unstable.itertuples())
-            + "; lengthen --runtime or add repetitions before quoting them.")
+        return (f"**Stability:** every point's mean is known to {limit} or better (95% "
+                f"confidence, {reps_label(df)} repetitions).")
+    return (f"**Stability:** the 95% interval of the mean is wider than {limit} at "
+            + ", ".join(f"{label(r)} ({widest(r)})" for r in unstable.itertuples())
+            + "; add repetitions (--repeat) or lengthen --runtime before quoting them.")
 
 
 def unstable_anomaly(table: pd.DataFrame) -> Anomaly | None:
-    """For the report: how many points have a CV above 5%, and the worst of them."""
+    """For the report: how many points' means are not known to ±5%, and the worst of them."""
     rows = table[table.unstable.astype(bool)]
     if rows.empty:
         return None
-    cv = rows[["iops_cv"]].assign(bw=rows.bw_MBps_std / rows.bw_MBps_mean,
-                                  lat=rows.lat_us_std / rows.lat_us_mean).max(axis=1)
-    worst = rows.loc[cv.idxmax()]
+    worst = rows.loc[rows.half_width_pct.idxmax()]
     return Anomaly("unstable", (
-        f"{len(rows)} of {len(table)} points have a CV above {UNSTABLE_CV * 100:.0f}% over their "
-        f"repetitions (worst: {worst.case} {worst.direction}, {worst_cv(worst)}); lengthen "
-        "--runtime or add repetitions before quoting them."))
+        f"{len(rows)} of {len(table)} points have a 95% confidence interval of the mean wider "
+        f"than ±{UNSTABLE_HALF_WIDTH * 100:.0f}% over their repetitions (worst: {worst.case} "
+        f"{worst.direction}, {widest(worst)}); add repetitions or lengthen --runtime before "
+        "quoting them."))
 
 
 def host_bound_rows(df: pd.DataFrame) -> pd.DataFrame:

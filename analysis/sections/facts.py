@@ -39,6 +39,9 @@ class Headline:
     value: float | None = None  # the main number, for machines (CI, dashboards)
     unit: str = ""
     std: float | None = None  # its sample std over the repetitions (the history's error bar)
+    # How it was measured when that can differ between runs of one label ('peak search',
+    # 'jobs 4'): the history keeps such runs in separate series (analysis.history.trends).
+    settings: str = ""
 
 
 @dataclass
@@ -53,10 +56,11 @@ class Facts:
     anomalies: list[Anomaly] = field(default_factory=list)
 
     def headline(self, kind: str, label: str, text: str, value: float | None = None,
-                 unit: str = "", std: float | None = None) -> None:
+                 unit: str = "", std: float | None = None, settings: str = "") -> None:
         if kind not in HEADLINE_KINDS:
             raise ValueError(f"unknown headline kind {kind!r}")
-        self.headlines.append(Headline(kind, label, text, _plain(value), unit, _plain(std)))
+        self.headlines.append(Headline(kind, label, text, _plain(value), unit, _plain(std),
+                                       settings))
 
     def anomaly(self, kind: str, text: str) -> None:
         self.anomalies.append(Anomaly(kind, text))

@@ -28,6 +28,7 @@ from analysis.sections.common import (
     snippet,
     stability_finding,
     standard_note,
+    tail_cell,
 )
 
 SECTION = "mix_rw"
@@ -398,10 +399,10 @@ def render_markdown(df: pd.DataFrame, setup: str, link=md.link_from_out) -> str:
         if r.iops_mean == 0:
             rows.append([r.mix, r.direction, "0", "0", "–", "–", "–", "–", "–"])
             continue
-        rows.append([r.mix, r.direction + flag, md.pm(r.iops_mean, r.iops_std),
-                     md.pm(r.bw_MBps_mean, r.bw_MBps_std), md.pm(r.lat_us_mean, r.lat_us_std),
-                     md.num(r.lat_p50_us), md.num(r.lat_p95_us), md.num(r.lat_p99_us),
-                     md.num(r.lat_p99_9_us)])
+        rows.append([r.mix, r.direction + flag, md.pm(r.iops_mean, r.iops_ci95),
+                     md.pm(r.bw_MBps_mean, r.bw_MBps_ci95), md.pm(r.lat_us_mean, r.lat_us_ci95),
+                     md.num(r.lat_p50_us), tail_cell(r, "lat_p95_us"), tail_cell(r, "lat_p99_us"),
+                     tail_cell(r, "lat_p99_9_us")])
     table = md.table(["mix", "direction", "IOPS", "MB/s", "mean lat (µs)", "p50 (µs)",
                       "p95 (µs)", "p99 (µs)", "p99.9 (µs)"], rows, align=["l", "l"] + ["r"] * 7)
     return snippet(f"## {SECTIONS[SECTION].heading}", setup,
@@ -439,7 +440,7 @@ def draw_figures(df: pd.DataFrame, ws: Workspace) -> None:
 def print_summary(df: pd.DataFrame) -> None:
     print(f"{'mix':<10} {'direction':<9} {'IOPS':>18} {'MB/s':>8} {'mean µs':>10} {'p99 µs':>10}")
     for r in with_mix(df).itertuples():
-        iops = md.pm(r.iops_mean, r.iops_std) if r.iops_mean else "0"
+        iops = md.pm(r.iops_mean, r.iops_ci95) if r.iops_mean else "0"
         bw = md.num(r.bw_MBps_mean) if r.iops_mean else "0"
         print(f"{r.mix:<10} {r.direction:<9} {iops:>18} {bw:>8} {md.num(r.lat_us_mean):>10} "
               f"{md.num(r.lat_p99_us):>10}" + ("  unstable" if r.unstable else ""))

@@ -18,15 +18,20 @@ from analysis.sections.common import (
     SectionRun,
     clat_note,
     host_finding,
+    nines_frame,
+    nines_note,
+    nines_table,
     run_section,
     snippet,
     stability_finding,
     standard_note,
+    tail_cell,
 )
 from analysis.sections.facts import Facts
 
 SECTION = "qd1"
 TABLE = "tables/qd1_baseline.csv"
+NINES_TABLE = "tables/qd1_nines.csv"
 FIG_LATENCY = "figs/qd1_latency.png"
 FIG_IOPS = "figs/qd1_iops.png"
 SNIPPET = snippet_path(SECTION)
@@ -111,17 +116,21 @@ def findings(df: pd.DataFrame) -> list[str]:
     return out
 
 
-def render_markdown(df: pd.DataFrame, setup: str, link=md.link_from_out) -> str:
+def render_markdown(df: pd.DataFrame, setup: str, link=md.link_from_out,
+                    nines: pd.DataFrame | None = None) -> str:
     rows = []
     for r in df.itertuples():
         flag = " ⚠" if r.unstable else ""
-        rows.append([r.pattern + flag, md.pm(r.iops_mean, r.iops_std),
-                     md.pm(r.bw_MBps_mean, r.bw_MBps_std), md.pm(r.lat_us_mean, r.lat_us_std),
-                     md.num(r.lat_p50_us), md.num(r.lat_p95_us), md.num(r.lat_p99_us),
-                     md.num(r.lat_p99_9_us)])
+        rows.append([r.pattern + flag, md.pm(r.iops_mean, r.iops_ci95),
+                     md.pm(r.bw_MBps_mean, r.bw_MBps_ci95), md.pm(r.lat_us_mean, r.lat_us_ci95),
+                     md.num(r.lat_p50_us), tail_cell(r, "lat_p95_us"), tail_cell(r, "lat_p99_us"),
+                     tail_cell(r, "lat_p99_9_us")])
     table = md.table(["pattern (QD=1)", "IOPS", "MB/s", "mean lat (µs)", "p50 (µs)", "p95 (µs)",
                       "p99 (µs)", "p99.9 (µs)"], rows)
-    return snippet(f"## {SECTIONS[SECTION].heading}", setup, [table, standard_note(df)],
+    blocks = [table, standard_note(df)]
+    if nines is not None and not nines.empty:
+        blocks += [nines_table(nines), nines_note()]
+    return snippet(f"## {SECTIONS[SECTION].heading}", setup, blocks,
                    [("QD=1 mean latency", FIG_LATENCY), ("QD=1 IOPS", FIG_IOPS),
                     ("QD=1 latency distribution: share of I/Os slower than each latency",
                      exceedance.figure(SECTION))], findings(df), link)
@@ -140,7 +149,7 @@ def draw_figures(df: pd.DataFrame, ws: Workspace) -> None:
 def print_summary(df: pd.DataFrame) -> None:
     print(f"{'case':<16} {'IOPS':>18} {'mean µs':>10} {'p99 µs':>10} {'IOPS×lat':>9}")
     for r in df.itertuples():
-        print(f"{r.case:<16} {md.pm(r.iops_mean, r.iops_std):>18} {md.num(r.lat_us_mean):>10} "
+        print(f"{r.case:<16} {md.pm(r.iops_mean, r.iops_ci95):>18} {md.num(r.lat_us_mean):>10} "
               f"{md.num(r.lat_p99_us):>10} {r.little_product:>9.2f}"
               + ("  unstable" if r.unstable else ""))
 
@@ -150,7 +159,7 @@ def record_facts(df: pd.DataFrame, facts: Facts) -> None:
     random = df[df.rw.str.startswith("rand")]
     for r in (random if not random.empty else df).itertuples():
         facts.headline("qd1_latency", r.pattern,
-                       f"{md.pm(r.lat_us_mean, r.lat_us_std)} µs mean, p99 {md.num(r.lat_p99_us)} "
+                       f"{md.pm(r.lat_us_mean, r.lat_us_ci95)} µs mean, p99 {md.num(r.lat_p99_us)} "
                        f"µs ({md.num(r.iops_mean)} IOPS)", r.lat_us_mean, "µs", r.lat_us_std)
     off = df[(df.little_product - 1).abs() > LITTLE_TOLERANCE]
     if not off.empty:
@@ -167,10 +176,12 @@ def produce(run: SectionRun) -> list[str]:
     draw_figures(df, run.ws)
     distribution = exceedance.rows_panel(run.results_dir, "QD=1", df.itertuples(),
                                          lambda r: r.pattern)
-    written = [run.write_table(TABLE, df), run.ws.show(FIG_LATENCY), run.ws.show(FIG_IOPS),
+    nines = nines_frame(run, df, lambda r: r.pattern)
+    written = [run.write_table(TABLE, df), run.write_table(NINES_TABLE, nines),
+               run.ws.show(FIG_LATENCY), run.ws.show(FIG_IOPS),
                *map(run.ws.show, exceedance.write(run, SECTION, [distribution],
                                                   "QD=1 latency distribution")),
-               run.write_text(SNIPPET, render_markdown(df, run.setup, run.ws.link))]
+               run.write_text(SNIPPET, render_markdown(df, run.setup, run.ws.link, nines))]
     print_summary(df)
     return written
 

@@ -24,17 +24,22 @@ from analysis.sections.common import (
     SectionRun,
     clat_note,
     host_finding,
+    nines_frame,
+    nines_note,
+    nines_table,
     run_section,
     snippet,
     stability_finding,
     standard_note,
     stored_settings,
+    tail_cell,
 )
 from analysis.sections.facts import Facts
 
 SECTION = "qd_sweep"
 TABLE = "tables/qd_sweep.csv"
 PEAK_TABLE = "tables/qd_sweep_peak.csv"
+NINES_TABLE = "tables/qd_sweep_nines.csv"
 FIG_CURVE = "figs/qd_sweep_curve.png"
 FIG_THROUGHPUT = "figs/qd_sweep_throughput.png"
 FIG_LATENCY = "figs/qd_sweep_latency.png"
@@ -281,15 +286,17 @@ def findings(df: pd.DataFrame, found: list[Sweep], settings: dict) -> list[str]:
 
 # --- markdown ---------------------------------------------------------------------------------
 def render_markdown(df: pd.DataFrame, found: list[Sweep], settings: dict, setup: str,
-                    link=md.link_from_out, peak_lines: list[str] = ()) -> str:
+                    link=md.link_from_out, peak_lines: list[str] = (),
+                    nines: pd.DataFrame | None = None) -> str:
     rows = []
     for r in df.itertuples():
         marks = ("⚠ " if r.unstable else "") + (" ◆ knee" if r.is_knee else "") + \
             (" ● 90%" if r.is_90pct_of_peak else "")
-        rows.append([r.pattern, _qd_row(r).removeprefix("QD ") + marks, md.pm(r.iops_mean, r.iops_std),
-                     md.pm(r.bw_MBps_mean, r.bw_MBps_std), f"{r.pct_of_peak:.0f}%",
-                     md.pm(r.lat_us_mean, r.lat_us_std), md.num(r.lat_p50_us),
-                     md.num(r.lat_p99_us), md.num(r.lat_p99_9_us),
+        rows.append([r.pattern, _qd_row(r).removeprefix("QD ") + marks,
+                     md.pm(r.iops_mean, r.iops_ci95), md.pm(r.bw_MBps_mean, r.bw_MBps_ci95),
+                     f"{r.pct_of_peak:.0f}%", md.pm(r.lat_us_mean, r.lat_us_ci95),
+                     md.num(r.lat_p50_us), tail_cell(r, "lat_p99_us"),
+                     tail_cell(r, "lat_p99_9_us"),
                      md.num(r.little_pred_iops), md.signed_pct(r.little_error_pct, 1),
                      md.signed_pct(r.gain_pct, 1),
                      md.signed_pct(r.latency_growth_pct, 0)])
@@ -301,7 +308,11 @@ def render_markdown(df: pd.DataFrame, found: list[Sweep], settings: dict, setup:
             f"latency grows > {settings['knee_latency_pct']:g}%); ● the smallest depth reaching "
             "90% of peak. Little IOPS = QD / mean latency per repetition; Δ from the previous "
             "depth.")
-    return snippet(f"## {SECTIONS[SECTION].heading}", setup, [table, note],
+    blocks = [table, note]
+    if nines is not None and not nines.empty:
+        blocks += [nines_table(nines), nines_note() + " Shown at QD 1, the knee and the deepest "
+                   f"depth of each pattern; every point is in `{NINES_TABLE}`."]
+    return snippet(f"## {SECTIONS[SECTION].heading}", setup, blocks,
                    [("Throughput against latency", FIG_CURVE),
                     ("Throughput by queue depth", FIG_THROUGHPUT),
                     ("Mean latency by queue depth", FIG_LATENCY),
@@ -310,6 +321,15 @@ def render_markdown(df: pd.DataFrame, found: list[Sweep], settings: dict, setup:
                     (("Latency distribution at QD 1, the knee and the deepest depth: share of I/Os "
                      "slower than each latency"), exceedance.figure(SECTION))],
                    [*peak_lines, *findings(df, found, settings)], link)
+
+
+def nines_points(df: pd.DataFrame) -> set[str]:
+    """The cases whose nines the snippet shows: each pattern's QD 1, knee and deepest depth."""
+    out = set()
+    for _, rows in df.groupby("pattern", sort=False):
+        out |= {rows.loc[rows.outstanding.idxmin(), "case"],
+                rows.loc[rows.outstanding.idxmax(), "case"], *rows[rows.is_knee].case}
+    return out
 
 
 # --- figures ----------------------------------------------------------------------------------
@@ -396,7 +416,7 @@ def print_summary(df: pd.DataFrame) -> None:
     for r in df.itertuples():
         flags = (" knee" if r.is_knee else "") + (" 90%" if r.is_90pct_of_peak else "") + \
             (" unstable" if r.unstable else "")
-        print(f"{r.pattern:<26} {r.iodepth:>4} {md.pm(r.iops_mean, r.iops_std):>18} "
+        print(f"{r.pattern:<26} {r.iodepth:>4} {md.pm(r.iops_mean, r.iops_ci95):>18} "
               f"{md.num(r.lat_us_mean):>10} {md.num(r.lat_p99_us):>10} "
               f"{r.little_error_pct:>+6.1f}%{flags}")
 
@@ -472,23 +492,24 @@ def record_facts(found: list[Sweep], settings: dict, facts: Facts,
             facts.headline("peak_random_iops", pattern,
                            f"{md.num(top.iops_mean)} IOPS at {_config(top)} "
                            f"({md.num(top.lat_us_mean)} µs mean, p99 {md.num(top.lat_p99_us)} µs)",
-                           top.iops_mean, "IOPS", top.iops_std)
+                           top.iops_mean, "IOPS", top.iops_std, settings="peak search")
         else:
             facts.headline("peak_seq_MBps", pattern,
                            f"{md.num(top.bw_MBps_mean)} MB/s at {_config(top)}",
-                           top.bw_MBps_mean, "MB/s", top.bw_MBps_std)
+                           top.bw_MBps_mean, "MB/s", top.bw_MBps_std, settings="peak search")
     for s in found:
         peak = s.at(s.peak_depth)
+        jobs = f"jobs {int(peak.numjobs)}"  # the sweep's --jobs: a history series never mixes them
         stated = set(peaks.case) & set(s.rows.case)  # above, over every configuration measured
         if not stated and "random" in s.pattern:
             facts.headline("peak_random_iops", s.pattern,
                            f"{md.num(peak.iops_mean)} IOPS at {s.qd(s.peak_depth)} "
                            f"({md.num(peak.lat_us_mean)} µs mean, p99 {md.num(peak.lat_p99_us)} µs)",
-                           peak.iops_mean, "IOPS", peak.iops_std)
+                           peak.iops_mean, "IOPS", peak.iops_std, settings=jobs)
         elif not stated:
             facts.headline("peak_seq_MBps", s.pattern,
                            f"{md.num(peak.bw_MBps_mean)} MB/s at {s.qd(s.peak_depth)}",
-                           peak.bw_MBps_mean, "MB/s", peak.bw_MBps_std)
+                           peak.bw_MBps_mean, "MB/s", peak.bw_MBps_std, settings=jobs)
         if s.knee is not None:
             text = (f"{s.qd(s.knee.x)}: from {s.qd(s.knee.previous)} {_gains(s.knee.gain_pct)} "
                     f"IOPS for {md.signed_pct(s.knee.latency_growth_pct, 0)} mean latency")
@@ -516,8 +537,11 @@ def produce(run: SectionRun) -> list[str]:
     figures = draw_figures(found, settings, run.ws)
     figures += exceedance.write(run, SECTION, distribution_panels(found, run.results_dir),
                                 "Latency distribution by queue depth")
-    text = render_markdown(df, found, settings, run.setup, run.ws.link, peak_findings(peaks))
+    nines = nines_frame(run, df, lambda r: f"{r.pattern} {_qd_row(r)}")
+    text = render_markdown(df, found, settings, run.setup, run.ws.link, peak_findings(peaks),
+                           nines[nines.case.isin(nines_points(df))])
     written = [run.write_table(TABLE, df), run.write_table(PEAK_TABLE, peaks),
+               run.write_table(NINES_TABLE, nines),
                *map(run.ws.show, figures), run.write_text(SNIPPET, text)]
     print_summary(df)
     return written

@@ -351,7 +351,7 @@ def produce(run: SectionRun) -> list[str]:
 
 def _wss_markdown(df: pd.DataFrame) -> str:
     rows = [[r.pattern + (" ⚠" if r.unstable else ""), md.human_size(r.wss_bytes),
-             md.pm(r.iops_mean, r.iops_std), md.pm(r.lat_us_mean, r.lat_us_std),
+             md.pm(r.iops_mean, r.iops_ci95), md.pm(r.lat_us_mean, r.lat_us_ci95),
              md.num(r.lat_p99_us), md.num(r.lat_p99_9_us),
              "–" if math.isnan(r.iops_per_s_cv) else f"{r.iops_per_s_cv * 100:.1f}%"]
             for r in df.itertuples()]
@@ -360,8 +360,8 @@ def _wss_markdown(df: pd.DataFrame) -> str:
 
 
 def _compress_markdown(df: pd.DataFrame) -> str:
-    rows = [[r.data + (" ⚠" if r.unstable else ""), md.pm(r.bw_MBps_mean, r.bw_MBps_std),
-             md.pm(r.lat_us_mean, r.lat_us_std), md.num(r.lat_p99_us)]
+    rows = [[r.data + (" ⚠" if r.unstable else ""), md.pm(r.bw_MBps_mean, r.bw_MBps_ci95),
+             md.pm(r.lat_us_mean, r.lat_us_ci95), md.num(r.lat_p99_us)]
             for r in df.itertuples()]
     return md.table([f"data written ({_write_job(df)})", "MB/s", "mean lat (µs)",
                      "p99 (µs)"], rows)
