@@ -10,6 +10,7 @@ against the repetitions' own JSON, read with nothing but the json module.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import shutil
@@ -433,3 +434,41 @@ def test_e2e_bad_input(trees, tmp_path):
     assert partial.returncode == 0, partial.stderr
     assert len(pd.read_csv(tmp_path / "tables" / "compare.csv")) == 3 * 4
     assert "qd1 write-128k (write): only in A." in (tmp_path / "out" / "compare.md").read_text()
+
+
+FIXTURE_TREE = Path(__file__).parent / "fixtures" / "results"
+
+
+def test_other_state_region_or_engine_is_listed_not_compared(tmp_path, capsys):
+    """The same repetitions on both sides, but B says it measured another drive state: nothing
+    is compared, every case is listed with the reason, and compare exits 2 saying how to make
+    the trees comparable. An engine that differs in one section lists that section's cases."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    shutil.copytree(FIXTURE_TREE, a)
+    shutil.copytree(FIXTURE_TREE, b)
+    for section in [p.parent.name for p in FIXTURE_TREE.glob("*/manifest.json")]:
+        for tree, state in ((a, "as-is"), (b, "sustained")):
+            path = tree / section / "manifest.json"
+            doc = load_json(path)
+            doc["state"] = state
+            path.write_text(json.dumps(doc))
+    frames = compare.load_tree(a)
+    frames = {s: frames[s] for s in ("qd1", "bs_sweep")}
+    manifests_a = compare.tree_manifests(a, frames)
+    manifests_b = compare.tree_manifests(b, frames)
+    comp = compare.compare_trees(frames, frames, manifests_a, manifests_b)
+    assert comp.table.empty
+    assert {side for *_, side in comp.only} == {
+        "drive state differs (as-is in A, sustained in B)"}
+
+    # same state; qd1's engine differs: qd1 listed, bs_sweep compared
+    other = {**frames, "qd1": frames["qd1"].assign(engine="libaio")}
+    comp = compare.compare_trees(frames, other, manifests_a, manifests_a)
+    listed = {(s, why) for s, _, _, why in comp.only}
+    assert {s for s, _ in listed} == {"qd1"}
+    assert all(why.startswith("engine differs (") for _, why in listed)
+    assert set(comp.table.section) == {"bs_sweep"}
+
+    code = compare.main([str(a), str(b), "--out", str(tmp_path / "out")])
+    assert code == 2
+    assert "drive state differs (as-is in A, sustained in B)" in capsys.readouterr().err

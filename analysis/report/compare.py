@@ -60,6 +60,8 @@ PERCENTILES = ("lat_p99_us",)  # pooled from json+ bins: resolved to one fio buc
 HALF_WIDTHS = {"iops_mean": "iops_ci95", "bw_MBps_mean": "bw_MBps_ci95",
                "lat_us_mean": "lat_us_ci95"}  # each mean's 95% t half-width
 PARAMS = ["rw", "bs", "iodepth", "numjobs", "read_pct"]
+# A section's settings that make its numbers another measurement (manifest key, name).
+SECTION_SETTINGS = [("state", "drive state"), ("region_bytes", "region")]
 TABLE = "tables/compare.csv"
 SNIPPET = "out/compare.md"
 FIG_BS = "figs/compare_bs_sweep.png"
@@ -168,6 +170,12 @@ def load_tree(path: Path) -> dict[str, pd.DataFrame]:
     return out
 
 
+def tree_manifests(path: Path, frames: dict[str, pd.DataFrame]) -> dict[str, dict]:
+    """{section: its manifest} for the sections of a tree that load_tree read."""
+    root = tree_root(path)
+    return {s: read_manifest(root / s) for s in frames}
+
+
 # ---------------------------------------------------------------- the comparison
 
 
@@ -242,7 +250,8 @@ def judge(table: pd.DataFrame) -> pd.DataFrame:
 @dataclass(frozen=True)
 class Comparison:
     table: pd.DataFrame  # one row per section, case, direction and metric
-    only: list[tuple[str, str, str, str]]  # (section, case, direction, "A" | "B" | "params")
+    # (section, case, direction, "A" | "B" | "params" | why the settings differ)
+    only: list[tuple[str, str, str, str]]
     sections: list[str]  # compared: present in both trees
     frames_a: dict[str, pd.DataFrame]
     frames_b: dict[str, pd.DataFrame]
@@ -256,8 +265,25 @@ COLUMNS = ["section", "case", "direction", *PARAMS, "metric", "label", "a", "a_s
 JUDGED = ("p_adj", "significant", "worse", "better")  # set by judge() over the whole table
 
 
+def setting_difference(manifest_a: dict, manifest_b: dict) -> str | None:
+    """Why two sections measured different things although their cases match: another drive
+    state or another region (lib/state.bash) makes another number, never a regression."""
+    for key, what in SECTION_SETTINGS:
+        a, b = manifest_a.get(key), manifest_b.get(key)
+        if str(a or "") != str(b or ""):
+            show = (lambda v: md.human_size(int(v)) if str(v or "").isdigit() else
+                    (v or "not recorded")) if key == "region_bytes" else (lambda v: v or "not recorded")
+            return f"{what} differs ({show(a)} in A, {show(b)} in B)"
+    return None
+
+
 def compare_trees(frames_a: dict[str, pd.DataFrame],
-                  frames_b: dict[str, pd.DataFrame]) -> Comparison:
+                  frames_b: dict[str, pd.DataFrame],
+                  manifests_a: dict[str, dict] | None = None,
+                  manifests_b: dict[str, dict] | None = None) -> Comparison:
+    """B against A, case by case. A case is compared only when it measured the same thing on
+    both sides: the same parameters and engine, in a section of the same drive state and region;
+    otherwise it is listed with the reason."""
     rows, only = [], []
     sections = [s for s in SECTIONS if s in frames_a and s in frames_b]
     for s in [s for s in SECTIONS if (s in frames_a) != (s in frames_b)]:
@@ -267,6 +293,8 @@ def compare_trees(frames_a: dict[str, pd.DataFrame],
     for section in sections:
         a = frames_a[section].set_index(["case", "direction"], drop=False)
         b = frames_b[section].set_index(["case", "direction"], drop=False)
+        differs = setting_difference((manifests_a or {}).get(section, {}),
+                                     (manifests_b or {}).get(section, {}))
         for key in a.index:
             if key not in b.index:
                 only.append((section, *key, "A"))
@@ -274,6 +302,11 @@ def compare_trees(frames_a: dict[str, pd.DataFrame],
             ra, rb = a.loc[key], b.loc[key]
             if [str(ra[p]) for p in PARAMS] != [str(rb[p]) for p in PARAMS]:
                 only.append((section, *key, "params"))
+                continue
+            engines = (str(ra.get("engine", "")), str(rb.get("engine", "")))
+            if differs or (all(engines) and engines[0] != engines[1]):
+                only.append((section, *key, differs or
+                             f"engine differs ({engines[0]} in A, {engines[1]} in B)"))
                 continue
             head = {"section": section, "case": key[0], "direction": key[1],
                     **{p: ra[p] for p in PARAMS}}
@@ -420,7 +453,7 @@ def findings(comp: Comparison, fail_pct: float | None) -> list[str]:
                     if len(bad) else "passed."))
     for section, case, direction, side in comp.only:
         where = ("parameters differ between the trees, not compared" if side == "params"
-                 else f"only in {side}")
+                 else f"only in {side}" if side in ("A", "B") else f"{side}: not compared")
         out.append(f"{section} {case} ({direction}): {where}.")
     return out
 
@@ -472,7 +505,14 @@ def main(argv: list[str]) -> int:
             if not frames:
                 raise BadInput(f"{name} ({path}) holds no finished repetition; run a section "
                                "script into it first")
-        comp = compare_trees(frames_a, frames_b)
+        comp = compare_trees(frames_a, frames_b, tree_manifests(args.a, frames_a),
+                             tree_manifests(args.b, frames_b))
+        reasons = sorted({side for *_, side in comp.only if side not in ("A", "B", "params")})
+        if comp.table.empty and reasons:
+            raise BadInput(f"nothing compared between {args.a} and {args.b}: "
+                           f"{'; '.join(reasons)}. Numbers measured in another drive state, "
+                           "region or engine are other measurements; rerun one tree with the "
+                           "other's --state, --size and --engine")
         if comp.table.empty:
             raise BadInput(f"nothing in common between {args.a} (sections "
                            f"{', '.join(frames_a)}) and {args.b} (sections "
