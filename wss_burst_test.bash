@@ -14,6 +14,9 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/run.bash"
 
 SECTION=wss_burst # lib/sections.tsv: §6; its options are in lib/options.tsv
+# The order is part of the method: the burst first, on a drive only the prefill wrote, then the
+# parts, each case's repetitions back to back; not the shuffled rounds of the other sections.
+CASE_ORDER=declared
 readonly HEALTH_SAMPLE_S=5
 # A guess of sustained write speed for the precondition's time estimate only.
 readonly PRECONDITION_GUESS_MBPS=500

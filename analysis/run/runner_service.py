@@ -14,6 +14,8 @@ Protocol: one request per line, fields separated by tabs; one reply line per req
                                                        -> stop|go|<TAB>message
     probe-cost<TAB>PATH              -> ok<TAB>IOPS<TAB>mean latency ns | bad<TAB>reason
     manifest-value<TAB>PATH<TAB>KEY  -> ok<TAB>value | none
+    order<TAB>SEED<TAB>RULE<TAB>STAGE<TAB>NAME:REPS ...[<TAB>MANIFEST...]
+                                     -> ok<TAB>INDEX:REP ... (analysis.run.order) | bad<TAB>reason
 The process exits at end of input. It ignores SIGINT: Ctrl-C in the terminal reaches the whole
 process group, and the script, not this helper, decides what happens then.
 """
@@ -27,7 +29,7 @@ from pathlib import Path
 
 from analysis.device.safety import Refusal, check_write
 from analysis.fio.output import FioOutputError, read_groups
-from analysis.run import faults, repetition
+from analysis.run import faults, order, repetition
 
 
 def check_result(path: str, manifest: str = "", case: str = "") -> str:
@@ -66,6 +68,13 @@ def manifest_value(path: str, key: str) -> str:
     return "none" if value in (None, "") else f"ok\t{value}"
 
 
+def run_order(*fields: str) -> str:
+    try:
+        return order.answer(*fields)
+    except (order.OrderError, OSError, ValueError) as e:
+        return f"bad\t{e}"
+
+
 def safety(device: str, destroy: str) -> str:
     try:
         check_write(device, destroy)
@@ -86,6 +95,8 @@ def answer(line: str) -> str:
         return probe_cost(fields[1])
     if fields[0] == "manifest-value" and len(fields) == 3:
         return manifest_value(fields[1], fields[2])
+    if fields[0] == "order" and len(fields) >= 5:
+        return run_order(*fields[1:])
     return f"bad\tunknown request {fields[0]!r}"
 
 
