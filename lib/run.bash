@@ -44,6 +44,7 @@ RUN_ROUND=0 # run_all's calls so far: more than one when a section adds cases as
 # 2..., the cases shuffled in each round by the seed), or `declared` for a section whose order is
 # part of its method (each case's repetitions back to back, as declared): its script sets it.
 CASE_ORDER=rounds
+ORDER_CASE=() ORDER_REP=() ORDER_KNOWN=0 # the order so far (case_order) and how many cases it covers
 
 # add_case NAME OPTION=VALUE...: one case of the section's matrix, in fio's own option names
 # (a job-level runtime=, ramp_time= or size= overrides the profile's for this case). Options
@@ -527,22 +528,27 @@ plan_order() {
         *) info "           anew in each round, seed $ORDER_SEED_USED (new; --seed $ORDER_SEED_USED gives this order again)" ;;
     esac
     if declare -F section_more_cases >/dev/null; then
-        info "           cases the section adds after its sweep run after all its rounds, in rounds of their own"
+        info "           cases the section adds after its sweep run after all of it, in rounds of their own"
     fi
 }
 
 # ORDER_CASE[j], ORDER_REP[j]: the case index and repetition run j-th, from the seed, the rule and
 # the cases' names alone, so a resumed run keeps the first run's order; recorded in the manifest(s).
+# Cases a section adds as it goes (§5's peak search) are ordered among themselves and run after
+# every repetition ordered before them.
 case_order() {
     local i cases=() manifests=() reply pair
-    for i in "${!CASE_NAMES[@]}"; do cases+=("${CASE_NAMES[$i]}:$(case_repeat "$i")"); done
+    for ((i = ORDER_KNOWN; i < ${#CASE_NAMES[@]}; i++)); do
+        cases+=("${CASE_NAMES[$i]}:$(case_repeat "$i")")
+    done
+    ((${#cases[@]})) || return 0
     mapfile -t manifests < <(order_manifests)
     reply=$(service_ask order "$ORDER_SEED_USED" "$CASE_ORDER" "$RUN_ROUND" "${cases[*]}" "${manifests[@]}")
     [[ $reply == ok$'\t'* ]] || die "$EXIT_FAIL" "could not order the repetitions: ${reply#bad$'\t'}"
-    ORDER_CASE=() ORDER_REP=()
     for pair in ${reply#ok$'\t'}; do
-        ORDER_CASE+=("${pair%:*}") ORDER_REP+=("${pair#*:}")
+        ORDER_CASE+=("$((${pair%:*} + ORDER_KNOWN))") ORDER_REP+=("${pair#*:}")
     done
+    ORDER_KNOWN=${#CASE_NAMES[@]}
 }
 
 # Runs every repetition not done yet, in the order of case_order; [n/N] is the repetition's place

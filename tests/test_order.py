@@ -122,11 +122,12 @@ def test_the_helper_answers_and_records_each_stage_once(tmp_path):
     pairs = [tuple(map(int, p.split(":"))) for p in reply.removeprefix("ok\t").split()]
     assert pairs == order.run_order(5, "rounds", [("a", 2), ("b", 2)])
     runner_service.answer(request)  # a resumed run records the same stage again: replaced
-    runner_service.answer("\t".join(["order", "5", "rounds", "1", "a:2 b:2 peak-c:2", str(path)]))
+    # The run loop asks again for the cases a section adds (§5's peak search), and only those.
+    runner_service.answer("\t".join(["order", "5", "rounds", "1", "peak-c:2 peak-d:2", str(path)]))
     doc = json.loads(path.read_text())
     assert doc["section"] == "qd_sweep" and doc["order_seed"] == 5 and doc["order_rule"] == "rounds"
     assert doc["order"][0] == expected(5, ["a", "b"], 2)
-    assert doc["order"][1] == expected(5, ["a", "b", "peak-c"], 2) and len(doc["order"]) == 2
+    assert doc["order"][1] == expected(5, ["peak-c", "peak-d"], 2) and len(doc["order"]) == 2
     assert runner_service.answer("order\tx\trounds\t0\ta:2").startswith("bad\t")
 
 
@@ -212,12 +213,15 @@ def test_the_peak_search_runs_its_cases_after_the_sweeps_rounds(toolkit):
     seen, later = set(doc["order"][0]), []
     for stage in doc["order"][1:]:
         new = [r for r in stage if r not in seen]
-        assert all(r.startswith("peak-") for r in new)
+        assert new == stage and all(r.startswith("peak-") for r in new)
         assert [int(r.rpartition("rep")[2]) for r in new] == sorted(
             int(r.rpartition("rep")[2]) for r in new)
         later += new
         seen |= set(stage)
     assert later and written[4:] == later
+    # [k/N] counts on from the sweep: the added repetitions are numbered 5, 6, ... in turn.
+    places = [int(m) for m in re.findall(r"^\[(\d+)/\d+\] peak-", result.stderr, re.MULTILINE)]
+    assert places[0] == 5 and places == list(range(5, 5 + len(places)))
 
 
 def test_the_burst_section_keeps_its_declared_order(toolkit):

@@ -14,8 +14,9 @@ CASE_ORDER=declared in its script: each case's repetitions back to back, as decl
 
 The seed is new for each fresh run (os.urandom), set with --seed, and kept in the manifest
 (order_seed) so that a rerun of the same command resumes in the order the first run began; the
-manifest also records the rule and the order itself, one list per run_all call of the run loop
-(the sweep, then each round of cases a section adds as it goes).
+manifest also records the rule and the order itself, one list per run_all call of the run loop:
+the sweep's, then those of each batch of cases a section adds as it goes (§5's peak search), which
+are ordered among themselves and run after everything before them.
 
     python -m analysis order seed GIVEN FRESH MANIFEST...  -> "SEED<TAB>new|given|kept"
 The run loop's helper answers the order itself (analysis.run.runner_service, request "order").
