@@ -17,6 +17,9 @@ SECTION=wss_burst # lib/sections.tsv: §6; its options are in lib/options.tsv
 # The sustained state runs no rounds of its own here: the burst is itself a long write whose steady
 # state the section reports (lib/state.bash).
 STEADY_ROUNDS=0
+# The order is part of the method: the burst first, on a drive only the prefill wrote, then the
+# parts, each case's repetitions back to back; not the shuffled rounds of the other sections.
+CASE_ORDER=declared
 readonly HEALTH_SAMPLE_S=5
 # A guess of sustained write speed for the precondition's time estimate only.
 readonly PRECONDITION_GUESS_MBPS=500

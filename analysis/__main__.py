@@ -23,6 +23,7 @@ COMMANDS = {
     "report": ("analysis.report.build", "assemble out/report.md from env.txt and section snippets"),
     "safety": ("analysis.device.safety", "may this block device be written? exit 0 yes, 3 no"),
     "manifest": ("analysis.run.manifest", "write or compare results/<section>/manifest.json"),
+    "order": ("analysis.run.order", "the order of a section's repetitions: order seed GIVEN FRESH MANIFEST..."),
     "fleet": ("analysis.run.fleet", "fio client/server output: probe FILE; split OUT LABEL=HOST,PORT=FILE"),
     "hosts": ("analysis.report.hosts", "a section across fleet hosts: table, figure and snippet"),
     "history": ("analysis.history.command", "run history: history add TREE...; history [--device S]"),

@@ -42,6 +42,11 @@ CASE_OPTS=()
 ANALYSIS_ARGS=()
 FAILED=() # one line per repetition (or fleet host) that failed
 RUN_ROUND=0 # run_all's calls so far: more than one when a section adds cases as it goes
+# The order of the repetitions (analysis/run/order.py): `rounds` (repetition 1 of every case, then
+# 2..., the cases shuffled in each round by the seed), or `declared` for a section whose order is
+# part of its method (each case's repetitions back to back, as declared): its script sets it.
+CASE_ORDER=rounds
+ORDER_CASE=() ORDER_REP=() ORDER_KNOWN=0 # the order so far (case_order) and how many cases it covers
 
 # add_case NAME OPTION=VALUE...: one case of the section's matrix, in fio's own option names
 # (a job-level runtime=, ramp_time= or size= overrides the profile's for this case). Options
@@ -332,6 +337,7 @@ print_plan() {
         ms=$((ms + $(case_repeat "$i") * $(case_ms "$i")))
     done
     info "  runs     $runs, about $(human_seconds $(((ms + 500) / 1000)))"
+    plan_order
     [[ -n $HOSTS ]] || info "  ceiling  first, fio's null-engine ceiling of each case's shape: about a second each, no I/O"
     if declare -F section_plan_note >/dev/null; then section_plan_note; fi
     if [[ $STATE_USED != as-is ]]; then
@@ -530,24 +536,77 @@ run_case_repetition() { # INDEX REP
     if [[ -n $HOSTS ]]; then fleet_run_repetition "$@"; else run_repetition "$@"; fi
 }
 
+# --- order and progress ------------------------------------------------------------------------
+order_manifests() { # the manifest(s) the order is read from and recorded in
+    local h
+    if [[ -n $HOSTS ]]; then
+        for h in "${!FLEET_LABELS[@]}"; do echo "$(fleet_results_dir "$h")/manifest.json"; done
+    else
+        echo "$RESULTS_DIR/manifest.json"
+    fi
+}
+
+# The plan's order line, and the seed of this run (ORDER_SEED_USED): the one the results being
+# resumed began with, else --seed, else a new one (analysis/run/order.py). A --seed that is not
+# the stored one is refused here, before anything is touched.
+plan_order() {
+    local reply manifests=()
+    mapfile -t manifests < <(order_manifests)
+    reply=$(tk_python order seed "$ORDER_SEED" "$FRESH" "${manifests[@]}" 2>&1) || die "$EXIT_USAGE" "$reply"
+    ORDER_SEED_USED=${reply%%$'\t'*}
+    if [[ $CASE_ORDER == declared ]]; then
+        info "  order    as the section declares its cases, each case's repetitions back to back"
+        return 0
+    fi
+    info "  order    in rounds: repetition 1 of every case, then repetition 2...; the cases shuffled"
+    case ${reply#*$'\t'} in
+        kept) info "           anew in each round, seed $ORDER_SEED_USED (kept: the order these results began with)" ;;
+        given) info "           anew in each round, seed $ORDER_SEED_USED (given with --seed)" ;;
+        *) info "           anew in each round, seed $ORDER_SEED_USED (new; --seed $ORDER_SEED_USED gives this order again)" ;;
+    esac
+    if declare -F section_more_cases >/dev/null; then
+        info "           cases the section adds after its sweep run after all of it, in rounds of their own"
+    fi
+}
+
+# ORDER_CASE[j], ORDER_REP[j]: the case index and repetition run j-th, from the seed, the rule and
+# the cases' names alone, so a resumed run keeps the first run's order; recorded in the manifest(s).
+# Cases a section adds as it goes (§5's peak search) are ordered among themselves and run after
+# every repetition ordered before them.
+case_order() {
+    local i cases=() manifests=() reply pair
+    for ((i = ORDER_KNOWN; i < ${#CASE_NAMES[@]}; i++)); do
+        cases+=("${CASE_NAMES[$i]}:$(case_repeat "$i")")
+    done
+    ((${#cases[@]})) || return 0
+    mapfile -t manifests < <(order_manifests)
+    reply=$(service_ask order "$ORDER_SEED_USED" "$CASE_ORDER" "$RUN_ROUND" "${cases[*]}" "${manifests[@]}")
+    [[ $reply == ok$'\t'* ]] || die "$EXIT_FAIL" "could not order the repetitions: ${reply#bad$'\t'}"
+    for pair in ${reply#ok$'\t'}; do
+        ORDER_CASE+=("$((${pair%:*} + ORDER_KNOWN))") ORDER_REP+=("${pair#*:}")
+    done
+    ORDER_KNOWN=${#CASE_NAMES[@]}
+}
+
+# Runs every repetition not done yet, in the order of case_order; [n/N] is the repetition's place
+# in that order, so a resumed run numbers each repetition as the first run did.
 run_all() {
-    local total=0 n=0 i k reps todo=0 todo_ms=0 done_ms=0 started eta h
+    local total n i k j todo=0 todo_ms=0 done_ms=0 started eta h
     DONE_RUNS=0
     if [[ -n $HOSTS ]]; then
         for h in $(fleet_live); do set_aside_bad_repetitions "$(fleet_results_dir "$h")"; done
     else
         set_aside_bad_repetitions "$RESULTS_DIR"
     fi
-    for i in "${!CASE_NAMES[@]}"; do
-        reps=$(case_repeat "$i")
-        total=$((total + reps))
-        for ((k = 1; k <= reps; k++)); do
-            if rep_done "$i" "$k"; then
-                DONE_RUNS=$((DONE_RUNS + 1))
-            else
-                todo=$((todo + 1)) todo_ms=$((todo_ms + $(case_ms "$i")))
-            fi
-        done
+    case_order
+    total=${#ORDER_CASE[@]}
+    for j in "${!ORDER_CASE[@]}"; do
+        i=${ORDER_CASE[j]} k=${ORDER_REP[j]}
+        if rep_done "$i" "$k"; then
+            DONE_RUNS=$((DONE_RUNS + 1))
+        else
+            todo=$((todo + 1)) todo_ms=$((todo_ms + $(case_ms "$i")))
+        fi
     done
     if ((RUN_ROUND++ > 0)); then
         info "$todo more repetitions to run"
@@ -559,19 +618,16 @@ run_all() {
     done
     [[ -n $HOSTS ]] || measure_host_ceiling
     started=$(now_ms)
-    for i in "${!CASE_NAMES[@]}"; do
-        reps=$(case_repeat "$i")
-        for ((k = 1; k <= reps; k++)); do
-            n=$((n + 1))
-            rep_done "$i" "$k" && continue
-            # ETA: the plan's time still to run, scaled by how the runs so far kept to the plan.
-            eta=$((todo_ms - done_ms))
-            ((done_ms == 0)) || eta=$((eta * ($(now_ms) - started) / done_ms))
-            info "[$n/$total] ${CASE_NAMES[$i]} rep $k/$reps ... ETA $(human_seconds $(((eta + 500) / 1000)))"
-            run_case_repetition "$i" "$k"
-            done_ms=$((done_ms + $(case_ms "$i")))
-            rep_done "$i" "$k" && DONE_RUNS=$((DONE_RUNS + 1))
-        done
+    for j in "${!ORDER_CASE[@]}"; do
+        i=${ORDER_CASE[j]} k=${ORDER_REP[j]} n=$((j + 1))
+        rep_done "$i" "$k" && continue
+        # ETA: the plan's time still to run, scaled by how the runs so far kept to the plan.
+        eta=$((todo_ms - done_ms))
+        ((done_ms == 0)) || eta=$((eta * ($(now_ms) - started) / done_ms))
+        info "[$n/$total] ${CASE_NAMES[$i]} rep $k/$(case_repeat "$i") ... ETA $(human_seconds $(((eta + 500) / 1000)))"
+        run_case_repetition "$i" "$k"
+        done_ms=$((done_ms + $(case_ms "$i")))
+        rep_done "$i" "$k" && DONE_RUNS=$((DONE_RUNS + 1))
     done
 }
 

@@ -307,6 +307,16 @@ def test_a_host_stopped_mid_run_drops_out_and_the_rest_go_on(toolkit, state):
         assert {p: sha256_of(p) for p in kept} == kept_digests
         check_host_tree(toolkit, leaves, "qd1", QD1_CASES)
         assert not (tree / "dropped.txt").exists()
+        # Both hosts ran every repetition in the one order the first run drew (rounds, shuffled
+        # by its seed), the rerun included: each file was written in the order recorded.
+        docs = [load_json(toolkit / "results" / "hosts" / s.label / "qd1" / "manifest.json")
+                for s in (stays, leaves)]
+        assert docs[0]["order_seed"] == docs[1]["order_seed"]
+        assert docs[0]["order"] == docs[1]["order"] and len(docs[0]["order"][0]) == 8
+        for server in (stays, leaves):
+            reps = sorted((p for case in QD1_CASES for p in host_reps(toolkit, server, "qd1", case)
+                           if p.stem[3:].isdigit()), key=lambda p: p.stat().st_mtime_ns)
+            assert [f"{p.parent.name}/{p.stem}" for p in reps] == docs[0]["order"][0]
         assert "dropped out" not in (toolkit / "out" / "section_2_qd1.md").read_text()
 
 

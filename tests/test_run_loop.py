@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -20,27 +21,47 @@ def start(root: Path, *args: str) -> subprocess.Popen:
     return start_script(root, "qd1_test.bash", *args)
 
 
+def run_order(root: Path, section: str) -> list[str]:
+    """The order the manifest records for the sweep ("case/rep<k>"), as lib/run.bash ran it."""
+    return json.loads((root / "results" / section / "manifest.json").read_text())["order"][0]
+
+
+def written_order(root: Path, section: str) -> list[str]:
+    """The repetitions in the order their files were written (renamed into place as each ends)."""
+    reps = sorted(rep_files(root, section), key=lambda p: p.stat().st_mtime_ns)
+    return [f"{p.parent.name}/{p.stem}" for p in reps]
+
+
 def test_interrupt_in_second_repetition_then_resume(toolkit):
+    """Ctrl-C in the second repetition of the order; the same command (no --seed) resumes with
+    the seed the first run stored, runs what is missing in the first run's order and numbers
+    each repetition as the first run did."""
     proc = start(toolkit, *SLOW)
-    wait_for_line(proc, "[2/8] randread-4k rep 2/2")
+    wait_for_line(proc, "[2/8] ")
     time.sleep(1.0)  # fio is now inside the second repetition
     os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
     assert "1 finished repetitions are kept" in err
-    case_dir = toolkit / "results" / "qd1" / "randread-4k"
-    assert [p.name for p in rep_files(toolkit)] == ["rep1.json"]
-    assert not list(case_dir.glob(".*partial"))
+    order = run_order(toolkit, "qd1")
+    first, second = order[0].split("/"), order[1].split("/")
+    assert [f"{p.parent.name}/{p.name}" for p in rep_files(toolkit)] == [f"{order[0]}.json"]
+    assert not list((toolkit / "results" / "qd1").glob("*/.*partial"))
     assert subprocess.run(["pgrep", "-f", str(toolkit)], check=False,
                           capture_output=True).returncode == 1
-    kept = (case_dir / "rep1.json").read_bytes()
+    kept = (toolkit / "results" / "qd1" / f"{order[0]}.json").read_bytes()
+    seed = json.loads((toolkit / "results" / "qd1" / "manifest.json").read_text())["order_seed"]
 
     result = run(toolkit, "qd1_test.bash", *SLOW)
     assert result.returncode == 0, result.stderr
+    assert f"seed {seed} (kept: the order these results began with)" in result.stderr
     assert "resuming: 1 of 8 repetitions already done, 7 to run" in result.stderr
-    assert "[1/8]" not in result.stderr and "[2/8] randread-4k rep 2/2" in result.stderr
-    assert (case_dir / "rep1.json").read_bytes() == kept
-    assert len(rep_files(toolkit)) == 8
+    assert "[1/8]" not in result.stderr
+    assert f"[2/8] {second[0]} rep {second[1][3:]}/2" in result.stderr
+    assert run_order(toolkit, "qd1") == order
+    assert (toolkit / "results" / "qd1" / f"{order[0]}.json").read_bytes() == kept
+    assert written_order(toolkit, "qd1") == order and len(order) == 8
+    assert first[1] == "rep1" and {r.split("/")[1] for r in order[:4]} == {"rep1"}
 
 
 def test_interrupt_while_creating_the_target_leaves_no_half_made_file(toolkit):
@@ -154,7 +175,8 @@ def test_a_sweep_rerun_with_another_matrix_is_refused_and_the_same_resumes(toolk
     result = run(toolkit, "mix_rw_test.bash", *args)
     assert result.returncode == 0, result.stderr
     assert "resuming: 3 of 4 repetitions already done, 1 to run" in result.stderr
-    assert "[4/4] randrw-4k-r0 rep 2/2" in result.stderr and "[1/4]" not in result.stderr
+    place = run_order(toolkit, "mix_rw").index("randrw-4k-r0/rep2") + 1  # 3 or 4: round 2
+    assert f"[{place}/4] randrw-4k-r0 rep 2/2" in result.stderr and "[1/4]" not in result.stderr
     after = tree_digest(toolkit / "results" / "mix_rw")
     assert after["randrw-4k-r100/rep1.json"] == before["randrw-4k-r100/rep1.json"]
 

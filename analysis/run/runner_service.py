@@ -16,6 +16,8 @@ Protocol: one request per line, fields separated by tabs; one reply line per req
     manifest-value<TAB>PATH<TAB>KEY  -> ok<TAB>value | none
     steady<TAB>DIR<TAB>WINDOW<TAB>RANGE%<TAB>SLOPE%   (DIR/round<k>.json, the sustained state's rounds)
                                      -> steady<TAB>verdict | not<TAB>why
+    order<TAB>SEED<TAB>RULE<TAB>STAGE<TAB>NAME:REPS ...[<TAB>MANIFEST...]
+                                     -> ok<TAB>INDEX:REP ... (analysis.run.order) | bad<TAB>reason
 The process exits at end of input. It ignores SIGINT: Ctrl-C in the terminal reaches the whole
 process group, and the script, not this helper, decides what happens then.
 """
@@ -30,7 +32,7 @@ from pathlib import Path
 from analysis.core.steady import last_window
 from analysis.device.safety import Refusal, check_write
 from analysis.fio.output import FioOutputError, read_groups
-from analysis.run import faults, repetition
+from analysis.run import faults, order, repetition
 
 
 def check_result(path: str, manifest: str = "", case: str = "") -> str:
@@ -91,6 +93,13 @@ def steady(folder: str, size: str, range_pct: str, slope_pct: str) -> str:
     return f"not\tlast window {what} (limits {limits[0]:g}% and {limits[1]:g}%)"
 
 
+def run_order(*fields: str) -> str:
+    try:
+        return order.answer(*fields)
+    except (order.OrderError, OSError, ValueError) as e:
+        return f"bad\t{e}"
+
+
 def safety(device: str, destroy: str) -> str:
     try:
         check_write(device, destroy)
@@ -113,6 +122,8 @@ def answer(line: str) -> str:
         return manifest_value(fields[1], fields[2])
     if fields[0] == "steady" and len(fields) == 5:
         return steady(*fields[1:])
+    if fields[0] == "order" and len(fields) >= 5:
+        return run_order(*fields[1:])
     return f"bad\tunknown request {fields[0]!r}"
 
 

@@ -1,0 +1,128 @@
+"""The order a section runs its repetitions in, and its record in the section's manifest.
+
+Run case by case in ascending order, every slow drift of the machine (the drive warming up, its
+write cache filling, the page cache, background work) grows along the swept variable and reads as
+its effect; and the repetitions of a case, run back to back, differ less than two runs of the
+section do. So the run goes in rounds: repetition 1 of every case, then repetition 2, and so on,
+the cases shuffled anew in each round (docs/methodology.md, "Order").
+
+The shuffle ranks each case of round k by sha256("<seed>:<k>:<case name>"), so the order is a
+function of the seed and the names alone: the same on every machine and Python version, the same
+when a resumed run (or §5's peak search) adds cases, and checkable by anyone with a hash. A section
+that must keep its declared order (§6: the burst first, on a drive only the prefill wrote) sets
+CASE_ORDER=declared in its script: each case's repetitions back to back, as declared.
+
+The seed is new for each fresh run (os.urandom), set with --seed, and kept in the manifest
+(order_seed) so that a rerun of the same command resumes in the order the first run began; the
+manifest also records the rule and the order itself, one list per run_all call of the run loop:
+the sweep's, then those of each batch of cases a section adds as it goes (§5's peak search), which
+are ordered among themselves and run after everything before them.
+
+    python -m analysis order seed GIVEN FRESH MANIFEST...  -> "SEED<TAB>new|given|kept"
+The run loop's helper answers the order itself (analysis.run.runner_service, request "order").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+
+from analysis.run.manifest import write_atomically
+
+RULES = ("rounds", "declared")
+
+
+class OrderError(Exception):
+    """str(e) says what is wrong and how to go on."""
+
+
+def rank(seed: int, round_: int, name: str) -> str:
+    return hashlib.sha256(f"{seed}:{round_}:{name}".encode()).hexdigest()
+
+
+def run_order(seed: int, rule: str, cases: list[tuple[str, int]]) -> list[tuple[int, int]]:
+    """[(case index, repetition)] in the order they run. cases: (name, repetitions) as declared."""
+    if rule == "declared":
+        return [(i, k) for i, (_, n) in enumerate(cases) for k in range(1, n + 1)]
+    if rule != "rounds":
+        raise OrderError(f"unknown order rule {rule!r}; expected one of {', '.join(RULES)}")
+    order = []
+    for k in range(1, max((n for _, n in cases), default=0) + 1):
+        members = [i for i, (_, n) in enumerate(cases) if n >= k]
+        order += [(i, k) for i in sorted(members, key=lambda i: rank(seed, k, cases[i][0]))]
+    return order
+
+
+def stored_seeds(manifests: list[Path]) -> set[int]:
+    seeds = set()
+    for path in manifests:
+        try:
+            value = json.loads(path.read_text()).get("order_seed")
+        except (OSError, ValueError):
+            continue
+        if isinstance(value, int):
+            seeds.add(value)
+    return seeds
+
+
+def choose_seed(given: str, fresh: bool, manifests: list[Path]) -> tuple[int, str]:
+    """The seed of this run and where it comes from: the one the results being resumed were run
+    with (kept), else --seed (given), else a new one. A --seed other than the stored one is
+    refused: the rest of the run would follow another order than its beginning."""
+    stored = set() if fresh else stored_seeds(manifests)
+    if len(stored) > 1:
+        raise OrderError(f"the results in {', '.join(str(p.parent) for p in manifests)} were run "
+                         f"with different order seeds ({', '.join(map(str, sorted(stored)))}); "
+                         "rerun with --fresh to move them aside (nothing is deleted)")
+    if stored:
+        seed = stored.pop()
+        if given and int(given) != seed:
+            raise OrderError(f"{manifests[0].parent} was run in the order of seed {seed}, not "
+                             f"{int(given)}: give --seed {seed} (or no --seed) to resume in the "
+                             "same order, or --fresh to move those results aside (nothing is "
+                             "deleted) and start anew")
+        return seed, "kept"
+    if given:
+        return int(given), "given"
+    return int.from_bytes(os.urandom(4), "big"), "new"
+
+
+def record(manifests: list[Path], seed: int, rule: str, stage: int, names: list[str],
+           order: list[tuple[int, int]]) -> None:
+    """Write the seed, the rule and this stage's order ("case/rep<k>", as the files are named)
+    into each manifest that exists; a stage run again (a resumed run) replaces its record."""
+    done = [f"{names[i]}/rep{k}" for i, k in order]
+    for path in manifests:
+        if not path.exists():
+            continue
+        doc = json.loads(path.read_text())
+        stages = list(doc.get("order") or [])[:stage]
+        stages += [[]] * (stage - len(stages))
+        doc.update(order_seed=seed, order_rule=rule, order=[*stages, done])
+        write_atomically(path, doc)
+
+
+def answer(seed: str, rule: str, stage: str, cases: str, *manifests: str) -> str:
+    """The run loop's request (analysis.run.runner_service): CASES is "name:repetitions ...";
+    the reply lists "index:repetition" in running order, after recording it."""
+    pairs = [c.rpartition(":") for c in cases.split()]
+    parsed = [(name, int(n)) for name, _, n in pairs]
+    order = run_order(int(seed), rule, parsed)
+    record([Path(m) for m in manifests], int(seed), rule, int(stage), [n for n, _ in parsed], order)
+    return "ok\t" + " ".join(f"{i}:{k}" for i, k in order)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 3 or argv[0] != "seed":
+        print("usage: python -m analysis order seed GIVEN FRESH MANIFEST...", file=sys.stderr)
+        return 2
+    try:
+        seed, how = choose_seed(argv[1], bool(argv[2]), [Path(m) for m in argv[3:]])
+    except OrderError as e:
+        print(e, file=sys.stderr)
+        return 2
+    print(f"{seed}\t{how}")
+    return 0

@@ -1,0 +1,235 @@
+"""The order a section runs its repetitions in (analysis/run/order.py, lib/run.bash run_all).
+
+The rule, derived here again with nothing but hashlib: round k runs repetition k of every case
+that has one, the cases sorted by sha256("<seed>:<k>:<name>"). The end-to-end tests run real fio
+(the quick profile cut to 1 s repetitions) and read the order back from the files: a repetition is
+renamed into place as it ends, so the files' modification times are the order it ran in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import re
+import signal
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from scipy import stats
+
+from analysis.run import order, runner_service
+from tests.toolkit import TINY, rep_files, run, start, tree_digest, wait_for_line
+
+QD1_CASES = ["randread-4k", "randwrite-4k", "read-128k", "write-128k"]
+
+
+def expected(seed: int, cases: list[str], reps: int) -> list[str]:
+    """The rule of docs/methodology.md ("Order"), written out independently of the code."""
+    out = []
+    for k in range(1, reps + 1):
+        ranked = sorted(cases, key=lambda c: hashlib.sha256(f"{seed}:{k}:{c}".encode()).hexdigest())
+        out += [f"{c}/rep{k}" for c in ranked]
+    return out
+
+
+def manifest(root: Path, section: str) -> dict:
+    return json.loads((root / "results" / section / "manifest.json").read_text())
+
+
+def written_order(root: Path, section: str) -> list[str]:
+    reps = sorted(rep_files(root, section), key=lambda p: p.stat().st_mtime_ns)
+    return [f"{p.parent.name}/{p.stem}" for p in reps if p.stem[3:].isdigit()]
+
+
+def progress_order(stderr: str) -> list[str]:
+    return [f"{m[1]}/rep{m[2]}" for m in re.finditer(r"^\[\d+/\d+\] (\S+) rep (\d+)/\d+ ", stderr,
+                                                     re.MULTILINE)]
+
+
+# --- the rule ---------------------------------------------------------------------------------
+def test_rounds_follow_the_hash_rule_and_are_round_robin():
+    cases = [(name, 3) for name in QD1_CASES]
+    for seed in (0, 1, 2**32 - 1):
+        got = order.run_order(seed, "rounds", cases)
+        assert [f"{QD1_CASES[i]}/rep{k}" for i, k in got] == expected(seed, QD1_CASES, 3)
+        assert [k for _, k in got] == [1] * 4 + [2] * 4 + [3] * 4  # round-robin
+        assert sorted(got) == [(i, k) for i in range(4) for k in (1, 2, 3)]  # each exactly once
+
+
+def test_the_order_depends_on_the_names_not_on_their_place():
+    """A case added later (§5's peak search) or declared elsewhere leaves the others' order as it
+    was: a resumed run whose list grew still runs the rest as the first run would have."""
+    def names(cases, got):
+        return [f"{cases[i][0]}/rep{k}" for i, k in got]
+
+    cases = [(name, 2) for name in QD1_CASES]
+    first = names(cases, order.run_order(7, "rounds", cases))
+    reversed_cases = cases[::-1]
+    assert names(reversed_cases, order.run_order(7, "rounds", reversed_cases)) == first
+    grown = [*cases, ("peak-randread-4k-qd8-j2", 2)]
+    assert [r for r in names(grown, order.run_order(7, "rounds", grown))
+            if not r.startswith("peak-")] == first
+
+
+def test_fewer_repetitions_leave_later_rounds_and_declared_keeps_the_declaration():
+    cases = [("burst-write-128k", 1), ("randread-4k-wss-all", 2), ("write-128k-zeros", 2)]
+    got = order.run_order(3, "rounds", cases)
+    assert sum(k == 1 for _, k in got) == 3 and sum(k == 2 for _, k in got) == 2
+    assert order.run_order(3, "declared", cases) == [(0, 1), (1, 1), (1, 2), (2, 1), (2, 2)]
+    with pytest.raises(order.OrderError, match="unknown order rule 'random'"):
+        order.run_order(3, "random", cases)
+
+
+def test_every_order_of_a_round_is_as_likely():
+    """24,000 seeds, 4 cases: each of the 24 orders of a round should come up 1,000 times. A
+    chi-square test at the 0.1% level (23 degrees of freedom); the seeds are fixed, so the result
+    is too: 0.1% is the chance that a fair shuffle would have failed it."""
+    cases = [(name, 1) for name in QD1_CASES]
+    counts = Counter(tuple(i for i, _ in order.run_order(seed, "rounds", cases))
+                     for seed in range(24_000))
+    assert set(counts) == set(itertools.permutations(range(4)))
+    assert stats.chisquare(list(counts.values())).pvalue > 0.001
+
+
+# --- the seed ---------------------------------------------------------------------------------
+def test_the_seed_is_new_given_or_kept(tmp_path):
+    path = tmp_path / "manifest.json"
+    seeds = {order.choose_seed("", False, [path])[0] for _ in range(20)}
+    assert len(seeds) == 20  # new each time (os.urandom, 32 bits)
+    assert order.choose_seed("", False, [path])[1] == "new"
+    assert order.choose_seed("42", False, [path]) == (42, "given")
+    path.write_text(json.dumps({"order_seed": 42}))
+    assert order.choose_seed("", False, [path]) == (42, "kept")
+    assert order.choose_seed("42", False, [path]) == (42, "kept")
+    with pytest.raises(order.OrderError, match=r"run in the order of seed 42, not 7: give --seed 42"):
+        order.choose_seed("7", False, [path])
+    assert order.choose_seed("7", True, [path]) == (7, "given")  # --fresh: moved aside, anew
+    other = tmp_path / "b.json"
+    other.write_text(json.dumps({"order_seed": 43}))
+    with pytest.raises(order.OrderError, match="different order seeds"):
+        order.choose_seed("", False, [path, other])
+
+
+def test_the_helper_answers_and_records_each_stage_once(tmp_path):
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps({"section": "qd_sweep"}))
+    request = "\t".join(["order", "5", "rounds", "0", "a:2 b:2", str(path)])
+    reply = runner_service.answer(request)
+    pairs = [tuple(map(int, p.split(":"))) for p in reply.removeprefix("ok\t").split()]
+    assert pairs == order.run_order(5, "rounds", [("a", 2), ("b", 2)])
+    runner_service.answer(request)  # a resumed run records the same stage again: replaced
+    # The run loop asks again for the cases a section adds (§5's peak search), and only those.
+    runner_service.answer("\t".join(["order", "5", "rounds", "1", "peak-c:2 peak-d:2", str(path)]))
+    doc = json.loads(path.read_text())
+    assert doc["section"] == "qd_sweep" and doc["order_seed"] == 5 and doc["order_rule"] == "rounds"
+    assert doc["order"][0] == expected(5, ["a", "b"], 2)
+    assert doc["order"][1] == expected(5, ["peak-c", "peak-d"], 2) and len(doc["order"]) == 2
+    assert runner_service.answer("order\tx\trounds\t0\ta:2").startswith("bad\t")
+
+
+# --- end to end, real fio -----------------------------------------------------------------------
+def test_dry_run_states_the_rule_and_the_seed(toolkit):
+    result = run(toolkit, "qd1_test.bash", *TINY, "--dry-run", "--seed", "9")
+    assert result.returncode == 0, result.stderr
+    assert "order    in rounds: repetition 1 of every case, then repetition 2" in result.stderr
+    assert "seed 9 (given with --seed)" in result.stderr
+    result = run(toolkit, "qd1_test.bash", *TINY, "--dry-run")
+    seed = re.search(r"seed (\d+) \(new; --seed \1 gives this order again\)", result.stderr)
+    assert seed, result.stderr
+    burst = run(toolkit, "wss_burst_test.bash", *TINY, "--dry-run")
+    assert "order    as the section declares its cases, each case's repetitions back to back" \
+        in burst.stderr and "shuffled" not in burst.stderr
+
+
+def test_rounds_recorded_and_the_same_seed_gives_the_same_order(toolkit):
+    """Seed 1 shuffles both rounds of §2's four cases away from the declared order."""
+    want = expected(1, QD1_CASES, 2)
+    assert want[:4] != [f"{c}/rep1" for c in QD1_CASES] and want[4:] != [f"{c}/rep2" for c in QD1_CASES]
+    result = run(toolkit, "qd1_test.bash", *TINY, "--seed", "1")
+    assert result.returncode == 0, result.stderr
+    doc = manifest(toolkit, "qd1")
+    assert doc["order_seed"] == 1 and doc["order_rule"] == "rounds" and doc["order"] == [want]
+    assert written_order(toolkit, "qd1") == want
+    assert progress_order(result.stderr) == want
+    numbers = re.findall(r"^\[(\d)/8\]", result.stderr, re.MULTILINE)
+    assert numbers == [str(n) for n in range(1, 9)]
+
+    again = run(toolkit, "qd1_test.bash", *TINY, "--seed", "1", "--fresh")
+    assert again.returncode == 0, again.stderr
+    assert written_order(toolkit, "qd1") == want and manifest(toolkit, "qd1")["order"] == [want]
+
+    # A fresh run without --seed draws a new one, and runs in its order.
+    fresh = run(toolkit, "qd1_test.bash", *TINY, "--fresh")
+    assert fresh.returncode == 0, fresh.stderr
+    seed = manifest(toolkit, "qd1")["order_seed"]
+    assert seed != 1 and f"seed {seed} (new; --seed {seed} gives this order again)" in fresh.stderr
+    assert written_order(toolkit, "qd1") == expected(seed, QD1_CASES, 2)
+
+    # Another seed on these results would change the order half way: refused, nothing touched.
+    before = tree_digest(toolkit / "results" / "qd1")
+    other = run(toolkit, "qd1_test.bash", *TINY, "--seed", str(seed + 1))
+    assert other.returncode == 2
+    assert f"was run in the order of seed {seed}, not {seed + 1}: give --seed {seed}" in other.stderr
+    assert tree_digest(toolkit / "results" / "qd1") == before
+
+
+def test_interrupted_in_the_second_round_resumes_in_the_same_order(toolkit):
+    """Ctrl-C inside the first repetition of round 2; the same command (its --seed included)
+    resumes from there in the first run's order, and ends with every repetition."""
+    args = [*TINY, "--runtime", "3", "--seed", "1"]
+    want = expected(1, QD1_CASES, 2)
+    proc = start(toolkit, "qd1_test.bash", *args)
+    wait_for_line(proc, f"[5/8] {want[4].split('/')[0]} rep 2/2")
+    time.sleep(1.0)  # inside the fifth repetition
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert written_order(toolkit, "qd1") == want[:4]
+
+    result = run(toolkit, "qd1_test.bash", *args)
+    assert result.returncode == 0, result.stderr
+    assert "resuming: 4 of 8 repetitions already done, 4 to run" in result.stderr
+    assert progress_order(result.stderr) == want[4:]
+    assert re.findall(r"^\[(\d)/8\]", result.stderr, re.MULTILINE) == ["5", "6", "7", "8"]
+    assert written_order(toolkit, "qd1") == want and manifest(toolkit, "qd1")["order"] == [want]
+
+
+def test_the_peak_search_runs_its_cases_after_the_sweeps_rounds(toolkit):
+    result = run(toolkit, "qd_sweep_test.bash", *TINY, "--qd", "1,4", "--no-seq", "--seed", "3",
+                 timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert "peak search: adding" in result.stderr
+    doc = manifest(toolkit, "qd_sweep")
+    sweep = ["randread-4k-qd1", "randread-4k-qd4"]
+    assert doc["order"][0] == expected(3, sweep, 2)
+    written = written_order(toolkit, "qd_sweep")
+    assert written[:4] == expected(3, sweep, 2)  # the sweep's two rounds first
+    # Each round of the search adds cases: their repetitions run after everything before, in
+    # rounds among themselves, in the order recorded for that round.
+    seen, later = set(doc["order"][0]), []
+    for stage in doc["order"][1:]:
+        new = [r for r in stage if r not in seen]
+        assert new == stage and all(r.startswith("peak-") for r in new)
+        assert [int(r.rpartition("rep")[2]) for r in new] == sorted(
+            int(r.rpartition("rep")[2]) for r in new)
+        later += new
+        seen |= set(stage)
+    assert later and written[4:] == later
+    # [k/N] counts on from the sweep: the added repetitions are numbered 5, 6, ... in turn.
+    places = [int(m) for m in re.findall(r"^\[(\d+)/\d+\] peak-", result.stderr, re.MULTILINE)]
+    assert places[0] == 5 and places == list(range(5, 5 + len(places)))
+
+
+def test_the_burst_section_keeps_its_declared_order(toolkit):
+    result = run(toolkit, "wss_burst_test.bash", *TINY, "--parts", "burst,compress",
+                 "--duration", "10", timeout=600)
+    assert result.returncode == 0, result.stderr
+    declared = ["burst-write-128k/rep1", "write-128k-random/rep1", "write-128k-random/rep2",
+                "write-128k-compress50/rep1", "write-128k-compress50/rep2",
+                "write-128k-zeros/rep1", "write-128k-zeros/rep2"]
+    assert written_order(toolkit, "wss_burst") == declared
+    assert manifest(toolkit, "wss_burst")["order_rule"] == "declared"
