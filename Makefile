@@ -14,7 +14,7 @@ SECTION_IDS := $(foreach row,$(SECTION_ROWS),$(call section_field,$(row),1))
 SECTION_SCRIPTS := $(foreach row,$(SECTION_ROWS),$(call section_field,$(row),2))
 SECTION_ALIASES := $(filter-out $(SECTION_IDS),$(foreach row,$(SECTION_ROWS),$(call section_field,$(row),3)))
 SHELL_FILES := env.bash report.bash serve.bash $(SECTION_SCRIPTS) lib/*.bash .ci/run \
-	tests/fixtures/make-results.bash bench/overhead bench/model-drive
+	tests/fixtures/make-results.bash bench/overhead bench/model-drive bench/analysis
 
 .PHONY: report env compare history $(SECTION_IDS) $(SECTION_ALIASES) analysis sample-report \
 	test test-fast lint docs clean help
@@ -59,18 +59,13 @@ compare:
 history:
 	$(PYTHON) -m analysis history $(if $(DEVICE),--device "$(DEVICE)") $(if $(SINCE),--since "$(SINCE)")
 
-# A fleet run's sections are in hosts/<host>/<section>: each host's, then the hosts side by side.
-# A section with a point left without a good repetition exits 1 saying how to rerun only what is
-# missing; the other sections and the report are still drawn, and make fails at the end.
+# Every section present in the results tree, each fleet host's (hosts/<host>/<section>) and the
+# hosts side by side, then the report: one Python process (`python -m analysis all`), which
+# imports pandas and matplotlib once. A section with a point left without a good repetition exits
+# 1 saying how to rerun only what is missing; the other sections and the report are still drawn,
+# and make fails at the end.
 analysis:
-	@r=$${RESULTS:-results}; fail=0; for s in $(SECTION_IDS); do \
-		if [ -d $$r/$$s ]; then $(PYTHON) -m analysis $$s || fail=1; fi; \
-		fleet=""; for h in $$r/hosts/*/; do \
-			if [ -d $$h$$s ]; then RESULTS=$${h%/} $(PYTHON) -m analysis $$s || fail=1; fleet=1; fi; done; \
-		if [ -n "$$fleet" ]; then $(PYTHON) -m analysis hosts $$s || fail=1; fi; done; \
-	$(PYTHON) -m analysis report || fail=1; \
-	if [ $$fail != 0 ]; then echo "make analysis: a section above is incomplete or failed; its message says what to rerun" >&2; fi; \
-	exit $$fail
+	$(PYTHON) -m analysis all
 
 # docs/sample/: a real quick report on the default target (tmp/target.img), run into its own
 # tree results/sample (started afresh: it is the sample's, nobody else's), then copied with the

@@ -20,6 +20,7 @@ COMMANDS = {
        for s in read_sections().values()},
     "health-log": ("analysis.device.health_log", "CSV of the health samples taken during a burst"),
     "compare": ("analysis.report.compare", "two results trees: compare A B [--fail-if-worse PCT]"),
+    "all": ("analysis.report.redraw", "every section present, fleet hosts, then the report (make analysis)"),
     "report": ("analysis.report.build", "assemble out/report.md from env.txt and section snippets"),
     "safety": ("analysis.device.safety", "may this block device be written? exit 0 yes, 3 no"),
     "manifest": ("analysis.run.manifest", "write or compare results/<section>/manifest.json"),

@@ -205,13 +205,23 @@ def test_health_capture_of_a_file_uses_the_disk_under_it(tmp_path, file_raw, fil
     assert (tmp_path / "health_device.txt").read_text() == (file_raw / "disk.txt").read_text()
 
 
-def test_missing_target_describes_the_filesystem_that_will_hold_it(workdir, file_raw):
+def test_a_target_not_yet_created_is_the_file_the_sections_will_create(workdir, file_raw):
+    """§1 runs before the first section creates the default file (tmp/target.img, or any new file
+    --target names): it is described as that file, on the filesystem that will hold it, and its
+    absence at §1's time is no warning (the report would list it among the limitations long after
+    the sections made the file)."""
     env = build_env(collect(workdir / "raw-missing", workdir / "not-yet" / "target.img"))
     target = env["target"]
-    assert target["type"] == "missing"
+    assert target["type"] == "file" and target["to_be_created"] is True
+    assert build_env(file_raw)["target"]["to_be_created"] is False
     assert target["existing_parent"] == str(workdir)
     assert target["device"] == build_env(file_raw)["target"]["device"]
-    assert any("does not exist yet" in w for w in env["warnings"])
+    assert not any("does not exist" in w or "missing" in w for w in env["warnings"])
+    assert any(w.startswith("the target is a file on ") for w in env["warnings"])
+    text = render_env_text(env)
+    assert "missing" not in text
+    assert re.search(r"\n  type: +file to be created by the first section \(full of random data\) "
+                     r"on /dev/\S+ \(", text), text
 
 
 # --- warnings and rendering from edited raw directories -----------------------------------------

@@ -9,6 +9,7 @@ which the QD=1 engine choice must avoid.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -77,22 +78,60 @@ def fio_case(results: Path, case: str, job: str, *extra: str) -> None:
                     *extra, str(results / case / "job.fio")], check=True, capture_output=True)
 
 
+@contextlib.contextmanager
+def pinned(cpus: set[int]):
+    """This process, and what it starts meanwhile, on these CPUs only."""
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, cpus)
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, before)
+
+
+@contextlib.contextmanager
+def fio_case_started(results: Path, case: str, job: str):
+    """fio_case, started in the background: the running fio (killed if the block fails)."""
+    (results / case).mkdir(parents=True)
+    (results / case / "job.fio").write_text(job)
+    proc = subprocess.Popen(["fio", "--output-format=json+", f"--output={results / case / 'rep1.json'}",
+                             str(results / case / "job.fio")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def test_host_bound_known_answers(tmp_path):
     """A job on the null engine is the host's ceiling: host_bound. A job capped at 500 IOPS
-    on a file is the 'device's' pace: not host_bound, with a ceiling far above it."""
+    on a file is the 'device's' pace: not host_bound, with a ceiling far above it.
+
+    The null-engine case and its ceiling run side by side, at the same time and on the same CPU,
+    so they share whatever the machine's load leaves them alike (each about half of that CPU).
+    One after the other, a ceiling taken in a quiet second against a case taken in a busy one
+    moves their ratio across the 0.5 mark: with two busy loops switched on and off on that CPU
+    (0.7 s on, 0.5 s off), 6 pairs gave 0.61-1.61 one after the other, 0.99-1.01 side by side."""
     results = tmp_path / "qd1"
     target = tmp_path / "t.img"
     target.write_bytes(os.urandom(8 << 20))
     common = "[global]\ntime_based=1\nruntime=1\nlat_percentiles=1\ngroup_reporting=1\n"
-    fio_case(results, "null-4k", common + "[null-4k]\nioengine=null\nsize=1g\nrw=randread\nbs=4k\n")
     fio_case(results, "capped-4k", common + f"[capped-4k]\nioengine=psync\nfilename={target}\n"
              "rw=randread\nbs=4k\nrate_iops=500\n")
-    doc, measured = host_ceiling.calibrate(results, ["null-4k", "capped-4k"])
+    null_job = common + "[null-4k]\nioengine=null\nsize=1g\nrw=randread\nbs=4k\n"
+    cpu = min(os.sched_getaffinity(0))
+    with pinned({cpu}), fio_case_started(results, "null-4k", null_job) as case_run:
+        doc, measured = host_ceiling.calibrate(results, ["null-4k", "capped-4k"])
+        assert case_run.wait(timeout=60) == 0, case_run.stderr.read()
     assert sorted(measured) == ["capped-4k", "null-4k"]
     # the rate cap and the engine are not part of the shape: both are 4 KiB random reads at QD 1
     assert doc["cases"]["capped-4k"]["shape"] == doc["cases"]["null-4k"]["shape"]
     assert "rate_iops" not in doc["cases"]["capped-4k"]["shape"]
     table = section_frame(results).set_index("case")
+    share = table.loc["null-4k", "iops_mean"] / table.loc["null-4k", "host_ceiling_iops"]
+    assert share >= host_ceiling.HOST_BOUND_SHARE, f"the null-engine case reached {share:.2f} of its ceiling"
     assert table.loc["null-4k", "host_bound"]
     assert not table.loc["capped-4k", "host_bound"]
     assert table.loc["capped-4k", "iops_mean"] < 0.01 * table.loc["capped-4k", "host_ceiling_iops"]

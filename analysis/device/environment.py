@@ -238,7 +238,10 @@ def build_target(raw: Path, health: dict) -> dict:
         "path": _text(raw, "target_path.txt"),
         "resolved": _text(raw, "target_resolved.txt"),
         "existing_parent": _text(raw, "target_existing_parent.txt"),
-        "type": "file" if kind == "file" else device_type if kind == "block" else kind,
+        # "missing": §1 ran before the first section created the file (the default tmp/target.img,
+        # or a new file --target names); it is that file, on the filesystem that will hold it.
+        "type": "file" if kind in ("file", "missing") else device_type if kind == "block" else kind,
+        "to_be_created": kind == "missing",
         "device": _text(raw, "device.txt"),
         "device_type": device_type,
         "parent_disk": _text(raw, "disk.txt"),
@@ -267,12 +270,10 @@ def _critical_warning_text(value: int) -> str:
 
 
 def _location_warnings(target: dict) -> list[str]:
-    """A file target puts a filesystem between fio and the device; a missing one is not there."""
+    """A file target puts a filesystem between fio and the device. One not created yet is no
+    warning: the sections create it, and §1 describes the filesystem that will hold it."""
     out = []
-    if target["type"] == "missing":
-        out.append(f"target {target['path']} does not exist yet: the device facts are those of the "
-                   f"filesystem that will hold it ({target['existing_parent']})")
-    if target["type"] in ("file", "missing"):  # only a file can be created where nothing exists
+    if target["type"] == "file":
         fs = target["mounted"] or {}
         out.append(
             f"the target is a file on {fs.get('fstype') or 'an unknown filesystem'} "
@@ -280,7 +281,7 @@ def _location_warnings(target: dict) -> list[str]:
             "filesystem's overhead (allocation, metadata, journal) and page-cache effects unless "
             "fio runs with direct=1"
         )
-    if target["type"] in ("file", "missing", "other") and not target["device"]:
+    if target["type"] in ("file", "other") and not target["device"]:
         out.append("no block device under the target (tmpfs, overlay or network filesystem?): "
                    "device identity and health cannot be captured")
     return out
@@ -417,15 +418,16 @@ def _target_rows(t: dict) -> list[tuple[str, object]]:
     link = t.get("pcie_link")
     mount = t.get("mounted")
     kind = t.get("type")
-    if kind in ("file", "missing") and t.get("device"):
-        what = "file" if kind == "file" else "missing (a file to be created)"
-        kind = f"{what} on {t['device']} ({t.get('device_type') or '?'})"
+    if kind == "file" and t.get("to_be_created"):
+        kind = "file to be created by the first section (full of random data)"
+    if t.get("type") == "file" and t.get("device"):
+        kind = f"{kind} on {t['device']} ({t.get('device_type') or '?'})"
     return [
         ("path", t.get("path")),
         ("resolved", t.get("resolved") if t.get("resolved") != t.get("path") else None),
         ("nearest existing", t.get("existing_parent")),
         ("type", kind),
-        ("device", t.get("device") if t.get("type") not in ("file", "missing") else None),
+        ("device", t.get("device") if t.get("type") != "file" else None),
         ("parent disk", t.get("parent_disk") if t.get("parent_disk") != t.get("device") else None),
         ("transport", t.get("transport")),
         ("model", t.get("model") or "unknown"),

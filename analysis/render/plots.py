@@ -14,6 +14,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only; lab boxes and CI have no display
 import matplotlib.pyplot as plt
+from matplotlib.layout_engine import TightLayoutEngine
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 from matplotlib.transforms import ScaledTranslation
 
@@ -28,7 +29,9 @@ def _save(fig, path: Path, note: str = "") -> Path:
     """Write the figure (with a small note at the bottom right, if any) and free it."""
     if note:
         fig.text(0.99, 0.01, note, ha="right", va="bottom", fontsize=7, color="#555")
-    fig.tight_layout()
+    # tight_layout's engine, run once rather than through fig.tight_layout(): that one leaves a
+    # placeholder engine on the figure, for which savefig draws the whole figure once more.
+    TightLayoutEngine().execute(fig)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)
     plt.close(fig)
@@ -48,8 +51,9 @@ def _legend_outside(ax, handles=None, labels=None, fontsize: int = 8) -> None:
     if not handles:
         return
     fig = ax.figure
-    fig.draw_without_rendering()
-    under = (ax.bbox.y0 - ax.xaxis.get_tightbbox().y0) / fig.dpi + 0.08
+    # The x axis alone is laid out (its ticks, labels and label placed for the current limits):
+    # a draw of the whole figure here cost a full render per panel, most of `make analysis`.
+    under = (ax.bbox.y0 - ax.xaxis.get_tightbbox(fig.canvas.get_renderer()).y0) / fig.dpi + 0.08
     anchor = ax.transAxes + ScaledTranslation(0, -under, fig.dpi_scale_trans)
     ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0),
               bbox_transform=anchor, ncol=min(len(handles), 3), fontsize=fontsize,
