@@ -48,7 +48,6 @@ as shorter than SNIA's.
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass
 
