@@ -26,6 +26,7 @@ from analysis.history.command import report_section as history_section
 from analysis.render import html
 from analysis.render import markdown as md
 from analysis.report.hosts import host_trees
+from analysis.run.manifest import matrix_entries
 from analysis.rules.cases import read_manifest
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections import facts as facts_file
@@ -133,6 +134,19 @@ def title(env: dict) -> str:
     return f"# SSD performance report{': ' + device if device else ''} ({date})"
 
 
+def runtime_cell(manifest: dict) -> str:
+    """The profile's runtime and ramp, then each case that sets its own runtime (§6's burst runs
+    --duration), grouped by that runtime: '35 s + 5 s ramp; burst-write-128k 900 s'."""
+    text = f"{manifest.get('runtime', '?')} s + {manifest.get('ramp', '?')} s ramp"
+    own: dict[str, list[str]] = {}
+    for case, opts in matrix_entries(manifest).items():
+        if "runtime" in opts and opts["runtime"] != str(manifest.get("runtime")):
+            own.setdefault(opts["runtime"], []).append(case)
+    for runtime, cases in own.items():
+        text += f"; {', '.join(cases)} {runtime} s"
+    return text
+
+
 def methodology(states: list[SectionState]) -> list[str]:
     ran = [s for s in states if s.manifest]
     if not ran:
@@ -143,7 +157,7 @@ def methodology(states: list[SectionState]) -> list[str]:
         direct = "direct" if str(m.get("direct", "1")) == "1" else "**buffered**"
         region = md.human_size(int(m["region_bytes"])) if m.get("region_bytes") else m.get("size")
         rows.append([s.info.heading, m.get("profile", "?"),
-                     f"{m.get('runtime', '?')} s + {m.get('ramp', '?')} s ramp",
+                     runtime_cell(m),
                      str(m.get("repeat", "?")), m.get("engine", "?"), direct,
                      f"`{m.get('target', '?')}` ({m.get('target_kind', '?')})", str(region)])
     table = md.table(["section", "profile", "runtime", "reps", "engine", "I/O", "target",
