@@ -26,8 +26,8 @@ from analysis.history.command import report_section as history_section
 from analysis.render import html
 from analysis.render import markdown as md
 from analysis.report.hosts import host_trees
-from analysis.run.manifest import matrix_entries
 from analysis.rules.cases import read_manifest
+from analysis.run.manifest import matrix_entries
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections import facts as facts_file
 from analysis.sections.facts import HEADLINE_KINDS, Facts
