@@ -166,3 +166,42 @@ def test_no_samples_no_cause(tmp_path):
     raw.mkdir()
     (raw / "samples.unavailable").write_text("no SMART on this device\n")
     assert cliff_cause(30, samples_table(raw)).kind == "unknown"
+
+
+def test_a_thermal_cliff_is_named_and_gives_no_cache_estimate(tmp_path):
+    """The snippet's finding and the facts, on the fixture tree's burst case (its job options)
+    with a simulated series and the constructed samples of the counter test."""
+    from dataclasses import replace
+
+    import pandas as pd
+
+    from analysis.rules.cases import load_section
+    from analysis.sections import burst_part
+    from analysis.sections.facts import Facts
+
+    cases = {c.name: c for c in load_section(Path(__file__).parent / "fixtures" / "results"
+                                             / "wss_burst")}
+    bw = levels([(2000, 62), (600, 58)])
+    result = analyse_burst(bw)
+    n = 24
+    health = samples_table(samples_file(
+        tmp_path, [45 + min(i, 12) * 2 for i in range(n)], [3 if i < 13 else 4 for i in range(n)],
+        [1474 if i < 13 else 1480 for i in range(n)]), start=1_800_000_000.0)
+    table = pd.DataFrame({"t_s": range(1, len(bw) + 1), "bw_MBps": bw})
+    run = burst_part.BurstRun(cases["burst-write-128k"], table, result, health, None, [], "clat",
+                              cliff_cause(result.cliff.time_s, health))
+    assert run.thermal
+    text = " ".join(burst_part.findings(run))
+    assert "then a thermal cliff" in text and "this is no cache estimate" in text
+    facts = Facts()
+    burst_part.record_facts(run, facts)
+    cache = next(h for h in facts.headlines if h.kind == "slc_cache")
+    assert cache.value is None and cache.text.startswith("not measured: a thermal cliff at 62 s")
+    assert any(a.kind == "thermal_cliff" for a in facts.anomalies)
+    # samples that end before the cliff: cause unknown, read as the cache with its estimate
+    cool = replace(run, cause=cliff_cause(result.cliff.time_s, health.iloc[:10]))
+    assert not cool.thermal
+    facts = Facts()
+    burst_part.record_facts(cool, facts)
+    cache = next(h for h in facts.headlines if h.kind == "slc_cache")
+    assert cache.value == pytest.approx(result.cliff.written_GiB)
