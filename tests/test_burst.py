@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import os
 import shutil
 import subprocess
 import tempfile
@@ -37,6 +36,7 @@ from analysis.rules.burst import (
     written_GiB,
 )
 from tests.conftest import REPO, SAMPLES
+from tests.model_drive import Throttle
 from tests.toolkit import loop_device
 
 GIB = 2**30
@@ -290,46 +290,6 @@ def test_real_sata_drive_log():
     assert b.steady.reached and (b.steady.first_round, b.steady.last_round) == (1, 5)
     assert b.steady.n_rounds == 166
     assert b.written_GiB == pytest.approx(bw.total().sum() * 1e6 / GIB)
-
-
-class Throttle:
-    """A cgroup that caps write bandwidth per block device (v1 blkio or v2 io), removed
-    afterwards. Commands given through ``wrap`` run in it."""
-
-    def __init__(self):
-        v1 = Path("/sys/fs/cgroup/blkio")
-        v2 = Path("/sys/fs/cgroup")
-        name = f"ssd-toolkit-test-{os.getpid()}-{uuid.uuid4().hex[:6]}"
-        if (v1 / "blkio.throttle.write_bps_device").exists():
-            self.path, self.v2 = v1 / name, False
-        elif "io" in (v2 / "cgroup.controllers").read_text().split() \
-                if (v2 / "cgroup.controllers").exists() else False:
-            (v2 / "cgroup.subtree_control").write_text("+io")
-            self.path, self.v2 = v2 / name, True
-        else:
-            raise OSError("no blkio (v1) or io (v2) cgroup controller")
-        self.path.mkdir()
-
-    def limit(self, dev: str, bytes_per_s: int) -> None:
-        rdev = os.stat(dev).st_rdev
-        mm = f"{os.major(rdev)}:{os.minor(rdev)}"
-        if self.v2:
-            (self.path / "io.max").write_text(f"{mm} wbps={bytes_per_s}")
-        else:
-            (self.path / "blkio.throttle.write_bps_device").write_text(f"{mm} {bytes_per_s}")
-
-    def wrap(self, cmd: list[str]) -> list[str]:
-        """``cmd`` run inside the cgroup (the shell joins it, then execs the command)."""
-        return ["sh", "-c", 'echo $$ > "$0" && exec "$@"', str(self.path / "cgroup.procs"),
-                *cmd]
-
-    def remove(self) -> None:
-        for _ in range(50):
-            try:
-                self.path.rmdir()
-                return
-            except OSError:
-                time.sleep(0.1)
 
 
 HIGH, LOW = 32 << 20, 8 << 20      # bytes/s: 32 MiB/s, then 8 MiB/s (33.55 and 8.39 MB/s)
