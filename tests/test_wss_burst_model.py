@@ -21,12 +21,8 @@ import subprocess
 import pandas as pd
 import pytest
 
+from tests.model_drive import model_drive
 from tests.toolkit import script_env
-
-# tests/model_drive.py comes from the model-drive branch; until it is merged the test is skipped.
-model_drive = pytest.importorskip("tests.model_drive",
-                                  reason="tests/model_drive.py (branch model-drive) not merged yet"
-                                  ).model_drive
 
 MIB = 2**20
 GIB = 2**30
