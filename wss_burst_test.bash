@@ -2,11 +2,13 @@
 # §6 working set, burst -> steady state, compressibility: what the other sections cannot show.
 #
 # Usage: sudo bash wss_burst_test.bash [--parts LIST] [--wss LIST] [--duration S]
-#        [--burst-rw RW] [--burst-bs SIZE] [--precondition [--yes]] [common options]
+#        [--burst-rw RW] [--burst-bs SIZE] [--recovery-gaps LIST] [--recovery-probe S]
+#        [--precondition [--yes]] [common options]
 #        (see --help). Results in results/wss_burst/, then tables/wss_burst_*.csv,
 #        figs/wss_burst_*.png and out/section_6_wss_burst.md.
-# Run time: standard 15 min burst + 8 working-set cases x 3 x 35 s + 3 compressibility cases
-#           x 3 x 35 s = about 33 minutes; quick about 4 minutes. Both plus a one-time prefill.
+# Run time: standard 15 min burst + recovery (10+30+90+270 s idle + 4 x 60 s probes, 11 min)
+#           + 8 working-set cases x 3 x 35 s + 3 compressibility cases x 3 x 35 s = about 44
+#           minutes; quick about 5 minutes. Both plus a one-time prefill.
 # shellcheck disable=SC2153  # PARTS, WSS_LIST...: set by parse_options from lib/options.tsv
 set -euo pipefail
 
@@ -28,11 +30,14 @@ usage() {
     cat <<EOF
 Usage: sudo bash $TK_PROG [options]
 
-§6 of the report, in three parts:
+§6 of the report, in four parts:
   burst     one sustained write (128 KiB sequential, QD 32) for --duration, logged per second:
             the burst plateau, the cliff where a write cache fills (and how much was written
             before it: an SLC cache estimate), steady state by the SNIA PTS rule, and the
             drive's temperature and throttle counters sampled every ${HEALTH_SAMPLE_S} s
+  recovery  right after the burst: idle for each of --recovery-gaps seconds, then write at full
+            speed for --recovery-probe seconds (a probe): how much fast cache the drive regains
+            per idle minute, and the idle time to a full cache; it needs the burst part
   wss       4 KiB random read and write at QD 32 over growing working sets (256 MiB ... the
             whole region): how latency and its stability change as the hot set outgrows caches
   compress  128 KiB sequential writes of random, 50% compressible and all-zero data: a drive
@@ -47,7 +52,9 @@ EOF
 
 Outputs: results/wss_burst/<case>/rep<k>.json (fio json+) and rep<k>_{iops,bw,lat}.1.log (fio's
 per-second logs), results/wss_burst/burst-*/health/ (temperature samples),
-tables/wss_burst_wss.csv, tables/wss_burst_burst.csv (per second), tables/wss_burst_compress.csv,
+results/wss_burst/recovery-<gap>s/ (the probes' json+ and bandwidth logs),
+tables/wss_burst_wss.csv, tables/wss_burst_burst.csv (per second), tables/wss_burst_recovery.csv,
+tables/wss_burst_compress.csv,
 figs/wss_burst_*.png, out/section_6_wss_burst.md.
 Example: sudo bash $TK_PROG --profile quick
          sudo bash $TK_PROG --target /dev/nvme0n1 --destroy /dev/nvme0n1 --precondition
@@ -84,9 +91,18 @@ add_wss_cases() {
 section_cases() {
     local part
     split_list PARTS "$PARTS"
-    for part in "${LIST_ITEMS[@]}"; do require_one_of PARTS "$part" burst wss compress; done
+    for part in "${LIST_ITEMS[@]}"; do require_one_of PARTS "$part" burst recovery wss compress; done
     BURST_OPTS=("rw=$BURST_RW" "bs=$BURST_BS" iodepth=32 "runtime=$DURATION" ramp_time=0)
     BURST_NAME="burst-$BURST_RW-$BURST_BS"
+    RECOVERY_NAMES=()
+    has_part recovery || return 0
+    has_part burst || die "$EXIT_USAGE" "--parts recovery measures how a write cache the burst filled comes back: add burst (--parts burst,recovery)"
+    local gap
+    split_list RECOVERY_GAPS "$RECOVERY_GAPS"
+    for gap in "${LIST_ITEMS[@]}"; do
+        require_int RECOVERY_GAPS "$gap" 1
+        RECOVERY_NAMES+=("recovery-$((10#$gap))s")
+    done
     # The region is known only once the target is: the working-set cases are declared in
     # section_plan.
 }
@@ -96,6 +112,12 @@ section_plan_note() {
     info "  burst    ${BURST_OPTS[*]:0:3}, one job: incompressible data scrambled per write, not made anew"
     info "           for each write (that caps one job near 4.9 GB/s); fio alone issues ~25 GB/s of"
     info "           it per job on the lab VM, and its ceiling here is measured before the run"
+    has_part recovery || return 0
+    local gaps=0 name
+    for name in "${RECOVERY_NAMES[@]}"; do gaps=$((gaps + ${name//[!0-9]/})); done
+    info "  recovery right after the burst, ${#RECOVERY_NAMES[@]} probes of ${RECOVERY_PROBE} s at full speed, each after an idle of"
+    info "           ${RECOVERY_GAPS//,/, } s ($(human_seconds "$gaps") idle, not in the time above); the probes write up"
+    info "           to ${#RECOVERY_NAMES[@]} x ${RECOVERY_PROBE} s at the burst's speed"
 }
 
 # Called once the target (and so the region) is resolved, before the plan. The burst runs first,
@@ -108,6 +130,13 @@ section_plan() {
             "write_iops_log=\${TK_LOG}" "write_lat_log=\${TK_LOG}" log_avg_msec=1000 \
             "write_hist_log=\${TK_LOG}" log_hist_msec=1000
     fi
+    # The recovery probes right after it, in the order of the gaps (§6 keeps its declared
+    # order): the same write for --recovery-probe seconds; @idle is the gap before it.
+    local name
+    for name in "${RECOVERY_NAMES[@]}"; do
+        add_case "$name" "${BURST_OPTS[@]:0:3}" "runtime=$RECOVERY_PROBE" ramp_time=0 @repeat=1 \
+            "@idle=${name//[!0-9]/}" "write_bw_log=\${TK_LOG}" log_avg_msec=1000
+    done
     if has_part wss; then
         add_wss_cases "$WSS_LIST"
         local note
@@ -144,10 +173,25 @@ section_confirm() {
     [[ $answer == yes ]] || die "$EXIT_USAGE" "preconditioning not confirmed; nothing was written"
 }
 
+# The recovery probes measure a cache the burst just filled: a run resumed after the burst but
+# before its last probe runs the burst and all its probes again (their results set aside).
+resume_recovery() {
+    local name missing=0 path
+    ((${#RECOVERY_NAMES[@]})) && [[ -e $RESULTS_DIR/$BURST_NAME/rep1.json ]] || return 0
+    for name in "${RECOVERY_NAMES[@]}"; do [[ -e $RESULTS_DIR/$name/rep1.json ]] || missing=1; done
+    ((missing)) || return 0
+    info "resuming: the recovery probes must follow the burst at once; the burst and its probes run again"
+    for path in "$RESULTS_DIR/$BURST_NAME/rep1.json" "${RECOVERY_NAMES[@]/#/$RESULTS_DIR/}"; do
+        [[ $path == *.json ]] || path=$path/rep1.json
+        [[ ! -e $path ]] || mv -f -- "$path" "${path%.json}.superseded.json"
+    done
+}
+
 # SNIA PTS workload-independent preconditioning: sequential 128 KiB writes over twice the
 # device's user capacity, so every LBA has been written before the measured writes. It writes
 # random data everywhere, so it is the region's prefill too.
 section_prepare() {
+    resume_recovery
     local marker="$RESULTS_DIR/precondition.done"
     [[ -n $PRECONDITION && ! -e $marker ]] || return 0
     local reply
@@ -162,8 +206,17 @@ section_prepare() {
     cp -- "$marker" "$RESULTS_DIR/prefill.done"
 }
 
-# The burst case samples the drive's temperature and throttle counters while it runs.
+# The burst case samples the drive's temperature and throttle counters while it runs. A recovery
+# probe waits until its gap has passed since the write before it ended (the analysis measures
+# the idle from fio's own timestamps).
 section_before_repetition() {
+    if [[ ${CASE_NAMES[$1]} == recovery-* ]]; then
+        local gap wait_ms
+        gap=$(case_option "$1" @idle)
+        wait_ms=$((gap * 1000 - ($(now_ms) - ${LAST_WRITE_END_MS:-0})))
+        ((wait_ms <= 0)) || sleep "$((wait_ms / 1000)).$(printf '%03d' $((wait_ms % 1000)))"
+        return 0
+    fi
     [[ ${CASE_NAMES[$1]} == burst-* ]] || return 0
     local dir="$RESULTS_DIR/${CASE_NAMES[$1]}"
     health_sampler_start "$dir/health" "$TARGET_PATH" "$HEALTH_SAMPLE_S"
@@ -171,6 +224,7 @@ section_before_repetition() {
     printf '%s\n' "$EPOCHREALTIME" >"$dir/rep$2.start"
 }
 section_after_repetition() {
+    LAST_WRITE_END_MS=$(now_ms)
     [[ ${CASE_NAMES[$1]} == burst-* ]] || return 0
     health_sampler_stop
     # The samples as a CSV beside the logs, on fio's time axis (empty where unavailable).

@@ -27,6 +27,7 @@ from analysis.render import html
 from analysis.render import markdown as md
 from analysis.report.hosts import host_trees
 from analysis.rules.cases import read_manifest
+from analysis.run.manifest import matrix_entries
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections import facts as facts_file
 from analysis.sections.facts import HEADLINE_KINDS, Facts
@@ -134,6 +135,19 @@ def title(env: dict) -> str:
     return f"# SSD performance report{': ' + device if device else ''} ({date})"
 
 
+def runtime_cell(manifest: dict) -> str:
+    """The profile's runtime and ramp, then each case that sets its own runtime (§6's burst runs
+    --duration), grouped by that runtime: '35 s + 5 s ramp; burst-write-128k 900 s'."""
+    text = f"{manifest.get('runtime', '?')} s + {manifest.get('ramp', '?')} s ramp"
+    own: dict[str, list[str]] = {}
+    for case, opts in matrix_entries(manifest).items():
+        if "runtime" in opts and opts["runtime"] != str(manifest.get("runtime")):
+            own.setdefault(opts["runtime"], []).append(case)
+    for runtime, cases in own.items():
+        text += f"; {', '.join(cases)} {runtime} s"
+    return text
+
+
 def methodology(states: list[SectionState]) -> list[str]:
     ran = [s for s in states if s.manifest]
     if not ran:
@@ -144,7 +158,7 @@ def methodology(states: list[SectionState]) -> list[str]:
         direct = "direct" if str(m.get("direct", "1")) == "1" else "**buffered**"
         region = md.span_text(m).removeprefix("region ")
         rows.append([s.info.heading, m.get("profile", "?"),
-                     f"{m.get('runtime', '?')} s + {m.get('ramp', '?')} s ramp",
+                     runtime_cell(m),
                      str(m.get("repeat", "?")), m.get("engine", "?"), direct,
                      f"`{m.get('target', '?')}` ({m.get('target_kind', '?')})", region,
                      m.get("state") or "not recorded"])

@@ -9,24 +9,34 @@ penalty ``penalty x sigma^2 x ln(n)`` (a BIC-like penalty; sigma is the noise, e
 from the median absolute deviation of the first differences, so the level shifts themselves do
 not inflate it). A segment boundary b is the cliff when, first in time:
 
-* abrupt: the median of the ``local_s`` seconds after b is at least ``min_drop_pct`` below the
-  median of the ``local_s`` seconds before it (a slow decline or a staircase of small steps is not
-  a cliff);
-* lasting: at least ``min_duration_s`` of the run remain after b and every later segment's mean
-  stays at least ``min_drop_pct`` below that level (the bandwidth does not come back: a dip that
-  recovers, however long, is not the cache running out).
+* abrupt: the median of the ``local_s`` seconds after b, and the mean of the segment that b
+  starts, are at least ``min_drop_pct`` below the median of the ``local_s`` seconds before it (a
+  slow decline or a staircase of small steps is not a cliff, nor a boundary a few seconds before
+  the real drop);
+* lasting: at least ``min_duration_s`` of the run remain after b, and at least ``min_below_pct``
+  (75%) of the seconds from b to the end stay at least ``min_drop_pct`` below that level (the
+  bandwidth does not come back for good: a dip that recovers is not the cache running out, but a
+  few seconds of regained cache speed later on, as a drive shows after idle-time garbage
+  collection, do not move the cliff to the last of them).
+
+Later cliffs: after the first, each later boundary that is an abrupt and lasting drop from the
+level just before it (the same two tests) is a further cliff (a staircase: SLC, then TLC, then
+folding). The steady state is judged after the last of them.
 
 Defaults: ``min_drop_pct=25`` (SLC -> TLC/QLC drops are 50-90%; 25% stays clear of the +-10-15%
 wobble of a drive's steady state), ``min_duration_s=10`` (a quick 30 s run can still show a
 cliff in its first 20 s), ``min_segment_s=5`` (shorter level changes are noise or stalls),
-``local_s=10``, ``penalty=3``.
+``local_s=10``, ``penalty=3``, ``min_below_pct=75`` (a quarter of the time after the cliff may
+be back at the old speed: ample for regained cache bursts, not for a dip that recovers).
 
 **Data written before the cliff**: the integral of bandwidth over the seconds before it, in GiB
 (2^30 B): the estimate of the SLC cache size (what the drive absorbed at burst speed).
 
 **Steady state** (SNIA SSS PTS): the run is cut into rounds of ``round_s`` (60 s), each
 round's mean bandwidth taken; steady state is reached at the first window of ``window`` (5)
-consecutive rounds whose range (max - min) is within ``range_pct`` (20%) of the window's mean
+consecutive rounds that start at or after the last lasting cliff (``from_s``; the run's start
+without a cliff: SNIA's rounds begin after preconditioning, so a cache's transient is never among
+them; a window of the burst itself would report the cache's speed as the steady state) whose range (max - min) is within ``range_pct`` (20%) of the window's mean
 and whose least-squares line moves at most ``slope_pct`` (10%) of the mean across the window
 (|slope| x (window - 1) rounds). Only complete rounds count, with one allowance: fio does not log
 the window that closes as the job exits, so a run of exactly k rounds logs one second less.
@@ -38,17 +48,18 @@ as shorter than SNIA's.
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from analysis.device.health_log import counter_moves
+
 GIB = 2**30
 MB = 1_000_000
 
 DEFAULT_CLIFF = {"min_drop_pct": 25.0, "min_duration_s": 10.0, "min_segment_s": 5.0,
-                 "local_s": 10.0, "penalty": 3.0, "skip_first_s": 1.0}
+                 "local_s": 10.0, "penalty": 3.0, "skip_first_s": 1.0, "min_below_pct": 75.0}
 DEFAULT_STEADY = {"round_s": 60.0, "window": 5, "range_pct": 20.0, "slope_pct": 10.0}
 SNIA_ROUND_S = 60.0
 
@@ -104,6 +115,7 @@ class SteadyState:
     slope_limit_pct: float
     run_s: float            # length of the series judged
     message: str            # one sentence for the report
+    first_judged: int = 1   # 1-based first round a window may start at (after the last cliff)
 
     @property
     def snia_rounds(self) -> bool:
@@ -119,11 +131,12 @@ class Burst:
     written_GiB: float       # all data the series accounts for
     mean_MBps: float
     plateau: Plateau         # the burst: before the cliff, or the whole run without one
-    cliff: Cliff | None
+    cliff: Cliff | None      # the first cliff: the cache's
     post: Plateau | None     # after the cliff
     steady: SteadyState
     change_points: tuple     # segment boundaries (0-based sample indices) found
     settings: dict           # every threshold used
+    cliffs: tuple = ()       # every lasting cliff, the first being ``cliff``
 
 
 # --------------------------------------------------------------------------- helpers
@@ -248,43 +261,66 @@ def change_points(bw, min_segment: int = 5, penalty: float = 3.0) -> list[int]:
 
 def find_cliff(bw, seconds=None, *, min_drop_pct: float = 25.0, min_duration_s: float = 10.0,
                min_segment_s: float = 5.0, local_s: float = 10.0, penalty: float = 3.0,
-               skip_first_s: float = 1.0) -> Cliff | None:
+               skip_first_s: float = 1.0, min_below_pct: float = 75.0) -> Cliff | None:
     """The first lasting, abrupt drop of bandwidth, or None (see the module docstring)."""
+    cliffs = find_cliffs(bw, seconds, min_drop_pct=min_drop_pct, min_duration_s=min_duration_s,
+                         min_segment_s=min_segment_s, local_s=local_s, penalty=penalty,
+                         skip_first_s=skip_first_s, min_below_pct=min_below_pct)
+    return cliffs[0] if cliffs else None
+
+
+def find_cliffs(bw, seconds=None, *, min_drop_pct: float = 25.0, min_duration_s: float = 10.0,
+                min_segment_s: float = 5.0, local_s: float = 10.0, penalty: float = 3.0,
+                skip_first_s: float = 1.0, min_below_pct: float = 75.0) -> list[Cliff]:
+    """Every lasting, abrupt drop in time order: the first is the cache's cliff, later ones a
+    staircase (see the module docstring)."""
     x, dt, s = _series(bw, seconds)
     if x.size == 0:
-        return None
+        return []
     cps = change_points(x, max(1, round(min_segment_s / dt)), penalty)
-    return _cliff_at(x, dt, s, cps, min_drop_pct, min_duration_s, local_s, skip_first_s)
+    return _cliffs_at(x, dt, s, cps, min_drop_pct, min_duration_s, local_s, skip_first_s,
+                      min_below_pct)
 
 
-def _cliff_at(x: np.ndarray, dt: float, s: np.ndarray, cps: list[int], min_drop_pct: float,
-              min_duration_s: float, local_s: float, skip_first_s: float) -> Cliff | None:
-    """The first boundary in ``cps`` that is an abrupt and lasting drop (see find_cliff)."""
+def _lasting(x: np.ndarray, b: int, threshold: float, min_below_pct: float) -> bool:
+    """At least min_below_pct % of the samples from b on are at or below threshold."""
+    return 100.0 * float(np.mean(x[b:] <= threshold)) >= min_below_pct
+
+
+def _cliffs_at(x: np.ndarray, dt: float, s: np.ndarray, cps: list[int], min_drop_pct: float,
+               min_duration_s: float, local_s: float, skip_first_s: float,
+               min_below_pct: float = 75.0) -> list[Cliff]:
+    """The boundaries in ``cps`` that are abrupt and lasting drops (see find_cliff), each from
+    the level since the previous one."""
     n = x.size
     k = max(1, round(local_s / dt))
     need = min_duration_s / dt
-    bounds = [0, *cps, n]
-    means = [float(np.mean(x[a:b])) for a, b in itertools.pairwise(bounds)]
     keep = 1.0 - min_drop_pct / 100.0
-    for i, b in enumerate(cps):
+    out: list[Cliff] = []
+    ends = [*cps[1:], n] if cps else []
+    for b, nxt in zip(cps, ends, strict=True):
         if n - b < need - 1e-9:
             break                                  # later boundaries leave even less
-        before = float(np.median(x[max(0, b - k):b]))
+        start = out[-1].index if out else 0
+        before = float(np.median(x[max(start, b - k):b]))
         after = float(np.median(x[b:b + k]))
         if before <= 0:
             continue
         threshold = keep * before
-        if after > threshold:
-            continue                               # not a drop, or not abrupt
-        if any(mu > threshold for mu in means[i + 1:]):
+        if after > threshold or float(np.mean(x[b:nxt])) > threshold:
+            continue                               # not a drop, not abrupt, or not here
+        if not _lasting(x, b, threshold, min_below_pct):
             continue                               # the bandwidth comes back: not lasting
-        level = plateau(x, s, end_index=b, skip_first_s=skip_first_s).median_MBps
+        if start:
+            level = float(np.median(x[start:b]))
+        else:
+            level = plateau(x, s, end_index=b, skip_first_s=skip_first_s).median_MBps
         post = float(np.median(x[b:]))
-        return Cliff(index=b, time_s=float(s[b] - dt), before_MBps=level, after_MBps=post,
-                     drop_pct=100.0 * (1.0 - post / level) if level > 0 else math.nan,
-                     local_before_MBps=before, local_after_MBps=after,
-                     written_GiB=written_GiB(x, s, b))
-    return None
+        out.append(Cliff(index=b, time_s=float(s[b] - dt), before_MBps=level, after_MBps=post,
+                         drop_pct=100.0 * (1.0 - post / level) if level > 0 else math.nan,
+                         local_before_MBps=before, local_after_MBps=after,
+                         written_GiB=written_GiB(x, s, b)))
+    return out
 
 
 # --------------------------------------------------------------------------- steady state
@@ -294,10 +330,11 @@ def _fmt_rounds(first: int, last: int) -> str:
 
 
 def steady_state(bw, round_s: float = 60.0, window: int = 5, range_pct: float = 20.0,
-                 slope_pct: float = 10.0, *, seconds=None,
-                 planned_s: float | None = None) -> SteadyState:
+                 slope_pct: float = 10.0, *, seconds=None, planned_s: float | None = None,
+                 from_s: float = 0.0) -> SteadyState:
     """SNIA PTS steady state of a per-second bandwidth series (see the module docstring;
-    ``planned_s``: the run's configured length, for fio's unlogged final second)."""
+    ``planned_s``: the run's configured length, for fio's unlogged final second; ``from_s``:
+    the last lasting cliff, the first round judged is the first that starts at or after it)."""
     x, dt, _ = _series(bw, seconds)
     if window < 2:
         raise ValueError("window must be at least 2 rounds")
@@ -323,17 +360,26 @@ def steady_state(bw, round_s: float = 60.0, window: int = 5, range_pct: float = 
     else:
         than = "shorter than" if round_s < SNIA_ROUND_S else "not"
         kind = f"{round_s:g} s rounds, {than} SNIA's 1 minute"
+    # the first round judged: the first whole round after the last cliff (0-based)
+    first = min(n_rounds, math.ceil(round(from_s / dt, 6) / per_round)) if from_s > 0 else 0
+    common["first_judged"] = first + 1
+    after = f" after the cliff at {from_s:g} s" if first else ""
     if n_rounds < window:
         msg = (f"steady state not judged: the rule needs {window} complete rounds of "
                f"{round_s:g} s ({window * round_s:g} s); the run has {run_s:g} s "
                f"({n_rounds} complete)")
+    elif n_rounds - first < window:
+        msg = (f"steady state not judged: the rule needs {window} complete rounds of "
+               f"{round_s:g} s{after}; the run has {n_rounds - first} of its {n_rounds} "
+               "rounds there")
+    if n_rounds - first < window:
         return SteadyState(reached=False, reason="not enough rounds", first_round=None,
                            last_round=None, level_MBps=None, range_pct=None, slope_pct=None,
                            best_range_pct=None, best_slope_pct=None, message=msg, **common)
 
     xs = np.arange(window, dtype=np.float64)
     judged = []   # (start, mean, range %, slope %)
-    for start in range(n_rounds - window + 1):
+    for start in range(first, n_rounds - window + 1):
         w = rounds[start:start + window]
         mean = float(np.mean(w))
         if mean > 0:
@@ -349,9 +395,9 @@ def steady_state(bw, round_s: float = 60.0, window: int = 5, range_pct: float = 
     best_slope = min(j[3] for j in judged)
     for start, mean, rng, exc in judged:
         if rng <= range_pct and exc <= slope_pct:
-            first, last = start + 1, start + window
+            first, last = start + 1, start + window  # 1-based, as reported
             msg = (f"steady state reached at {_fmt_rounds(first, last)} of {n_rounds} "
-                   f"({kind}): {mean:.0f} MB/s, range {rng:.1f}% \u2264 {range_pct:g}%, "
+                   f"({kind}{after}): {mean:.0f} MB/s, range {rng:.1f}% \u2264 {range_pct:g}%, "
                    f"line excursion {exc:.1f}% \u2264 {slope_pct:g}%")
             return SteadyState(reached=True, reason="reached", first_round=first,
                                last_round=last, level_MBps=mean, range_pct=rng, slope_pct=exc,
@@ -373,7 +419,7 @@ def steady_state(bw, round_s: float = 60.0, window: int = 5, range_pct: float = 
            "range and slope": f"neither held (best range {best_range:.1f}%, best line "
                               f"excursion {best_slope:.1f}%)",
            "not together": "each held in some window but never both in the same one"}[reason]
-    msg = (f"steady state not reached in {n_rounds} rounds ({kind}): {why}; closest "
+    msg = (f"steady state not reached in {n_rounds} rounds ({kind}{after}): {why}; closest "
            f"{_fmt_rounds(start + 1, start + window)}: {mean:.0f} MB/s, range {rng:.1f}%, "
            f"line excursion {exc:.1f}%")
     return SteadyState(reached=False, reason=reason, first_round=start + 1,
@@ -387,7 +433,7 @@ def steady_state(bw, round_s: float = 60.0, window: int = 5, range_pct: float = 
 def analyse_burst(bw, seconds=None, *, min_drop_pct: float = 25.0,
                   min_duration_s: float = 10.0, min_segment_s: float = 5.0,
                   local_s: float = 10.0, penalty: float = 3.0, skip_first_s: float = 1.0,
-                  round_s: float = 60.0, window: int = 5, range_pct: float = 20.0,
+                  min_below_pct: float = 75.0, round_s: float = 60.0, window: int = 5, range_pct: float = 20.0,
                   slope_pct: float = 10.0, planned_s: float | None = None) -> Burst:
     """Plateau, cliff, SLC cache estimate, post-cliff level and steady state of one run
     (``planned_s``: its configured length, see steady_state)."""
@@ -395,16 +441,78 @@ def analyse_burst(bw, seconds=None, *, min_drop_pct: float = 25.0,
     if x.size == 0:
         raise ValueError("empty bandwidth series")
     cps = change_points(x, max(1, round(min_segment_s / dt)), penalty)
-    cliff = _cliff_at(x, dt, s, cps, min_drop_pct, min_duration_s, local_s, skip_first_s)
+    cliffs = _cliffs_at(x, dt, s, cps, min_drop_pct, min_duration_s, local_s, skip_first_s,
+                        min_below_pct)
+    cliff = cliffs[0] if cliffs else None
     end = cliff.index if cliff else None
     burst = plateau(x, s, end_index=end, skip_first_s=skip_first_s)
     post = plateau(x, s, start_index=cliff.index) if cliff else None
     steady = steady_state(x, round_s, window, range_pct, slope_pct, seconds=s,
-                          planned_s=planned_s)
+                          planned_s=planned_s, from_s=cliffs[-1].time_s if cliffs else 0.0)
     settings = {"min_drop_pct": min_drop_pct, "min_duration_s": min_duration_s,
                 "min_segment_s": min_segment_s, "local_s": local_s, "penalty": penalty,
-                "skip_first_s": skip_first_s, "round_s": round_s, "window": window,
-                "range_pct": range_pct, "slope_pct": slope_pct}
+                "skip_first_s": skip_first_s, "min_below_pct": min_below_pct,
+                "round_s": round_s, "window": window, "range_pct": range_pct,
+                "slope_pct": slope_pct}
     return Burst(run_s=float(x.size * dt), written_GiB=written_GiB(x, s),
                  mean_MBps=float(np.mean(x)), plateau=burst, cliff=cliff, post=post,
-                 steady=steady, change_points=tuple(cps), settings=settings)
+                 steady=steady, change_points=tuple(cps), settings=settings,
+                 cliffs=tuple(cliffs))
+
+
+# --------------------------------------------------------------------------- the cliff's cause
+
+@dataclass(frozen=True)
+class CliffCause:
+    """Why the bandwidth fell: 'thermal' (the drive throttled for heat), 'cache' (no sign of
+    heat at the cliff: a full write cache) or 'unknown' (no health samples around it)."""
+
+    kind: str
+    evidence: str           # one clause for the report
+
+
+def cliff_cause(cliff_s: float, health, *, within_s: float = 10.0, rise_c: float = 5.0,
+                fall_c: float = 2.0, fall_within_s: float = 60.0) -> CliffCause:
+    """Thermal or cache, from the health samples (analysis.device.health_log.samples_table:
+    t_s on the burst's time axis, temperature_c, the THROTTLE_KEYS counters) around the cliff.
+
+    Thermal when, within ``within_s`` of the cliff (two of §6's 5 s sampling periods: the
+    counters are read every 5 s, so a move is known to within one period either side):
+    * a throttle counter moved (thermal-management transitions or time, warning/critical
+      temperature time): the drive says it throttled; or
+    * the temperature peaked there, at least ``rise_c`` °C above the run's first sample, and
+      fell at least ``fall_c`` °C within ``fall_within_s`` after: heat built up until the drop
+      and eased once the drive slowed, the signature of throttling on a drive that counts none.
+    Otherwise 'cache' when samples cover the cliff, else 'unknown'. A cache that runs out while
+    the drive is hot but not throttling stays 'cache' unless the temperature turns at the cliff.
+    """
+    if health is None or len(health) == 0:
+        return CliffCause("unknown", "no health samples were taken")
+    t = health["t_s"].to_numpy(dtype=float)
+    if not (t.min() - within_s <= cliff_s <= t.max() + within_s):
+        return CliffCause("unknown", "the health samples do not cover the cliff")
+    times = list(t)
+    for at, what in counter_moves(health):
+        i = times.index(at)
+        earlier = times[i - 1] if i else at
+        if earlier - within_s <= cliff_s <= at + within_s:
+            return CliffCause("thermal", f"a throttle counter moved at the cliff: {what}")
+    temps = health[["t_s", "temperature_c"]].dropna()
+    if len(temps) >= 3:
+        tt = temps["t_s"].to_numpy(dtype=float)
+        tc = temps["temperature_c"].to_numpy(dtype=float)
+        near = np.abs(tt - cliff_s) <= within_s
+        if near.any():
+            peak_i = int(np.argmax(np.where(near, tc, -np.inf)))
+            peak = tc[peak_i]
+            later = tc[(tt > tt[peak_i]) & (tt <= tt[peak_i] + fall_within_s)]
+            if (peak >= tc.max() and peak - tc[0] >= rise_c and later.size
+                    and peak - later.min() >= fall_c):
+                return CliffCause("thermal", (
+                    f"the temperature rose {peak - tc[0]:.0f} °C to its peak of {peak:.0f} °C "
+                    f"at {tt[peak_i]:g} s, at the cliff, and fell {peak - later.min():.0f} °C "
+                    "after it"))
+    if not temps.empty or any(health[k].notna().any() for k in health.columns if k != "t_s"):
+        return CliffCause("cache", "no throttle counter moved and the temperature did not turn "
+                          "at the cliff")
+    return CliffCause("unknown", "the health samples hold no temperature or counter")

@@ -46,6 +46,15 @@ class BurstRun:
     health_reason: str | None  # why there are no samples, if there are none
     health_events: list  # (t_s, what): counters that moved, the temperature peak
     p99_latency: str  # what the histogram log holds: 'clat' or 'lat' (fio <= 3.17)
+    cause: rules.CliffCause | None = None  # thermal or cache, when there is a cliff
+
+    @property
+    def name(self) -> str:
+        return self.case.name
+
+    @property
+    def thermal(self) -> bool:
+        return self.cause is not None and self.cause.kind == "thermal"
 
     @property
     def p99_column(self) -> str:
@@ -87,7 +96,8 @@ def per_second_table(case_dir: Path, job: JobGroup) -> pd.DataFrame:
 
 
 def analyse(results_dir: Path, cases: dict[str, Case]) -> BurstRun | None:
-    name = next((n for n, c in cases.items() if c.reps[0].options.get("write_bw_log")), None)
+    name = next((n for n, c in cases.items() if n.startswith("burst-") and c.reps
+                 and c.reps[0].options.get("write_bw_log")), None)
     if name is None:
         return None
     case_dir = results_dir / name
@@ -106,9 +116,10 @@ def analyse(results_dir: Path, cases: dict[str, Case]) -> BurstRun | None:
     if not health.empty:
         temps = health.set_index("t_s").temperature_c
         table["temperature_c"] = [_nearest(temps, t) for t in table.t_s]
+    cause = rules.cliff_cause(result.cliff.time_s, health) if result.cliff else None
     return BurstRun(cases[name], table, result, health, reason,
                     health_events(health) if not health.empty else [],
-                    logged_latency(job.fio_version, job.options))
+                    logged_latency(job.fio_version, job.options), cause)
 
 
 def _nearest(series: pd.Series, t: float, within_s: float = 5.0) -> float:
@@ -119,7 +130,7 @@ def _nearest(series: pd.Series, t: float, within_s: float = 5.0) -> float:
 
 
 # --- text ---------------------------------------------------------------------------------------
-def _workload(b: BurstRun) -> str:
+def workload(b: BurstRun) -> str:
     g = b.case.reps[0]
     kind = "sequential" if g.rw == "write" else "random"
     return f"{md.bs_label(g.bs)} {kind} write at QD {g.iodepth}"
@@ -133,7 +144,8 @@ def blocks(b: BurstRun) -> list[str]:
     if r.cliff is not None:
         rows.append(["cliff", f"{r.cliff.time_s:.0f} s",
                      f"{md.num(r.cliff.before_MBps)} → {md.num(r.cliff.after_MBps)}",
-                     f"−{r.cliff.drop_pct:.0f}%, after {r.cliff.written_GiB:.1f} GiB"])
+                     f"−{r.cliff.drop_pct:.0f}%, after {r.cliff.written_GiB:.1f} GiB"
+                     + (", thermal" if b.thermal else "")])
         rows.append(["after the cliff", f"{r.post.start_s:.0f}–{r.post.end_s:.0f} s",
                      md.num(r.post.median_MBps),
                      f"{md.num(r.post.p5_MBps)}–{md.num(r.post.p95_MBps)}"])
@@ -143,14 +155,22 @@ def blocks(b: BurstRun) -> list[str]:
                  md.num(s.level_MBps) if s.reached else "–", s.reason])
     table = md.table(["burst → steady state", "when", "MB/s (median)", "p5–p95 / note"], rows)
     return ["### Burst → steady state",
-            (f"{_workload(b)} for {r.run_s:.0f} s, {r.written_GiB:.1f} GiB written; per-second "
+            (f"{workload(b)} for {r.run_s:.0f} s, {r.written_GiB:.1f} GiB written; per-second "
             "bandwidth from fio's 1 s averaged log."), table]
 
 
 def findings(b: BurstRun) -> list[str]:
     r, out = b.result, []
-    head = f"**Burst ({_workload(b)}, {r.run_s:.0f} s):**"
-    if r.cliff is not None:
+    head = f"**Burst ({workload(b)}, {r.run_s:.0f} s):**"
+    if r.cliff is not None and b.thermal:
+        c = r.cliff
+        out.append(
+            f"{head} {md.num(r.plateau.median_MBps)} MB/s for the first {c.time_s:.0f} s, then "
+            f"a thermal cliff: bandwidth falls {c.drop_pct:.0f}% to {md.num(c.after_MBps)} MB/s "
+            f"after {c.written_GiB:.1f} GiB, and {b.cause.evidence}. The drive slowed down for "
+            "heat, not because a write cache was full: this is no cache estimate (cool the "
+            "drive, or give it airflow, and run again to measure the cache).")
+    elif r.cliff is not None:
         c = r.cliff
         out.append(
             f"{head} {md.num(r.plateau.median_MBps)} MB/s for the first {c.time_s:.0f} s, then "
@@ -158,6 +178,8 @@ def findings(b: BurstRun) -> list[str]:
             f"{c.written_GiB:.1f} GiB were written. That is the estimate of the drive's fast "
             "write cache (SLC): an upper bound on what it absorbs at burst speed, smaller when "
             "the cache was already partly full (the prefill writes the region just before).")
+        if b.cause is not None and b.cause.kind == "cache":
+            out[-1] += f" Not thermal: {b.cause.evidence}."
     else:
         out.append(
             f"{head} no lasting drop of {r.settings['min_drop_pct']:.0f}% or more over "
@@ -215,7 +237,7 @@ def draw(b: BurstRun, ws: Workspace) -> list[tuple[str, str]]:
              if not b.health.empty and b.health.temperature_c.notna().any() else None)
     note = "temperature: unavailable on this device" if temps is None else ""
     timeseries_chart(ws.path(FIG_BW), t, list(b.table.bw_MBps), ylabel="MB/s (10^6 B/s)",
-                     title=f"Bandwidth per second: {_workload(b)}", label="MB/s per second",
+                     title=f"Bandwidth per second: {workload(b)}", label="MB/s per second",
                      spans=spans, events=events, second=temps, second_ylabel="°C",
                      levels=[(r.plateau.median_MBps, "burst plateau (median)")]
                      + ([(r.post.median_MBps, "after the cliff (median)")] if r.post else []),
@@ -233,8 +255,15 @@ def draw(b: BurstRun, ws: Workspace) -> list[tuple[str, str]]:
 
 def record_facts(b: BurstRun, facts: Facts) -> None:
     """The write-cache estimate and the sustained speed for the conclusion; throttling."""
-    r, label = b.result, _workload(b)
-    if r.cliff is not None:
+    r, label = b.result, workload(b)
+    if r.cliff is not None and b.thermal:
+        facts.headline("slc_cache", label,
+                       f"not measured: a thermal cliff at {r.cliff.time_s:.0f} s "
+                       f"({b.cause.evidence})")
+        facts.anomaly("thermal_cliff", f"the burst's cliff at {r.cliff.time_s:.0f} s is "
+                      f"thermal ({b.cause.evidence}): the drive throttled before any write "
+                      "cache was seen to fill.")
+    elif r.cliff is not None:
         facts.headline("slc_cache", label,
                        f"{r.cliff.written_GiB:.1f} GiB (a {r.cliff.drop_pct:.0f}% cliff at "
                        f"{r.cliff.time_s:.0f} s: {md.num(r.cliff.before_MBps)} → "

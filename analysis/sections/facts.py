@@ -28,6 +28,7 @@ HEADLINE_KINDS = {
     "knee": "Queue-depth knee",
     "slc_cache": "Write cache (SLC) estimate",
     "steady_state": "Sustained (steady-state) write MB/s",
+    "cache_recovery": "Write-cache recovery (GiB per idle minute)",
 }
 
 

@@ -1,11 +1,13 @@
 """§6 working set, burst -> steady state, compressibility: tables/wss_burst_*.csv,
 figs/wss_burst_*.png, out/section_6_wss_burst.md.
 
-Three parts, each present only when its cases ran (`--parts`):
+Four parts, each present only when its cases ran (`--parts`):
 - working set: 4 KiB random read and write at QD 32 over growing address ranges. A drive's
   caches (DRAM mapping table, SLC) cover a hot set up to some size; beyond it latency rises and
   per-second throughput wavers.
 - burst: one long write logged per second (analysis.sections.burst_part).
+- recovery: right after it, full-speed probes after idle gaps: the write cache regained per
+  idle minute (analysis.sections.recovery_part).
 - compressibility: the same 128 KiB sequential write of random, 50% compressible and zero data.
 Across the section: the host writes the drive counted against the bytes fio wrote.
 """
@@ -26,7 +28,7 @@ from analysis.fio.output import time_option_s
 from analysis.render import markdown as md
 from analysis.render.plots import Panel, Series, bar_chart, line_chart
 from analysis.rules.cases import Case, load_section, read_manifest
-from analysis.sections import SECTIONS, burst_part, snippet_path
+from analysis.sections import SECTIONS, burst_part, recovery_part, snippet_path
 from analysis.sections.common import (
     SectionRun,
     clat_note,
@@ -57,7 +59,10 @@ def job_option(case: Case, key: str):
 
 def part_of(case: Case) -> str:
     """Which part a case belongs to, by what its job logs: the burst logs bandwidth per second,
-    a working set logs IOPS per second, a compressibility case logs nothing."""
+    a working set logs IOPS per second, a compressibility case logs nothing; a recovery probe
+    logs bandwidth too, and is named recovery-<gap>s."""
+    if recovery_part.is_probe(case.name):
+        return "recovery"
     if job_option(case, "write_bw_log"):
         return "burst"
     if job_option(case, "write_iops_log"):
@@ -316,6 +321,19 @@ def produce(run: SectionRun) -> list[str]:
         findings += burst_part.findings(burst)
         burst_part.record_facts(burst, run.facts)
 
+    recovery = recovery_part.analyse(run.results_dir, cases, manifest,
+                                     burst.name if burst else None,
+                                     burst.result if burst else None)
+    if recovery is not None:
+        written.append(run.write_table(recovery_part.TABLE, recovery.table))
+        figures = recovery_part.draw(recovery, run.ws)
+        blocks += recovery_part.blocks(recovery) + [md.image(alt, run.ws.link(path))
+                                                    for alt, path in figures]
+        written += [run.ws.show(path) for _, path in figures]
+        findings += recovery_part.findings(recovery)
+        recovery_part.record_facts(recovery, burst_part.workload(burst) if burst else "",
+                                   run.facts)
+
     wss = wss_table(run.table, cases, run.results_dir)
     if not wss.empty:
         written.append(run.write_table(TABLE_WSS, wss))
@@ -337,7 +355,7 @@ def produce(run: SectionRun) -> list[str]:
         findings += compress_findings(compress, manifest.get("target_kind", ""))
 
     findings += health_findings(run.results_dir, cases, burst.peak_temperature_c if burst else None)
-    repeated = run.table[~run.table.case.str.startswith("burst")]
+    repeated = run.table[~run.table.case.str.startswith(("burst", recovery_part.PREFIX))]
     if not repeated.empty:
         findings.append(stability_finding(repeated, lambda r: r.case))
     findings.append(host_finding(run.table, lambda r: r.case))

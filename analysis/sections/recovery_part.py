@@ -1,0 +1,167 @@
+"""§6, write-cache recovery: the probes after the burst, judged by analysis.rules.recovery.
+
+Right after the burst, wss_burst_test.bash idles for each gap of --recovery-gaps and then writes
+at full speed for --recovery-probe seconds (cases recovery-<gap>s, @idle=<gap> in the manifest).
+The idle is measured from fio's own output: a job's end is its document's timestamp_ms (written
+as the job finishes), its start that minus job_runtime, so the idle before a probe is its start
+minus the end of the write before it (the burst, or the previous probe).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from analysis.core.workspace import Workspace
+from analysis.fio.logs import find_logs, read_per_second
+from analysis.fio.output import load_document
+from analysis.render import markdown as md
+from analysis.render.plots import Panel, Series, line_chart
+from analysis.rules import recovery as rules
+from analysis.rules.burst import Burst
+from analysis.rules.cases import Case
+from analysis.run.manifest import matrix_entries
+from analysis.sections.facts import Facts
+
+TABLE = "tables/wss_burst_recovery.csv"
+FIGURE = "figs/wss_burst_recovery.png"
+PREFIX = "recovery-"
+
+
+@dataclass(frozen=True)
+class RecoveryRun:
+    result: rules.Recovery | None  # None when the burst had no cliff to recover from
+    why_not: str                   # then why
+    table: pd.DataFrame            # one row per probe (see docs/outputs.md)
+    series: dict                   # case -> per-second MB/s of its probe
+
+
+def is_probe(name: str) -> bool:
+    return name.startswith(PREFIX)
+
+
+def _span_ms(path: Path) -> tuple[float, float]:
+    """(start, end) of the job in epoch ms, from fio's own document."""
+    doc = load_document(path)
+    end = float(doc["timestamp_ms"])
+    return end - float(doc["jobs"][0]["job_runtime"]), end
+
+
+def _gap_s(name: str, manifest: dict) -> float:
+    """The planned idle: the case's @idle in the manifest, else the number in its name."""
+    idle = matrix_entries(manifest).get(name, {}).get("@idle")
+    return float(idle) if idle else float(name.removeprefix(PREFIX).removesuffix("s"))
+
+
+def analyse(results_dir: Path, cases: dict[str, Case], manifest: dict, burst_name: str | None,
+            burst: Burst | None) -> RecoveryRun | None:
+    names = [n for n in cases if is_probe(n) and cases[n].numbers]
+    if not names:
+        return None
+    names.sort(key=lambda n: _span_ms(results_dir / n / f"rep{cases[n].numbers[0]}.json")[0])
+    prev_end = math.nan
+    if burst_name is not None and (results_dir / burst_name / "rep1.json").exists():
+        prev_end = _span_ms(results_dir / burst_name / "rep1.json")[1]
+    probes, series = [], {}
+    for name in names:
+        start, end = _span_ms(results_dir / name / f"rep{cases[name].numbers[0]}.json")
+        bw = read_per_second(find_logs(results_dir / name, f"rep{cases[name].numbers[0]}",
+                                       "bw")).complete().total()
+        series[name] = np.asarray(bw, dtype=float)
+        probes.append((_gap_s(name, manifest), (start - prev_end) / 1000, series[name]))
+        prev_end = end
+    why = ""
+    if burst is None:
+        why = "the burst's results are missing: the probes have no speeds to be read against"
+    elif burst.cliff is None:
+        why = ("the burst showed no cliff, so there was no filled cache to recover: the "
+               "probes ran at the burst's speed")
+    result = None
+    if not why:
+        result = rules.analyse_recovery(probes, burst.plateau.median_MBps, burst.post.median_MBps,
+                                        burst.cliff.written_GiB)
+    rows = []
+    for name, (gap, idle, bw) in zip(names, probes, strict=True):
+        p = result.probes[names.index(name)] if result else None
+        rows.append({"case": name, "gap_s": gap, "idle_s": round(idle, 3),
+                     "probe_s": len(bw), "mean_MBps": float(np.mean(bw)) if len(bw) else math.nan,
+                     "regained_GiB": p.regained_GiB if p else math.nan,
+                     "fast_s": p.fast_s if p else math.nan,
+                     "fell_at_s": p.fell_at_s if p and p.fell_at_s is not None else math.nan,
+                     "censored": bool(p.censored) if p else False,
+                     "used": bool(p.used) if p else False, "note": p.note if p else why})
+    return RecoveryRun(result, why, pd.DataFrame(rows), series)
+
+
+# --- text ---------------------------------------------------------------------------------------
+def blocks(r: RecoveryRun) -> list[str]:
+    rows = [[f"{row.gap_s:g} s", md.num(row.idle_s), f"{row.probe_s} s", md.num(row.mean_MBps),
+             ("≥ " if row.censored else "") + (f"{row.regained_GiB:.3f}"
+                                               if not math.isnan(row.regained_GiB) else "–"),
+             "yes" if row.used else (row.note or "no")]
+            for row in r.table.itertuples()]
+    table = md.table(["idle (planned)", "idle measured (s)", "probe", "mean MB/s",
+                      "regained (GiB)", "in the rate"], rows, ["r", "r", "r", "r", "r", "l"])
+    return ["### Write-cache recovery",
+            ("After the burst, idle gaps of growing length, each followed by a probe at full "
+             "speed; the cache regained is read from each probe's bytes above the post-cliff "
+             "speed (analysis/rules/recovery.py)."), table]
+
+
+def findings(r: RecoveryRun) -> list[str]:
+    head = "**Write-cache recovery:**"
+    if r.result is None:
+        return [f"{head} not measured: {r.why_not}."]
+    rec = r.result
+    if rec.rate_GiB_per_min is None:
+        return [f"{head} {rec.message}; see the table for why each probe was left out."]
+    text = (f"{head} the drive regained {rec.rate_GiB_per_min:.3g} GiB of fast cache per idle "
+            f"minute (least-squares line through the origin over "
+            f"{sum(p.used for p in rec.probes)} probes, between the burst's "
+            f"{md.num(rec.fast_MBps)} MB/s and its post-cliff {md.num(rec.slow_MBps)} MB/s).")
+    if rec.full_how == "observed":
+        text += (f" A full cache ({rec.cache_GiB:.2f} GiB, the burst's estimate) was back after "
+                 f"{rec.full_idle_s:.0f} s idle (observed).")
+    elif rec.full_how == "extrapolated":
+        text += (f" At that rate the whole cache ({rec.cache_GiB:.2f} GiB) is back after about "
+                 f"{rec.full_idle_s:.0f} s ({rec.full_idle_s / 60:.1f} min) idle (extrapolated beyond the longest gap: "
+                 "a drive may recover slower as its cache fills, so read it as a lower bound).")
+    return [text]
+
+
+def draw(r: RecoveryRun, ws: Workspace) -> list[tuple[str, str]]:
+    t = r.table
+    regained = [Series("regained per probe (lower bound where the probe never fell)",
+                       list(t.idle_s / 60), list(t.regained_GiB),
+                       point_labels=[f"{g:g} s" for g in t.gap_s])]
+    if r.result is not None and r.result.rate_GiB_per_min:
+        x = [0.0, float(t.idle_s.max()) / 60]
+        regained.append(Series(f"{r.result.rate_GiB_per_min:.3g} GiB per idle minute (fit)",
+                               x, [v * r.result.rate_GiB_per_min for v in x]))
+    cache = (r.result.cache_GiB, "the burst's cache estimate") if r.result else None
+    per_s = [Series(f"after {row.gap_s:g} s idle", list(range(1, len(r.series[row.case]) + 1)),
+                    list(r.series[row.case])) for row in t.itertuples()]
+    slow = (r.result.slow_MBps, "post-cliff speed") if r.result else None
+    line_chart(ws.path(FIGURE), [
+        Panel("Cache regained against idle time", "idle (minutes)", "regained (GiB)", regained,
+              hline=cache),
+        Panel("Each probe, per second", "time in the probe (s)", "MB/s (10^6 B/s)", per_s,
+              hline=slow)], title="Write-cache recovery after the burst")
+    return [("Write-cache recovery: cache regained against idle time", FIGURE)]
+
+
+def record_facts(r: RecoveryRun, label: str, facts: Facts) -> None:
+    """The recovery rate as a headline (and so in the history)."""
+    rec = r.result
+    if rec is None or rec.rate_GiB_per_min is None:
+        facts.headline("cache_recovery", label,
+                       f"not measured ({r.why_not or rec.message})")
+        return
+    text = f"{rec.rate_GiB_per_min:.3g} GiB per idle minute"
+    if rec.full_idle_s is not None:
+        text += f"; full cache after {rec.full_idle_s:.0f} s idle ({rec.full_how})"
+    facts.headline("cache_recovery", label, text, rec.rate_GiB_per_min, "GiB/min")

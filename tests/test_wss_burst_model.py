@@ -1,0 +1,76 @@
+"""§6 end to end on a model drive with known answers (tests/model_drive.py): a tmpfs-backed loop
+device whose cgroup write throttle runs at FAST until C bytes have been written, then at SLOW,
+and regains cache at RECOVER bytes/s while idle. wss_burst_test.bash (quick profile, the burst
+and recovery parts) runs inside that cgroup; what it reports is checked against the model:
+
+- the cache (SLC) estimate within 10% of the bytes the model let through at FAST (its `slow`
+  event's `burst`, which is C to within one throttle slice);
+- the steady state, judged after the cliff, at SLOW ±10%;
+- the recovery rate within 20% of RECOVER.
+
+The model's numbers are chosen so the quick profile's rules can see them: the cliff about 7 s in
+(a segment is at least 5 s), 20 s of burst, probes after 2, 4 and 8 s of idle that regain 60% of
+the cache at most (a full cache would leave the rate's fit). It runs for about 80 s.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pandas as pd
+import pytest
+
+from tests.model_drive import model_drive
+from tests.toolkit import script_env
+
+MIB = 2**20
+GIB = 2**30
+CACHE = 512 * MIB
+FAST = 80_000_000
+SLOW = 20_000_000
+RECOVER = 40_000_000
+
+
+@pytest.mark.root
+def test_cache_steady_state_and_recovery_of_a_model_drive(toolkit):
+    with model_drive(size=1 * GIB, cache=CACHE, fast=FAST, slow=SLOW, recover=RECOVER) as drive:
+        dev = drive.device
+        cmd = ["bash", str(toolkit / "wss_burst_test.bash"), "--profile", "quick",
+               "--target", dev, "--destroy", dev, "--size", "512M", "--no-prefill",
+               "--parts", "burst,recovery", "--duration", "20", "--recovery-gaps", "2,4,8",
+               "--recovery-probe", "8"]
+        result = subprocess.run(drive.wrap(cmd), capture_output=True, text=True,
+                                env=script_env(), timeout=400, cwd=toolkit, check=False)
+        events = drive.events
+    assert result.returncode == 0, result.stderr
+    slow = [e for e in events if e.kind == "slow"]
+    assert slow, [e.describe() for e in events]
+    truth_cache = slow[0].burst
+
+    facts = json.loads((toolkit / "tables" / "wss_burst_facts.json").read_text())
+    head = {h["kind"]: h for h in facts["headlines"]}
+    # the cache: what was written before the cliff
+    assert head["slc_cache"]["unit"] == "GiB"
+    assert head["slc_cache"]["value"] * GIB == pytest.approx(truth_cache, rel=0.10)
+    # the steady state after the cliff: SLOW
+    assert head["steady_state"]["unit"] == "MB/s", head["steady_state"]
+    assert head["steady_state"]["value"] * 1e6 == pytest.approx(SLOW, rel=0.10)
+    # the recovery rate: RECOVER bytes per idle second
+    rate = head["cache_recovery"]["value"]
+    assert head["cache_recovery"]["unit"] == "GiB/min", head["cache_recovery"]
+    assert rate * GIB / 60 == pytest.approx(RECOVER, rel=0.20)
+
+    print(f"model drive: cache {head['slc_cache']['value']:.4f} GiB (truth "
+          f"{truth_cache / GIB:.4f}), steady {head['steady_state']['value']:.2f} MB/s (truth "
+          f"{SLOW / 1e6:g}), recovery {rate:.4f} GiB/min (truth {RECOVER * 60 / GIB:.4f})")
+    table = pd.read_csv(toolkit / "tables" / "wss_burst_recovery.csv")
+    print(table.to_string())
+    assert list(table.gap_s) == [2, 4, 8]
+    assert table.used.all(), table.to_string()
+    # the idle fio's timestamps measured agrees with the model's record of each gap
+    resumes = [e.idle_s for e in events if e.kind == "resume"]
+    assert len(resumes) >= 3
+    assert list(table.idle_s) == pytest.approx(resumes[-3:], abs=0.5)
+    text = (toolkit / "out" / "section_6_wss_burst.md").read_text()
+    assert "### Write-cache recovery" in text and "GiB of fast cache per idle minute" in text
