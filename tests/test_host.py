@@ -171,26 +171,3 @@ def test_qd_sweep_with_jobs_and_the_peak_search(toolkit):
                 "--no-seq")
     assert again.returncode == 0, again.stderr
     assert "rep 1/2 ..." not in again.stderr
-
-
-def test_peak_search_climbs_to_the_best_and_stops():
-    """The search's path on a table of known IOPS: from the best point it tries twice the jobs
-    and twice the depth (and more synchronous jobs at QD 1), and stops when none gains 5%."""
-    def table(points):
-        return pd.DataFrame([{"case": name, "rw": "randread", "bs": 4096, "direction": "read",
-                              "iodepth": q, "numjobs": j, "iops_mean": iops}
-                             for name, (q, j, iops) in points.items()])
-    sweep = {"randread-4k-qd1": (1, 1, 100), "randread-4k-qd32": (32, 1, 300),
-             "randread-4k-qd64": (64, 1, 305)}  # QD 64 gains < 5%: QD 32 is the best
-    assert [n for n, _ in peak_search.next_cases(table(sweep), cpus=4)] == [
-        "peak-randread-4k-qd32-j2", "peak-randread-4k-qd1-j2"]
-    sweep |= {"peak-randread-4k-qd32-j2": (32, 2, 500), "peak-randread-4k-qd1-j2": (1, 2, 200)}
-    assert [n for n, _ in peak_search.next_cases(table(sweep), cpus=4)] == [
-        "peak-randread-4k-qd32-j4", "peak-randread-4k-qd64-j2", "peak-randread-4k-qd1-j4"]
-    sweep |= {"peak-randread-4k-qd32-j4": (32, 4, 510), "peak-randread-4k-qd64-j2": (64, 2, 505),
-              "peak-randread-4k-qd1-j4": (1, 4, 300)}
-    # +2% and +1% are no gain; 8 jobs at QD 1 would be more than the CPUs
-    assert peak_search.next_cases(table(sweep), cpus=4) == []
-    # one CPU: no step adds jobs
-    assert all("-j1" in n for n, _ in peak_search.next_cases(table(
-        {"randread-4k-qd32": (32, 1, 300)}), cpus=1))
