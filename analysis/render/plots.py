@@ -281,15 +281,20 @@ class Heat:
 
 
 def heatmap(path: Path, panels: list[Heat], *, xlabel: str, ylabel: str, title: str = "",
-            note: str = "") -> Path:
-    """Panels side by side over the same grid (e.g. jobs × depth, as SNIA's DIRTH test draws
-    it): each cell's value written in it, a blank where nothing was measured, marked cells
-    outlined and labelled."""
+            note: str = "", columns: int = 2) -> Path:
+    """Panels over the same grid (e.g. jobs × depth, as SNIA's DIRTH test draws it), `columns`
+    to a row: each cell's value written in it, a blank where nothing was measured, marked
+    cells outlined and labelled."""
     xs = sorted({x for p in panels for x, _ in p.cells})
     ys = sorted({y for p in panels for _, y in p.cells})
-    fig, axes = plt.subplots(1, len(panels), figsize=(1.1 * len(xs) * len(panels) + 2.5,
-                                                      0.45 * len(ys) + 2.2), squeeze=False)
-    for ax, p in zip(axes[0], panels):
+    columns = min(columns, len(panels))
+    rows = math.ceil(len(panels) / columns)
+    fig, axes = plt.subplots(rows, columns, squeeze=False,
+                             figsize=(0.75 * len(xs) * columns + 2.5 * columns,
+                                      (0.45 * len(ys) + 1.6) * rows + 0.6))
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
+    for ax, p in zip(axes.flat, panels):
         grid = [[p.cells.get((x, y), math.nan) for x in xs] for y in ys]
         cmap = plt.get_cmap("viridis_r" if p.reverse else "viridis").copy()
         cmap.set_bad("#eeeeee")
