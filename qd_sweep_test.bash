@@ -91,7 +91,7 @@ section_plan_note() {
         search)
             info "  peak     then a peak search: more jobs (up to $(nproc), the CPUs) and depth from the best point"
             info "           until none gains beyond the noise, then fewer, to the fewest I/Os in flight within"
-            info "           5% of the peak; at most 16 cases' worth of repetitions per pattern (--no-peak: none)"
+            info "           5% of the peak, within a budget of repetitions per pattern (--no-peak: none)"
             ;;
         grid) info "  peak     --peak grid: every depth at jobs ${JOBS_ITEMS[*]} (up to the CPUs), in the cases above" ;;
     esac
