@@ -465,13 +465,13 @@ def _metric(r, pattern: str) -> str:
             else f"{md.num(r.bw_MBps_mean)} MB/s")
 
 
-def efficient_text(top, eff, pattern: str) -> str:
+def efficient_text(top, eff, pattern: str, bold: str = "**") -> str:
     """'the efficient configuration: ... (mean, p99)', or that the peak is it."""
     lat = f"mean {md.num(eff.lat_us_mean)} µs, p99 {md.num(eff.lat_p99_us)} µs"
     if eff.case == top.case:
         return f"it is also the efficient configuration (the fewest I/Os in flight; {lat})"
-    return (f"efficient configuration (the fewest I/Os in flight within "
-            f"{peak_search.GAIN_PCT}% of the peak): {_metric(eff, pattern)} at {_config(eff)}, "
+    return (f"{bold}efficient configuration (the fewest I/Os in flight within "
+            f"{peak_search.GAIN_PCT}% of the peak): {_metric(eff, pattern)} at {_config(eff)}{bold}, "
             f"{int(eff.outstanding)} in flight against {int(top.outstanding)} ({lat}; at the "
             f"peak mean {md.num(top.lat_us_mean)} µs, p99 {md.num(top.lat_p99_us)} µs)")
 
@@ -483,7 +483,8 @@ STOPPED = {
                f"{peak_search.GAIN_PCT}% of the peak (jobs up to the CPUs this host has).",
     "budget": f"**Its budget ({peak_search.BUDGET} cases' worth of repetitions) ended it before "
               "the plateau was shown**: more jobs or depth, or fewer, may still change the peak "
-              "or the efficient configuration; rerun with `--peak grid` to measure every one.",
+              "or the efficient configuration; a run with `--peak grid` (and `--fresh`, or "
+              "into another `--results` tree) measures every one.",
     "running": "It was not finished (repetitions failed or the run was stopped): rerun the same "
                "command to go on.",
 }
@@ -523,7 +524,7 @@ def record_facts(found: list[Sweep], settings: dict, facts: Facts,
     for pattern, rows in peaks.groupby("pattern", sort=False):
         top = rows[rows.is_peak].iloc[0] if "is_peak" in rows else rows.iloc[0]
         eff = rows[rows.is_efficient].iloc[0] if "is_efficient" in rows else top
-        note = "; " + efficient_text(top, eff, pattern) if eff.case != top.case else ""
+        note = "; " + efficient_text(top, eff, pattern, "") if eff.case != top.case else ""
         if "search_stopped" in rows and rows.search_stopped.iloc[0] == "budget":
             note += "; the search's budget ended it before the plateau was shown"
         if "random" in pattern:
