@@ -197,3 +197,17 @@ def test_the_search_replays_the_same_path_from_the_same_results():
         again = peak_search.search(points, sweep, CPUS, REPEAT)
         assert (again.peak, again.efficient, again.stopped, again.spent, again.wanted) == (
             outcome.peak, outcome.efficient, outcome.stopped, outcome.spent, {})
+
+
+def test_a_point_measured_again_keeps_its_name_and_options(tmp_path, monkeypatch):
+    """What peak-next prints for a search outcome asking for more repetitions of a sweep point
+    (its own name and the manifest's options, @repeat=N) and for a new point (peak-…). The
+    outcome is set here, so only the printing is under test; the search is tested above."""
+    tree = tmp_path / "qd_sweep"
+    shutil.copytree(FIXTURE, tree)  # repeat=2: QD 1 and QD 4 at one job
+    wanted = {(4, 1): 4, (8, 2): 2}
+    monkeypatch.setattr(peak_search, "search",
+                        lambda *a, **k: peak_search.Outcome(wanted=dict(wanted)))
+    assert peak_search.next_cases(tree, cpus=2) == [
+        ("randread-4k-qd4", "rw=randread bs=4k iodepth=4 @repeat=4"),
+        ("peak-randread-4k-qd8-j2", "rw=randread bs=4k iodepth=8 numjobs=2")]
