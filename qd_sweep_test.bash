@@ -37,6 +37,7 @@ figs/qd_sweep_throughput.png, figs/qd_sweep_latency.png, figs/qd_sweep_percentil
 figs/qd_sweep_tails.png, out/section_5_qd_sweep.md.
 Example: sudo bash $TK_PROG --profile quick --qd 1,4,16,64 --no-seq
          sudo bash $TK_PROG --target /dev/nvme0n1 --jobs 1,4 --no-peak
+         sudo bash $TK_PROG --target /dev/nvme0n1 --peak grid --no-seq
 EOF
 }
 
@@ -49,6 +50,7 @@ add_threshold() { # FLAG VALUE: pass a threshold on to the analysis when one was
 section_cases() {
     local qd jobs
     jobs_list JOBS_LIST "$JOBS_LIST"
+    [[ $PEAK != grid ]] || grid_jobs
     split_list QD_LIST "$QD_LIST"
     local depths=()
     for qd in "${LIST_ITEMS[@]}"; do
@@ -72,24 +74,59 @@ section_cases() {
     add_threshold --knee-latency "$KNEE_LATENCY_PCT"
 }
 
-section_plan_note() {
-    ((PEAK)) || return 0
-    info "  peak     then a peak search: up to 8 more cases per pattern, more jobs (up to $(nproc), the CPUs)"
-    info "           and depth around the best point so far, until IOPS gain less than 5% (--no-peak: none)"
+# --peak grid: every depth at 1, 2, 4... jobs up to the CPUs (and the --jobs asked for), like
+# SNIA's DIRTH test; the analysis reads the peak and the efficient point from the full grid.
+grid_jobs() {
+    local jobs=1 cpus
+    cpus=$(nproc)
+    while ((jobs <= cpus)); do
+        JOBS_ITEMS+=("$jobs")
+        jobs=$((jobs * 2))
+    done
+    mapfile -t JOBS_ITEMS < <(printf '%s\n' "${JOBS_ITEMS[@]}" | sort -nu)
 }
 
-# The peak search (analysis/rules/peak_search.py): after the sweep, more jobs and depth around the best
-# point so far, one round at a time, until IOPS gain less than 5% (bounded by the CPUs).
+section_plan_note() {
+    case $PEAK in
+        search)
+            info "  peak     then a peak search: more jobs (up to $(nproc), the CPUs) and depth from the best point"
+            info "           until none gains beyond the noise, then fewer, to the fewest I/Os in flight within"
+            info "           5% of the peak, within a budget of repetitions per pattern (--no-peak: none)"
+            ;;
+        grid) info "  peak     --peak grid: every depth at jobs ${JOBS_ITEMS[*]} (up to the CPUs), in the cases above" ;;
+    esac
+}
+
+# The peak search (analysis/rules/peak_search.py): after the sweep, one round at a time, the
+# cases the search asks for next: new configurations, or a point measured already under its own
+# name with more repetitions (@repeat=N) when a comparison was within the noise. Fails when it
+# asks for nothing new (the search is over, or its repetitions failed: the run says which).
 section_more_cases() {
-    local next name opts added=1
-    ((PEAK)) || return 1
+    local next name opts i added=1
+    case $PEAK in
+        off) return 1 ;;
+        grid)
+            tk_python peak-next "$RESULTS_DIR" --cpus "$(nproc)" --grid ||
+                die "$EXIT_FAIL" "could not record the grid in $RESULTS_DIR/manifest.json (see above)"
+            return 1
+            ;;
+    esac
     next=$(tk_python peak-next "$RESULTS_DIR" --cpus "$(nproc)") ||
         die "$EXIT_FAIL" "the peak search could not read $RESULTS_DIR (see above); the results so far are kept"
     while IFS=$'\t' read -r name opts; do
         [[ -n $name ]] || continue
-        # shellcheck disable=SC2086  # opts is a list of fio options
-        add_case "$name" $opts
-        info "peak search: adding $name ($opts)"
+        for i in "${!CASE_NAMES[@]}"; do
+            [[ ${CASE_NAMES[$i]} == "$name" ]] && break
+        done
+        if [[ ${CASE_NAMES[$i]} == "$name" ]]; then
+            [[ ${CASE_OPTS[$i]} != "$opts" ]] || continue # asked again: its repetitions failed
+            CASE_OPTS[i]=$opts
+            info "peak search: measuring $name again, $(case_repeat "$i") repetitions in all (within the noise)"
+        else
+            # shellcheck disable=SC2086  # opts is a list of fio options
+            add_case "$name" $opts
+            info "peak search: adding $name ($opts)"
+        fi
         added=0
     done <<<"$next"
     return "$added"

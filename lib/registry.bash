@@ -94,6 +94,11 @@ check_option() { # INDEX VALUE: the value to use on stdout
     printf '%s' "$value"
 }
 
+# A bool takes --no-name (0), and so does a choice with the value off (--no-name is off).
+takes_no_flag() { # INDEX
+    [[ ${OPT_CHECK[$1]} == bool || ( ${OPT_CHECK[$1]} == choice:* && ,${OPT_CHECK[$1]#choice:}, == *,off,* ) ]]
+}
+
 # parse_options SCOPES ARGS...: the options of SCOPES (see option_in_scope) in ARGS, each into its
 # variable: the flag's value, else the environment's, else the default; then checked. --opt=value
 # is the same as --opt value. -h or --help prints `usage` and exits 0; anything else is bad usage.
@@ -106,7 +111,7 @@ parse_options() {
         option_in_scope "$i" "$scopes" || continue
         active+=("$i")
         by_flag[${OPT_FLAG[$i]}]=$i
-        [[ ${OPT_CHECK[$i]} != bool ]] || by_flag[--no-${OPT_FLAG[$i]#--}]=$i
+        takes_no_flag "$i" && by_flag[--no-${OPT_FLAG[$i]#--}]=$i
     done
     while (($#)); do
         [[ $1 != --*=* ]] || set -- "${1%%=*}" "${1#*=}" "${@:2}"
@@ -122,7 +127,9 @@ parse_options() {
                 if [[ $1 == --no-* ]]; then given[$i]=0; else given[$i]=1; fi
                 shift
                 ;;
-            *) need_value "$@" && given[$i]=$2 && shift 2 ;;
+            *)
+                if [[ $1 == --no-* ]]; then given[$i]=off && shift; else need_value "$@" && given[$i]=$2 && shift 2; fi
+                ;;
         esac
     done
     # Per-profile defaults last: they read PROFILE, which is set (and checked) by then.
@@ -166,9 +173,8 @@ usage_options() { # SCOPES [FLAG...]
     for i in "${!OPT_FLAG[@]}"; do
         option_in_scope "$i" "$scopes" || continue
         (($# == 0)) || [[ " $* " == *" ${OPT_FLAG[$i]} "* ]] || continue
-        left=${OPT_FLAG[$i]}
-        [[ ${OPT_CHECK[$i]} != bool ]] || left+=", --no-${left#--}"
-        left+="${OPT_ARG[$i]:+ ${OPT_ARG[$i]}}"
+        left=${OPT_FLAG[$i]}${OPT_ARG[$i]:+ ${OPT_ARG[$i]}}
+        ! takes_no_flag "$i" || left+=", --no-${OPT_FLAG[$i]#--}"
         picked+=("$i") lefts+=("$left")
         ((${#left} + 2 <= width)) || width=$((${#left} + 2))
     done

@@ -24,7 +24,7 @@ import pytest
 
 from analysis.rules import peak_search
 from analysis.rules.cases import section_frame
-from analysis.run import host_ceiling
+from analysis.run import host_ceiling, repetition
 from tests.toolkit import TINY, load_json, run, zram_size
 
 QUICK = ["--profile", "quick", "--runtime", "1", "--ramp", "0", "--repeat", "2", "--size", "64M"]
@@ -180,7 +180,8 @@ def test_qd1_engine_on_zram_avoids_the_worker_thread(toolkit):
 
 def test_qd_sweep_with_jobs_and_the_peak_search(toolkit):
     """--jobs 1,2: each job count is a sweep of its own, every rule keyed by I/Os in flight;
-    then the peak search adds cases until none gains 5%, and the headline is the best of all."""
+    then the peak search adds cases until none gains beyond the noise and no fewer stay within
+    5% of the peak; the headline is the best of all, with the efficient configuration."""
     result = run(toolkit, "qd_sweep_test.bash", *QUICK, "--qd", "1,4", "--jobs", "1,2",
                  "--no-seq")
     assert result.returncode == 0, result.stderr
@@ -197,14 +198,33 @@ def test_qd_sweep_with_jobs_and_the_peak_search(toolkit):
     searched = peaks[peaks.case.str.startswith(peak_search.PREFIX)]
     assert not searched.empty and searched.numjobs.max() <= len(os.sched_getaffinity(0))
     assert "peak search: adding" in result.stderr
-    top = peaks.loc[peaks.iops_mean.idxmax()]
-    assert bool(top.is_peak) and peaks.is_peak.sum() == 1
+    top = peaks[peaks.is_peak.astype(bool)].iloc[0]
+    assert peaks.is_peak.sum() == 1
+    # the peak is the most IOPS over the repetitions the search read (all of them, once over)
+    assert top.iops_mean == pytest.approx(peaks.iops_mean.max())
     facts = json.loads((toolkit / "tables" / "qd_sweep_facts.json").read_text())
     (headline,) = [h for h in facts["headlines"] if h["kind"] == "peak_random_iops"]
     assert headline["value"] == pytest.approx(top.iops_mean)
     assert f"QD {top.iodepth}" in headline["text"] and top.engine in headline["text"]
     snippet = (toolkit / "out" / "section_5_qd_sweep.md").read_text()
     assert "**Peak (4 KiB random read):" in snippet and "**Host" in snippet
+    # the efficient configuration: the fewest in flight within 5% of the peak (the search's
+    # outcome, read back from the same results), and how the search ended
+    outcome = peak_search.outcomes(toolkit / "results" / "qd_sweep")[("randread", 4096)]
+    assert outcome.stopped in ("plateau", "budget") and not outcome.wanted
+    eff = peaks[peaks.is_efficient.astype(bool)]
+    assert len(eff) == 1 and (eff.iodepth.iloc[0], eff.numjobs.iloc[0]) == outcome.efficient
+    assert eff.iops_mean.iloc[0] >= 0.95 * peaks[peaks.is_peak.astype(bool)].iops_mean.iloc[0] \
+        or outcome.stopped == "budget"
+    assert set(peaks.search_stopped) == {outcome.stopped}
+    assert ("stopped on the plateau" if outcome.stopped == "plateau" else "budget") in snippet
+    assert "efficient configuration" in snippet and "qd_sweep_heatmap.png" in snippet
+    assert (toolkit / "figs" / "qd_sweep_heatmap.png").stat().st_size > 0
+    # issue 24: every case the search ran is in the manifest, held to its options
+    manifest = json.loads((toolkit / "results" / "qd_sweep" / "manifest.json").read_text())
+    assert manifest["peak_mode"] == "search"
+    for case in searched.case:
+        assert repetition.expected_options(manifest, case)["numjobs"] == case.rsplit("-j", 1)[1]
     # a rerun runs nothing: the search takes the same path through the same results
     again = run(toolkit, "qd_sweep_test.bash", *QUICK, "--qd", "1,4", "--jobs", "1,2",
                 "--no-seq")
@@ -212,24 +232,27 @@ def test_qd_sweep_with_jobs_and_the_peak_search(toolkit):
     assert "rep 1/2 ..." not in again.stderr
 
 
-def test_peak_search_climbs_to_the_best_and_stops():
-    """The search's path on a table of known IOPS: from the best point it tries twice the jobs
-    and twice the depth (and more synchronous jobs at QD 1), and stops when none gains 5%."""
-    def table(points):
-        return pd.DataFrame([{"case": name, "rw": "randread", "bs": 4096, "direction": "read",
-                              "iodepth": q, "numjobs": j, "iops_mean": iops}
-                             for name, (q, j, iops) in points.items()])
-    sweep = {"randread-4k-qd1": (1, 1, 100), "randread-4k-qd32": (32, 1, 300),
-             "randread-4k-qd64": (64, 1, 305)}  # QD 64 gains < 5%: QD 32 is the best
-    assert [n for n, _ in peak_search.next_cases(table(sweep), cpus=4)] == [
-        "peak-randread-4k-qd32-j2", "peak-randread-4k-qd1-j2"]
-    sweep |= {"peak-randread-4k-qd32-j2": (32, 2, 500), "peak-randread-4k-qd1-j2": (1, 2, 200)}
-    assert [n for n, _ in peak_search.next_cases(table(sweep), cpus=4)] == [
-        "peak-randread-4k-qd32-j4", "peak-randread-4k-qd64-j2", "peak-randread-4k-qd1-j4"]
-    sweep |= {"peak-randread-4k-qd32-j4": (32, 4, 510), "peak-randread-4k-qd64-j2": (64, 2, 505),
-              "peak-randread-4k-qd1-j4": (1, 4, 300)}
-    # +2% and +1% are no gain; 8 jobs at QD 1 would be more than the CPUs
-    assert peak_search.next_cases(table(sweep), cpus=4) == []
-    # one CPU: no step adds jobs
-    assert all("-j1" in n for n, _ in peak_search.next_cases(table(
-        {"randread-4k-qd32": (32, 1, 300)}), cpus=1))
+def test_qd_sweep_peak_grid(toolkit):
+    """--peak grid: every depth at 1, 2, 4... jobs up to the CPUs, no search; the peak and the
+    efficient configuration read from the full grid by their means; the heatmap drawn."""
+    cpus = len(os.sched_getaffinity(0))  # what nproc says
+    result = run(toolkit, "qd_sweep_test.bash", *QUICK, "--qd", "1,4", "--peak", "grid",
+                 "--no-seq")
+    assert result.returncode == 0, result.stderr
+    assert "peak search: adding" not in result.stderr
+    peaks = pd.read_csv(toolkit / "tables" / "qd_sweep_peak.csv")
+    jobs = [1 << k for k in range(cpus.bit_length()) if 1 << k <= cpus]
+    assert sorted(zip(peaks.iodepth, peaks.numjobs)) == sorted((q, j) for q in (1, 4)
+                                                               for j in jobs)
+    assert set(peaks.search_stopped) == {"grid"}
+    top = peaks.loc[peaks.iops_mean.idxmax()]
+    assert bool(top.is_peak) and peaks.is_peak.sum() == 1
+    near = peaks[peaks.iops_mean >= 0.95 * top.iops_mean]
+    cheapest = min(zip(near.outstanding, near.numjobs, near.case))[2]
+    assert list(peaks[peaks.is_efficient.astype(bool)].case) == [cheapest]
+    snippet = (toolkit / "out" / "section_5_qd_sweep.md").read_text()
+    assert f"The grid measured {len(peaks)} configurations" in snippet
+    assert (toolkit / "figs" / "qd_sweep_heatmap.png").stat().st_size > 0
+    facts = json.loads((toolkit / "tables" / "qd_sweep_facts.json").read_text())
+    (headline,) = [h for h in facts["headlines"] if h["kind"] == "peak_random_iops"]
+    assert headline["value"] == pytest.approx(top.iops_mean)

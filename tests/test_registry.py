@@ -187,6 +187,14 @@ def test_flag_over_environment_over_default(option):
     assert parse(scopes, var, *cases.values()) == [k.rstrip() for k in cases]
 
 
+def test_a_choice_with_off_also_takes_no_flag():
+    """--peak MODE is a choice with off, so --no-peak (what it was as a bool) still turns it off."""
+    (peak,) = [o for o in OPTIONS if o.flag == "--peak"]
+    assert peak.flags == "--peak MODE, --no-peak"
+    assert parse("qd_sweep common", "PEAK", (["--no-peak"], {"PEAK": "grid"}),
+                 (["--peak", "grid"], {}), ([], {})) == ["off", "grid", "search"]
+
+
 @pytest.mark.parametrize("option", [o for o in OPTIONS if o.check and o.check not in
                                     ("list", "switch")], ids=lambda o: f"{o.scopes[0]}{o.flag}")
 def test_a_bad_value_exits_2_naming_the_variable(option):

@@ -77,9 +77,12 @@ class Option:
 
     @property
     def flags(self) -> str:
-        """How --help writes it: '--qd LIST', '--seq, --no-seq'."""
-        name = f"{self.flag}, --no-{self.flag[2:]}" if self.check == "bool" else self.flag
-        return f"{name} {self.arg}".rstrip()
+        """How --help writes it: '--qd LIST', '--seq, --no-seq', '--peak MODE, --no-peak' (a
+        choice with the value off takes --no-name too)."""
+        name = f"{self.flag} {self.arg}".rstrip()
+        off = self.check == "bool" or (self.check.startswith("choice:")
+                                       and "off" in self.check[7:].split(","))
+        return f"{name}, --no-{self.flag[2:]}" if off else name
 
     @property
     def profile_defaults(self) -> dict[str, str]:

@@ -272,3 +272,53 @@ def timeseries_chart(path: Path, t: list[float], y: list[float], *, ylabel: str,
         handles, labels = handles + more[0], labels + more[1]
     _legend_outside(ax, handles, labels, fontsize=7)
     return _save(fig, path, note)
+
+
+@dataclass
+class Heat:
+    """One heatmap panel: a value per (column, row) cell; cells not measured stay blank."""
+    title: str
+    cells: dict[tuple[int, int], float]  # (x, y) -> value
+    unit: str  # what the colour bar says
+    marks: dict[tuple[int, int], str] = field(default_factory=dict)  # cell -> label ("peak")
+    reverse: bool = False  # True: a low value is the good one (latency)
+
+
+def heatmap(path: Path, panels: list[Heat], *, xlabel: str, ylabel: str, title: str = "",
+            note: str = "", columns: int = 2) -> Path:
+    """Panels over the same grid (e.g. jobs × depth, as SNIA's DIRTH test draws it), `columns`
+    to a row: each cell's value written in it, a blank where nothing was measured, marked
+    cells outlined and labelled."""
+    xs = sorted({x for p in panels for x, _ in p.cells})
+    ys = sorted({y for p in panels for _, y in p.cells})
+    columns = min(columns, len(panels))
+    rows = math.ceil(len(panels) / columns)
+    fig, axes = plt.subplots(rows, columns, squeeze=False,
+                             figsize=(0.75 * len(xs) * columns + 2.5 * columns,
+                                      (0.45 * len(ys) + 1.6) * rows + 0.6))
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
+    for ax, p in zip(axes.flat, panels):
+        grid = [[p.cells.get((x, y), math.nan) for x in xs] for y in ys]
+        cmap = plt.get_cmap("viridis_r" if p.reverse else "viridis").copy()
+        cmap.set_bad("#eeeeee")
+        image = ax.imshow(grid, origin="lower", aspect="auto", cmap=cmap)
+        bar = fig.colorbar(image, ax=ax)
+        bar.set_label(p.unit)
+        bar.ax.yaxis.set_major_formatter(PLAIN)
+        for (x, y), v in p.cells.items():
+            if not math.isnan(v):
+                text = md.num(v) + (f"\n{p.marks[(x, y)]}" if (x, y) in p.marks else "")
+                ax.text(xs.index(x), ys.index(y), text, ha="center", va="center", fontsize=6,
+                        color="white" if (image.norm(v) < 0.5) != p.reverse else "black")
+        for x, y in p.marks:
+            ax.add_patch(plt.Rectangle((xs.index(x) - 0.5, ys.index(y) - 0.5), 1, 1,
+                                       fill=False, edgecolor="#E45756", linewidth=2))
+        ax.set_xticks(range(len(xs)), [str(x) for x in xs])
+        ax.set_yticks(range(len(ys)), [str(y) for y in ys])
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(p.title, fontsize=9)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return _save(fig, path, note)

@@ -35,11 +35,13 @@ def differences(old: dict, new: dict) -> list[str]:
 
 def matrix_entries(manifest: dict) -> dict[str, dict[str, str]]:
     """{case: {option: value}} from the manifest's matrix ("name: rw=randread bs=4k; ..."), as
-    lib/run.bash case_matrix writes it, the toolkit's own @options included."""
+    lib/run.bash case_matrix writes it, the toolkit's own @options included; then the cases
+    added as the run went (`added`, same form: add_cases), which override a planned one."""
     out = {}
-    for entry in filter(None, (manifest.get("matrix") or "").split("; ")):
-        name, _, opts = entry.partition(": ")
-        out[name.strip()] = dict(opt.partition("=")[::2] for opt in opts.split())
+    for key in ("matrix", "added"):
+        for entry in filter(None, (manifest.get(key) or "").split("; ")):
+            name, _, opts = entry.partition(": ")
+            out[name.strip()] = dict(opt.partition("=")[::2] for opt in opts.split())
     return out
 
 
@@ -75,6 +77,21 @@ def check_or_write(path: Path, settings: dict) -> list[str]:
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomically(path, doc)
     return []
+
+
+def add_cases(path: Path, cases: list[tuple[str, str]], **settings: str) -> None:
+    """Record cases a section adds as it goes (§5's peak search: name, options) under `added`,
+    so that the repetition check holds them to their options like the planned ones, with
+    settings of their own. Not identity keys: a rerun adds the same cases from the same results."""
+    doc = json.loads(path.read_text()) if path.exists() else {}
+    added = matrix_entries({"added": doc.get("added", "")})
+    for name, opts in cases:
+        added[name] = dict(opt.partition("=")[::2] for opt in opts.split())
+    doc["added"] = "; ".join(f"{name}: " + " ".join(f"{k}={v}" for k, v in opts.items())
+                             for name, opts in added.items())
+    doc.update(settings)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomically(path, doc)
 
 
 def main(argv: list[str]) -> int:

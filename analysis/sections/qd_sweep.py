@@ -16,7 +16,16 @@ import pandas as pd
 from analysis.core.workspace import Workspace
 from analysis.render import exceedance
 from analysis.render import markdown as md
-from analysis.render.plots import BarSet, Highlight, Panel, Series, grouped_bars, line_chart
+from analysis.render.plots import (
+    BarSet,
+    Heat,
+    Highlight,
+    Panel,
+    Series,
+    grouped_bars,
+    heatmap,
+    line_chart,
+)
 from analysis.rules import peak_search, sweeps
 from analysis.rules.cases import case_rows
 from analysis.sections import SECTIONS, snippet_path
@@ -45,6 +54,7 @@ FIG_THROUGHPUT = "figs/qd_sweep_throughput.png"
 FIG_LATENCY = "figs/qd_sweep_latency.png"
 FIG_PERCENTILES = "figs/qd_sweep_percentiles.png"
 FIG_TAILS = "figs/qd_sweep_tails.png"
+FIG_HEATMAP = "figs/qd_sweep_heatmap.png"  # jobs × depth, when several of each were measured
 SNIPPET = snippet_path(SECTION)
 
 DEFAULTS = {"knee_gain_pct": 5, "knee_latency_pct": 20, "slo_p99_us": 1000}
@@ -287,7 +297,8 @@ def findings(df: pd.DataFrame, found: list[Sweep], settings: dict) -> list[str]:
 # --- markdown ---------------------------------------------------------------------------------
 def render_markdown(df: pd.DataFrame, found: list[Sweep], settings: dict, setup: str,
                     link=md.link_from_out, peak_lines: list[str] = (),
-                    nines: pd.DataFrame | None = None) -> str:
+                    nines: pd.DataFrame | None = None,
+                    more_figures: list[tuple[str, str]] = ()) -> str:
     rows = []
     for r in df.itertuples():
         marks = ("⚠ " if r.unstable else "") + (" ◆ knee" if r.is_knee else "") + \
@@ -319,7 +330,7 @@ def render_markdown(df: pd.DataFrame, found: list[Sweep], settings: dict, setup:
                     ("Latency percentiles by queue depth", FIG_PERCENTILES),
                     ("Tail percentiles at selected depths", FIG_TAILS),
                     (("Latency distribution at QD 1, the knee and the deepest depth: share of I/Os "
-                     "slower than each latency"), exceedance.figure(SECTION))],
+                     "slower than each latency"), exceedance.figure(SECTION)), *more_figures],
                    [*peak_lines, *findings(df, found, settings)], link)
 
 
@@ -433,10 +444,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"(default {DEFAULTS['knee_latency_pct']})")
 
 
-def peak_rows(table: pd.DataFrame) -> pd.DataFrame:
+def peak_rows(table: pd.DataFrame, outcomes: dict | None = None) -> pd.DataFrame:
     """Every configuration measured of the searched patterns (sweep and peak search), most IOPS
-    first within each, with `is_peak` on the best."""
+    first within each, with `is_peak` on the peak and `is_efficient` on the fewest I/Os in
+    flight within 5% of it (the search's outcome, else by the means), and the search's end."""
     rows = case_rows(table)
+    outcomes = outcomes or {}
     parts = []
     for rw, bs in peak_search.PATTERNS:
         got = rows[(rows.rw == rw) & (rows.bs == bs)].copy()
@@ -445,11 +458,21 @@ def peak_rows(table: pd.DataFrame) -> pd.DataFrame:
         got.insert(1, "pattern", md.pattern(rw, bs))
         got["outstanding"] = got.iodepth * got.numjobs
         got = got.sort_values("iops_mean", ascending=False)
-        got["is_peak"] = [k == 0 for k in range(len(got))]
+        keys = list(zip(got.iodepth.astype(int), got.numjobs.astype(int)))
+        outcome = outcomes.get((rw, bs))
+        if outcome is None or outcome.peak is None:  # no search: by the means
+            outcome = peak_search.Outcome(peak=keys[0], stopped="")
+            near = [k for k, i in zip(keys, got.iops_mean)
+                    if i >= (1 - peak_search.GAIN_PCT / 100) * got.iops_mean.iloc[0]]
+            outcome.efficient = min(near, key=peak_search.cheaper)
+        got["is_peak"] = [k == outcome.peak for k in keys]
+        got["is_efficient"] = [k == outcome.efficient for k in keys]
+        got["search_stopped"] = outcome.stopped
         parts.append(got)
     cols = ["case", "pattern", "iodepth", "numjobs", "outstanding", "engine", "n", "iops_mean",
             "iops_std", "bw_MBps_mean", "bw_MBps_std", "lat_us_mean", "lat_p99_us",
-            "cpu_usr_pct", "cpu_sys_pct", "host_ceiling_iops", "host_bound", "is_peak"]
+            "cpu_usr_pct", "cpu_sys_pct", "host_ceiling_iops", "host_bound", "is_peak",
+            "is_efficient", "search_stopped"]
     return pd.concat(parts)[cols] if parts else pd.DataFrame(columns=cols)
 
 
@@ -457,24 +480,56 @@ def _config(r) -> str:
     return f"{_qd_row(r)}{f' with {r.engine}' if r.engine else ''}"
 
 
+def _metric(r, pattern: str) -> str:
+    return (f"{md.num(r.iops_mean)} IOPS" if "random" in pattern
+            else f"{md.num(r.bw_MBps_mean)} MB/s")
+
+
+def efficient_text(top, eff, pattern: str, bold: str = "**") -> str:
+    """'the efficient configuration: ... (mean, p99)', or that the peak is it."""
+    lat = f"mean {md.num(eff.lat_us_mean)} µs, p99 {md.num(eff.lat_p99_us)} µs"
+    if eff.case == top.case:
+        return f"it is also the efficient configuration (the fewest I/Os in flight; {lat})"
+    return (f"{bold}efficient configuration (the fewest I/Os in flight within "
+            f"{peak_search.GAIN_PCT}% of the peak): {_metric(eff, pattern)} at {_config(eff)}{bold}, "
+            f"{int(eff.outstanding)} in flight against {int(top.outstanding)} ({lat}; at the "
+            f"peak mean {md.num(top.lat_us_mean)} µs, p99 {md.num(top.lat_p99_us)} µs)")
+
+
+STOPPED = {
+    "plateau": "It stopped on the plateau: no more jobs or depth gained beyond the noise "
+               "(a gain counts when larger than twice the combined standard error of the two "
+               "means; undecided pairs were measured again), and no fewer stayed within "
+               f"{peak_search.GAIN_PCT}% of the peak (jobs up to the CPUs this host has).",
+    "budget": f"**Its budget ({peak_search.BUDGET} cases' worth of repetitions) ended it before "
+              "the plateau was shown**: more jobs or depth, or fewer, may still change the peak "
+              "or the efficient configuration; a run with `--peak grid` (and `--fresh`, or "
+              "into another `--results` tree) measures every one.",
+    "running": "It was not finished (repetitions failed or the run was stopped): rerun the same "
+               "command to go on.",
+}
+
+
 def peak_findings(peaks: pd.DataFrame) -> list[str]:
-    """What the peak search found, per pattern, when it ran."""
+    """What the peak search (or the grid) found, per pattern, when it ran."""
     out = []
     for pattern, rows in peaks.groupby("pattern", sort=False):
+        stopped = rows.search_stopped.iloc[0]
         searched = rows[rows.case.str.startswith(peak_search.PREFIX)]
-        if searched.empty:
+        if searched.empty and stopped != "grid":
             continue
-        top = rows.iloc[0]
+        top = rows[rows.is_peak].iloc[0]
+        eff = rows[rows.is_efficient].iloc[0]
         single = rows[rows.numjobs == 1]
         base = single.iloc[0] if not single.empty else top
-        metric = (f"{md.num(top.iops_mean)} IOPS" if "random" in pattern
-                  else f"{md.num(top.bw_MBps_mean)} MB/s")
-        text = (f"**Peak ({pattern}): {metric} at {_config(top)}**, "
+        how = (f"The grid measured {len(rows)} configurations of jobs × depth."
+               if stopped == "grid" else
+               f"The search tried {len(searched)} more configuration(s) of jobs and depth. "
+               + STOPPED.get(stopped, ""))
+        text = (f"**Peak ({pattern}): {_metric(top, pattern)} at {_config(top)}**, "
                 f"{top.iops_mean / base.iops_mean:.2f}× the best single-job point "
-                f"({md.num(base.iops_mean)} IOPS at {_config(base)}). The search tried "
-                f"{len(searched)} more configuration(s) of jobs and depth around the best and "
-                f"stopped when none gained {peak_search.GAIN_PCT}% (jobs up to the "
-                "CPUs this host has).")
+                f"({md.num(base.iops_mean)} IOPS at {_config(base)}); "
+                f"{efficient_text(top, eff, pattern)}. {how}")
         if top.host_bound:
             text += " The host limited it: a faster host may show more."
         out.append(text)
@@ -487,15 +542,19 @@ def record_facts(found: list[Sweep], settings: dict, facts: Facts,
     and each sweep's knee; Little's Law misses."""
     peaks = peaks if peaks is not None else pd.DataFrame(columns=["case", "pattern"])
     for pattern, rows in peaks.groupby("pattern", sort=False):
-        top = rows.iloc[0]
+        top = rows[rows.is_peak].iloc[0] if "is_peak" in rows else rows.iloc[0]
+        eff = rows[rows.is_efficient].iloc[0] if "is_efficient" in rows else top
+        note = "; " + efficient_text(top, eff, pattern, "") if eff.case != top.case else ""
+        if "search_stopped" in rows and rows.search_stopped.iloc[0] == "budget":
+            note += "; the search's budget ended it before the plateau was shown"
         if "random" in pattern:
             facts.headline("peak_random_iops", pattern,
                            f"{md.num(top.iops_mean)} IOPS at {_config(top)} "
-                           f"({md.num(top.lat_us_mean)} µs mean, p99 {md.num(top.lat_p99_us)} µs)",
-                           top.iops_mean, "IOPS", top.iops_std, settings="peak search")
+                           f"({md.num(top.lat_us_mean)} µs mean, p99 {md.num(top.lat_p99_us)} µs)"
+                           + note, top.iops_mean, "IOPS", top.iops_std, settings="peak search")
         else:
             facts.headline("peak_seq_MBps", pattern,
-                           f"{md.num(top.bw_MBps_mean)} MB/s at {_config(top)}",
+                           f"{md.num(top.bw_MBps_mean)} MB/s at {_config(top)}" + note,
                            top.bw_MBps_mean, "MB/s", top.bw_MBps_std, settings="peak search")
     for s in found:
         peak = s.at(s.peak_depth)
@@ -529,17 +588,43 @@ def record_facts(found: list[Sweep], settings: dict, facts: Facts,
                       "show what the depth would give.")
 
 
+def draw_heatmap(peaks: pd.DataFrame, ws: Workspace) -> list[tuple[str, str]]:
+    """IOPS (MB/s for a sequential pattern) and p99 over jobs × depth, one pair of panels per
+    pattern measured at two or more of each; [] when none was (a sweep at one job count)."""
+    panels = []
+    for pattern, rows in peaks.groupby("pattern", sort=False):
+        if rows.numjobs.nunique() < 2 or rows.iodepth.nunique() < 2:
+            continue
+        keys = list(zip(rows.iodepth.astype(int), rows.numjobs.astype(int)))
+        marks = {}
+        for k, peak, eff in zip(keys, rows.is_peak, rows.is_efficient):
+            label = ", ".join(n for n, on in (("peak", peak), ("efficient", eff)) if on)
+            if label:
+                marks[k] = label
+        metric, unit = ("iops_mean", "IOPS") if "random" in pattern else ("bw_MBps_mean", "MB/s")
+        panels += [Heat(f"{pattern}: {unit}", dict(zip(keys, rows[metric])), unit, marks),
+                   Heat(f"{pattern}: p99 latency", dict(zip(keys, rows.lat_p99_us)),
+                        "p99 (µs)", marks, reverse=True)]
+    if not panels:
+        return []
+    heatmap(ws.path(FIG_HEATMAP), panels, xlabel="queue depth per job", ylabel="jobs",
+            title="Jobs × depth: every configuration measured (blank: not measured)")
+    return [("Jobs × depth: throughput and p99 of every configuration measured", FIG_HEATMAP)]
+
+
 def produce(run: SectionRun) -> list[str]:
     settings = stored_settings(run.results_dir, vars(run.args), DEFAULTS)
     df, found = analyse(run.table, settings)
-    peaks = peak_rows(run.table)
+    peaks = peak_rows(run.table, peak_search.outcomes(run.results_dir))
     record_facts(found, settings, run.facts, peaks)
     figures = draw_figures(found, settings, run.ws)
     figures += exceedance.write(run, SECTION, distribution_panels(found, run.results_dir),
                                 "Latency distribution by queue depth")
     nines = nines_frame(run, df, lambda r: f"{r.pattern} {_qd_row(r)}")
+    heat = draw_heatmap(peaks, run.ws)
+    figures += [path for _, path in heat]
     text = render_markdown(df, found, settings, run.setup, run.ws.link, peak_findings(peaks),
-                           nines[nines.case.isin(nines_points(df))])
+                           nines[nines.case.isin(nines_points(df))], heat)
     written = [run.write_table(TABLE, df), run.write_table(PEAK_TABLE, peaks),
                run.write_table(NINES_TABLE, nines),
                *map(run.ws.show, figures), run.write_text(SNIPPET, text)]
