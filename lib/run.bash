@@ -447,16 +447,20 @@ run_repetition() {
         fi
     fi
     if declare -F section_before_repetition >/dev/null; then section_before_repetition "$i" "$k"; fi
+    cpu_snapshot before >"$dir/.rep$k.cpu.partial"
     TK_LOG="$dir/rep$k" run_fio "$dir/rep$k.stderr" --output-format=json+ --output="$PARTIAL" \
         "$dir/job.fio" || rc=$?
+    cpu_snapshot after >>"$dir/.rep$k.cpu.partial"
     if declare -F section_after_repetition >/dev/null; then section_after_repetition "$i" "$k"; fi
     reply=$(service_ask check-result "$PARTIAL" "$RESULTS_DIR/manifest.json" "$name")
     if [[ $reply == ok ]]; then
+        mv -f -- "$dir/.rep$k.cpu.partial" "$dir/rep$k.cpu"
         mv -f -- "$PARTIAL" "$final"
         [[ -s $dir/rep$k.stderr ]] || rm -f -- "$dir/rep$k.stderr"
     else
         # Keep what fio wrote for the post-mortem, under a name the analysis never reads.
         [[ -e $PARTIAL ]] && mv -f -- "$PARTIAL" "$dir/rep$k.failed.json"
+        mv -f -- "$dir/.rep$k.cpu.partial" "$dir/rep$k.failed.cpu"
         PARTIAL=""
         case_writes "$i" && writes=1
         diagnose_fault "$name rep $k failed" "$TARGET_PATH" "$rc" "$writes"
@@ -472,6 +476,13 @@ run_repetition() {
 # run here with its one line: exit 1, the finished repetitions kept, the same command resumes.
 # Otherwise FAULT_GO is the line for a fault the run goes on after (fio killed), or empty. An
 # empty TARGET (a fleet run's hosts) checks the results folder only.
+# Each CPU's ticks from /proc/stat, with the time, before or after a repetition's fio: the
+# analysis (analysis/run/cpu_load.py) finds the busiest CPU from the two (host_bound).
+cpu_snapshot() { # before|after
+    printf '%s %s\n' "$1" "$EPOCHREALTIME"
+    grep '^cpu[0-9]' /proc/stat
+}
+
 diagnose_fault() {
     local reply
     reply=$(service_ask diagnose "$2" "$RESULTS_DIR" "$3" "$4")
