@@ -131,6 +131,7 @@ EOF
     [[ -n $host ]] || printf '\n[%s]\n' "${CASE_NAMES[$i]}"
     for opt in ${CASE_OPTS[$i]}; do [[ $opt == @* ]] || printf '%s\n' "$opt"; done
     job_stripes "$i"
+    [[ -n $host ]] || placement_options
 }
 
 # Several jobs of one case: sequential jobs each get a stripe of their own (size and
@@ -586,11 +587,62 @@ run_all() {
     done
 }
 
-# fio's null-engine ceiling of every case's shape (analysis/run/host_ceiling.py): seconds, no device
-# I/O; cases measured by an earlier run of these results keep their ceiling.
+# The host's ceiling of every case's shape (analysis/run/host_ceiling.py): its engine on null_blk,
+# else a zram device of its own, else fio's null engine; about a second per shape, no I/O to the
+# target; cases measured by an earlier run of these results keep their ceiling.
 measure_host_ceiling() {
     tk_python host-ceiling "$RESULTS_DIR" "${CASE_NAMES[@]}" ||
-        die "$EXIT_FAIL" "measuring fio's own ceiling on the null engine failed (see above)"
+        die "$EXIT_FAIL" "measuring the host's ceiling (null_blk, zram or fio's null engine) failed (see above)"
+}
+
+# --- placement: the CPUs the jobs run on ----------------------------------------------------
+# The NUMA node of the device behind the target (a block device, or the one holding a file):
+# the first numa_node file from its sysfs device up; empty when unknown (none, or -1).
+target_numa_node() {
+    local dev sys node=""
+    if [[ -b $TARGET_PATH ]]; then
+        dev=$(stat -L -c '%Hr:%Lr' -- "$TARGET_PATH" 2>/dev/null) || return 0
+    else
+        dev=$(stat -L -c '%Hd:%Ld' -- "$TARGET_PATH" 2>/dev/null) || return 0
+    fi
+    sys=$(readlink -f "/sys/dev/block/$dev" 2>/dev/null) || return 0
+    while [[ $sys == /sys/devices/* ]]; do
+        if [[ -r $sys/numa_node ]]; then
+            node=$(<"$sys/numa_node")
+            break
+        fi
+        sys=${sys%/*}
+    done
+    [[ -z $node || $node == -1 ]] || printf '%s' "$node"
+}
+
+# PLACEMENT_CPUS (fio's cpus_allowed, empty for any CPU) and PLACEMENT_NOTE (why, for the jobfile
+# and the plan): --cpus, else the target's NUMA node's CPUs on a machine of several nodes. The
+# host ceiling (analysis/run/host_ceiling.py) reads cpus_allowed from the jobfile and so is
+# measured on the same CPUs.
+resolve_placement() {
+    local node nodes
+    PLACEMENT_CPUS="" PLACEMENT_NOTE=""
+    if [[ -n ${CPUS:-} ]]; then
+        PLACEMENT_CPUS=$CPUS PLACEMENT_NOTE="CPUs $CPUS (--cpus)"
+        return 0
+    fi
+    node=$(target_numa_node)
+    nodes=$(compgen -G '/sys/devices/system/node/node[0-9]*' | wc -l)
+    if [[ -z $node ]]; then
+        PLACEMENT_NOTE="any CPU (the target's NUMA node is unknown)"
+    elif ((nodes < 2)) || [[ ! -r /sys/devices/system/node/node$node/cpulist ]]; then
+        PLACEMENT_NOTE="any CPU (NUMA node $node, the only one)"
+    else
+        PLACEMENT_CPUS=$(</sys/devices/system/node/node"$node"/cpulist)
+        PLACEMENT_NOTE="CPUs $PLACEMENT_CPUS, those of the target's NUMA node $node"
+    fi
+}
+
+placement_options() { # the jobfile's lines: a comment saying where the jobs run, cpus_allowed
+    [[ -n ${PLACEMENT_NOTE:-} ]] || resolve_placement
+    printf '; jobs run on %s\n' "$PLACEMENT_NOTE"
+    [[ -z $PLACEMENT_CPUS ]] || printf 'cpus_allowed=%s\n' "$PLACEMENT_CPUS"
 }
 
 stored_engines() { # the engines a first run of these results chose (auto), if any
