@@ -154,3 +154,25 @@ def test_the_run_loop_records_each_repetitions_cpu_load(toolkit):
     row = table[table.case == "randread-4k"].iloc[0]
     assert 0 <= row.cpu_busiest < os.cpu_count() and 0 < row.cpu_busiest_pct <= 100
     assert row.n == 2
+
+
+INTERRUPTS = """           CPU0       CPU1       CPU2       CPU3
+ 36:          0          0         12          0  PCI-MSIX-0000:01:00.0    0-edge      nvme0q0
+ 37:     900000          0          0          0  PCI-MSIX-0000:01:00.0    1-edge      nvme0q1
+ 38:          0          0          0          0  PCI-MSIX-0000:01:00.0    2-edge      nvme0q2
+ 39:          0     512345          0          0  PCI-MSIX-0000:02:00.0    1-edge      nvme1q1
+ 40:          0          0          0      10000  PCI-MSIX-0000:00:02.0    1-edge      virtio1-req.0
+"""
+
+
+def test_device_interrupt_cpus():
+    """/proc/interrupts lines of nvme0's I/O queues (not its admin queue q0, nor nvme1's): all
+    on CPU 0 of 4, which §1 warns about; a disk whose interrupts are not named gives None."""
+    from analysis.device import irq
+    assert irq.device_irq_cpus(INTERRUPTS, "/dev/nvme0n1") == ([0], 4)
+    assert irq.device_irq_cpus(INTERRUPTS, "nvme1") == ([1], 4)
+    assert irq.device_irq_cpus(INTERRUPTS, "/dev/vda") is None
+    assert irq.device_irq_cpus(INTERRUPTS, "/dev/nvme2n1") is None
+    (warning,) = irq.irq_warning("/dev/nvme0n1", ([0], 4))
+    assert "CPU 0 of 4" in warning and "--cpus" in warning
+    assert irq.irq_warning("/dev/nvme0n1", ([0, 1, 2, 3], 4)) == []
