@@ -291,7 +291,7 @@ def _ceiling_label(df: pd.DataFrame) -> str:
 
 def host_finding(df: pd.DataFrame, label: Callable[[object], str]) -> str:
     """The line every snippet ends with, after stability: which points the host limited."""
-    if df.host_ceiling_iops.isna().all():
+    if df.host_ceiling_iops.isna().all() and host_bound_rows(df).empty:
         return ("**Host:** no host ceiling was measured for these results (a fleet run, or results "
                 "from before the toolkit measured it); the CPU columns still show fio's own load.")
     bound = host_bound_rows(df)
