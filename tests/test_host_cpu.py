@@ -19,7 +19,7 @@ import pytest
 
 from analysis.rules.cases import section_frame
 from analysis.run import cpu_load, host_ceiling
-from tests.toolkit import TINY, load_json, run, zram_size
+from tests.toolkit import REPO, TINY, load_json, run, zram_size
 
 BEFORE = """before 100.0
 cpu0 1000 0 500 8000 100 0 0 0 0 0
@@ -43,6 +43,20 @@ def test_cpu_load_from_two_snapshots():
     # pinned to CPU 1: CPU 0 still counts, for it took interrupts (10% >= IRQ_CPU_SHARE)
     assert load.busiest({1}) == (0, pytest.approx(1.0))
     assert cpu_load.load_of(BEFORE) is None  # fio never finished: no 'after'
+
+
+def test_the_run_loops_snapshots_parse():
+    """What lib/run.bash cpu_snapshot writes (a busy loop of 0.5 s between the two) is a load
+    over every CPU, spanning the time between, with the loop's CPU busy."""
+    out = subprocess.run(["bash", "-c", ("source lib/common.bash; source lib/run.bash; "
+                          "cpu_snapshot before; t0=${EPOCHREALTIME/./}; "
+                          "while ((${EPOCHREALTIME/./} - t0 < 500000)); do :; done; "
+                          "cpu_snapshot after")],
+                         capture_output=True, text=True, check=True, cwd=REPO).stdout
+    load = cpu_load.load_of(out)
+    assert set(load.busy) == set(range(os.cpu_count()))
+    assert 0.3 < load.seconds < 3
+    assert load.busiest()[1] >= 0.5  # the loop kept one CPU busy however the others were
 
 
 def test_busiest_over_repetitions_and_cpulists():
