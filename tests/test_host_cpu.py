@@ -118,7 +118,8 @@ def test_pinned_deep_job_is_host_bound_and_capped_job_is_not(tmp_path):
     fio_rep(results, "capped", common + "[capped]\nioengine=psync\nrate_iops=200\n")
     table = section_frame(results).set_index("case")
     pinned = table.loc["pinned"]
-    assert pinned.cpu_busiest == 0, "the pinned job's CPU must be its busiest"
+    # CPU 0 itself was saturated (another tenant may load CPU 1 as much: either is the busiest)
+    assert cpu_load.read_load(results / "pinned", 1).busy[0] >= host_ceiling.HOST_BOUND_BUSY
     assert pinned.cpu_busiest_pct >= host_ceiling.HOST_BOUND_BUSY * 100
     assert pinned.host_bound
     raw = load_json(results / "capped" / "rep1.json")["jobs"][0]["read"]
