@@ -156,12 +156,16 @@ def zram_device() -> Iterator[str | None]:
         return
     try:
         index = (ZRAM_CONTROL / "hot_add").read_text().strip()
-        Path(f"/sys/block/zram{index}/disksize").write_text(str(CEILING_BYTES))
     except OSError:
         yield None
         return
     try:
-        yield f"/dev/zram{index}"
+        try:
+            Path(f"/sys/block/zram{index}/disksize").write_text(str(CEILING_BYTES))
+        except OSError:
+            yield None
+        else:
+            yield f"/dev/zram{index}"
     finally:
         try:
             (ZRAM_CONTROL / "hot_remove").write_text(index)
