@@ -59,6 +59,17 @@ def test_the_run_loops_snapshots_parse():
     assert load.busiest()[1] >= 0.5  # the loop kept one CPU busy however the others were
 
 
+def test_busy_time_over_the_jobs_own_seconds():
+    """Busy time over a span of 2.5 s taken over the job's 2 s of I/O: 0.76 becomes 0.95, and
+    nothing exceeds 1; a job that stops by size keeps the span."""
+    load = cpu_load.CpuLoad({0: 0.76, 1: 0.9}, {0: 0.1, 1: 0.0}, 2.5)
+    assert load.over(2).busy == {0: pytest.approx(0.95), 1: 1.0}
+    assert load.over(None) is load and load.over(3) is load
+    assert cpu_load.io_seconds({"time_based": "1", "runtime": "30", "ramp_time": "5"}) == 35
+    assert cpu_load.io_seconds({"time_based": "1", "runtime": "400ms"}) == pytest.approx(0.4)
+    assert cpu_load.io_seconds({"runtime": "30"}) is None
+
+
 def test_busiest_over_repetitions_and_cpulists():
     quiet = cpu_load.CpuLoad({0: 0.2, 1: 0.9}, {0: 0.0, 1: 0.0}, 1.0)
     assert cpu_load.busiest_over([quiet, quiet]) == (1, pytest.approx(0.9))
@@ -119,7 +130,9 @@ def test_pinned_deep_job_is_host_bound_and_capped_job_is_not(tmp_path):
     table = section_frame(results).set_index("case")
     pinned = table.loc["pinned"]
     # CPU 0 itself was saturated (another tenant may load CPU 1 as much: either is the busiest)
-    assert cpu_load.read_load(results / "pinned", 1).busy[0] >= host_ceiling.HOST_BOUND_BUSY
+    load = cpu_load.read_load(results / "pinned", 1)
+    assert load.seconds > 2  # the snapshots span fio's start and exit too ...
+    assert load.over(2).busy[0] >= host_ceiling.HOST_BOUND_BUSY  # ... its 2 s of I/O saturated it
     assert pinned.cpu_busiest_pct >= host_ceiling.HOST_BOUND_BUSY * 100
     assert pinned.host_bound
     raw = load_json(results / "capped" / "rep1.json")["jobs"][0]["read"]

@@ -210,7 +210,8 @@ def busiest_columns(case: Case) -> dict:
     """cpu_busiest_pct and cpu_busiest: the busiest CPU that ran the jobs or took their
     interrupts (analysis.run.cpu_load), nan and -1 without rep<k>.cpu files."""
     cpu, share = cpu_load.busiest_over(list(case.cpu_loads),
-                                       case.reps[0].options.get("cpus_allowed"))
+                                       case.reps[0].options.get("cpus_allowed"),
+                                       [cpu_load.io_seconds(g.options) for g in case.reps])
     return {"cpu_busiest_pct": share * 100, "cpu_busiest": cpu}
 
 

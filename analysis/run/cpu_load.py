@@ -8,7 +8,9 @@ idle, iowait and steal over the repetition. A CPU's busy share is
     (user + nice + system + irq + softirq) / (all of them - steal)
 
 that is, of the time the CPU was ours (a hypervisor's steal is time no one on this machine had),
-the part spent working. Unlike fio's own usr+sys (getrusage of its job processes), this counts
+the part spent working. The snapshots also span fio's start and exit (a few tenths of a second
+of setup), which would dilute a short repetition's share: a time-based job's busy time is
+therefore taken over its own ramp + runtime (io_seconds), capped at 100%. Unlike fio's own usr+sys (getrusage of its job processes), this counts
 the kernel's hard- and soft-interrupt time, which on a fast drive is where the I/O path costs,
 and it sees a single interrupt CPU saturated while the job's own CPU is not.
 
@@ -51,6 +53,15 @@ class CpuLoad:
             return -1, math.nan
         cpu = max(sorted(pool), key=lambda c: self.busy[c])
         return cpu, self.busy[cpu]
+
+    def over(self, seconds: float | None) -> CpuLoad:
+        """The same busy time as a share of `seconds` (the job's own I/O time, shorter than the
+        snapshots' span), capped at 1; unchanged when not known or not shorter."""
+        if not seconds or seconds <= 0 or math.isnan(self.seconds) or seconds >= self.seconds:
+            return self
+        k = self.seconds / seconds
+        return CpuLoad({c: min(1.0, b * k) for c, b in self.busy.items()},
+                       {c: min(1.0, b * k) for c, b in self.irq.items()}, seconds)
 
 
 def parse_snapshots(text: str) -> dict[str, tuple[float, dict[int, list[int]]]]:
@@ -106,11 +117,28 @@ def parse_cpulist(text: str | None) -> set[int]:
     return cpus
 
 
-def busiest_over(loads: list[CpuLoad | None], pinned: str | None = None) -> tuple[int, float]:
-    """A case's busiest CPU over its repetitions: the mean of each repetition's busiest share,
-    and the CPU that was busiest most often (the lowest on a tie); (-1, nan) without loads."""
+def io_seconds(options: dict[str, str]) -> float | None:
+    """A time-based job's ramp_time + runtime in seconds (as the toolkit writes them: whole
+    seconds, or with an s / ms suffix); None for a job that stops by size."""
+    def secs(value: str | None) -> float | None:
+        v = (value or "0").strip().lower()
+        scale = 1e-3 if v.endswith("ms") else 1.0
+        number = v.removesuffix("ms").removesuffix("s")
+        return float(number) * scale if number.replace(".", "", 1).isdigit() else None
+    if options.get("time_based") not in ("1", "") or "runtime" not in options:
+        return None
+    run, ramp = secs(options.get("runtime")), secs(options.get("ramp_time"))
+    return None if run is None or ramp is None else run + ramp
+
+
+def busiest_over(loads: list[CpuLoad | None], pinned: str | None = None,
+                 seconds: list[float | None] | None = None) -> tuple[int, float]:
+    """A case's busiest CPU over its repetitions: the mean of each repetition's busiest share
+    (over its own I/O time, `seconds`, when known), and the CPU that was busiest most often (the
+    lowest on a tie); (-1, nan) without loads."""
     cpus = parse_cpulist(pinned) or None
-    found = [ld.busiest(cpus) for ld in loads if ld is not None]
+    seconds = seconds or [None] * len(loads)
+    found = [ld.over(s).busiest(cpus) for ld, s in zip(loads, seconds) if ld is not None]
     found = [(c, s) for c, s in found if c >= 0]
     if not found:
         return -1, math.nan
