@@ -419,7 +419,8 @@ on_interrupt() {
         kill -TERM "$FIO_PID" 2>/dev/null || true
         wait "$FIO_PID" 2>/dev/null || true
     fi
-    [[ -n ${PARTIAL:-} ]] && rm -f -- "$PARTIAL"
+    # the repetition's fio output and its CPU snapshots (cpu_snapshot) alike
+    [[ -n ${PARTIAL:-} ]] && rm -f -- "$PARTIAL" "${PARTIAL%.json.partial}.cpu.partial"
     info ""
     info "interrupted: ${DONE_RUNS:-0} finished repetitions are kept in $RESULTS_DIR; rerun the same command to resume"
     exit "$EXIT_INTERRUPTED"
