@@ -30,7 +30,7 @@ COMMANDS = {
     "history": ("analysis.history.command", "run history: history add TREE...; history [--device S]"),
     "serve": ("analysis.run.runner_service", "pipe helper for the run loop (check-result, safety)"),
     "peak-next": ("analysis.rules.peak_search", "§5's peak search: the next cases to run, if any"),
-    "host-ceiling": ("analysis.run.host_ceiling", "fio's null-engine ceiling of each case: DIR CASE..."),
+    "host-ceiling": ("analysis.run.host_ceiling", "the host's ceiling of each case (null_blk, zram or null engine): DIR CASE..."),
     "options": ("analysis.core.registry", "docs/options.md from lib/options.tsv (make docs)"),
 }
 

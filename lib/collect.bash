@@ -317,5 +317,7 @@ collect_env_raw() {
     _collect_machine "$dir"
     printf '%s\n' "$engines" >"$dir/engines.txt"
     _collect_target "$dir" "$target"
+    # which CPUs take the drive's interrupts (analysis/device/irq.py)
+    cat /proc/interrupts >"$dir/interrupts.txt" 2>/dev/null
     return 0
 }

@@ -86,6 +86,8 @@ check_option() { # INDEX VALUE: the value to use on stdout
         size) [[ -z $value ]] || require_size "$var" "$value" ;;
         region) [[ -z $value || $value == auto || $value == all ]] || require_size "$var" "$value" ;;
         block) [[ -z $value ]] || value=$(block_size_token "$var" "$value") || exit "$EXIT_USAGE" ;;
+        cpulist) [[ -z $value || $value =~ ^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$ ]] ||
+            die "$EXIT_USAGE" "$var=$value: expected CPUs as fio's cpus_allowed takes them, e.g. 0-3,8" ;;
         choice:*)
             IFS=, read -r -a choices <<<"${check#choice:}"
             require_one_of "$var" "$value" "${choices[@]}"

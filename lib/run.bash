@@ -136,6 +136,7 @@ EOF
     [[ -n $host ]] || printf '\n[%s]\n' "${CASE_NAMES[$i]}"
     for opt in ${CASE_OPTS[$i]}; do [[ $opt == @* ]] || printf '%s\n' "$opt"; done
     job_stripes "$i"
+    [[ -n $host ]] || placement_options
 }
 
 # Several jobs of one case: sequential jobs each get a stripe of their own (size and
@@ -424,7 +425,8 @@ on_interrupt() {
         kill -TERM "$FIO_PID" 2>/dev/null || true
         wait "$FIO_PID" 2>/dev/null || true
     fi
-    [[ -n ${PARTIAL:-} ]] && rm -f -- "$PARTIAL"
+    # the repetition's fio output and its CPU snapshots (cpu_snapshot) alike
+    [[ -n ${PARTIAL:-} ]] && rm -f -- "$PARTIAL" "${PARTIAL%.json.partial}.cpu.partial"
     info ""
     info "interrupted: ${DONE_RUNS:-0} finished repetitions are kept in $RESULTS_DIR; rerun the same command to resume"
     exit "$EXIT_INTERRUPTED"
@@ -453,16 +455,20 @@ run_repetition() {
         fi
     fi
     if declare -F section_before_repetition >/dev/null; then section_before_repetition "$i" "$k"; fi
+    cpu_snapshot before >"$dir/.rep$k.cpu.partial"
     TK_LOG="$dir/rep$k" run_fio "$dir/rep$k.stderr" --output-format=json+ --output="$PARTIAL" \
         "$dir/job.fio" || rc=$?
+    cpu_snapshot after >>"$dir/.rep$k.cpu.partial"
     if declare -F section_after_repetition >/dev/null; then section_after_repetition "$i" "$k"; fi
     reply=$(service_ask check-result "$PARTIAL" "$RESULTS_DIR/manifest.json" "$name")
     if [[ $reply == ok ]]; then
+        mv -f -- "$dir/.rep$k.cpu.partial" "$dir/rep$k.cpu"
         mv -f -- "$PARTIAL" "$final"
         [[ -s $dir/rep$k.stderr ]] || rm -f -- "$dir/rep$k.stderr"
     else
         # Keep what fio wrote for the post-mortem, under a name the analysis never reads.
         [[ -e $PARTIAL ]] && mv -f -- "$PARTIAL" "$dir/rep$k.failed.json"
+        mv -f -- "$dir/.rep$k.cpu.partial" "$dir/rep$k.failed.cpu"
         PARTIAL=""
         case_writes "$i" && writes=1
         diagnose_fault "$name rep $k failed" "$TARGET_PATH" "$rc" "$writes"
@@ -478,6 +484,13 @@ run_repetition() {
 # run here with its one line: exit 1, the finished repetitions kept, the same command resumes.
 # Otherwise FAULT_GO is the line for a fault the run goes on after (fio killed), or empty. An
 # empty TARGET (a fleet run's hosts) checks the results folder only.
+# Each CPU's ticks from /proc/stat, with the time, before or after a repetition's fio: the
+# analysis (analysis/run/cpu_load.py) finds the busiest CPU from the two (host_bound).
+cpu_snapshot() { # before|after
+    printf '%s %s\n' "$1" "$EPOCHREALTIME"
+    grep '^cpu[0-9]' /proc/stat
+}
+
 diagnose_fault() {
     local reply
     reply=$(service_ask diagnose "$2" "$RESULTS_DIR" "$3" "$4")
@@ -631,11 +644,62 @@ run_all() {
     done
 }
 
-# fio's null-engine ceiling of every case's shape (analysis/run/host_ceiling.py): seconds, no device
-# I/O; cases measured by an earlier run of these results keep their ceiling.
+# The host's ceiling of every case's shape (analysis/run/host_ceiling.py): its engine on null_blk,
+# else a zram device of its own, else fio's null engine; about a second per shape, no I/O to the
+# target; cases measured by an earlier run of these results keep their ceiling.
 measure_host_ceiling() {
     tk_python host-ceiling "$RESULTS_DIR" "${CASE_NAMES[@]}" ||
-        die "$EXIT_FAIL" "measuring fio's own ceiling on the null engine failed (see above)"
+        die "$EXIT_FAIL" "measuring the host's ceiling (null_blk, zram or fio's null engine) failed (see above)"
+}
+
+# --- placement: the CPUs the jobs run on ----------------------------------------------------
+# The NUMA node of the device behind the target (a block device, or the one holding a file):
+# the first numa_node file from its sysfs device up; empty when unknown (none, or -1).
+target_numa_node() {
+    local dev sys node=""
+    if [[ -b $TARGET_PATH ]]; then
+        dev=$(stat -L -c '%Hr:%Lr' -- "$TARGET_PATH" 2>/dev/null) || return 0
+    else
+        dev=$(stat -L -c '%Hd:%Ld' -- "$TARGET_PATH" 2>/dev/null) || return 0
+    fi
+    sys=$(readlink -f "/sys/dev/block/$dev" 2>/dev/null) || return 0
+    while [[ $sys == /sys/devices/* ]]; do
+        if [[ -r $sys/numa_node ]]; then
+            node=$(<"$sys/numa_node")
+            break
+        fi
+        sys=${sys%/*}
+    done
+    [[ -z $node || $node == -1 ]] || printf '%s' "$node"
+}
+
+# PLACEMENT_CPUS (fio's cpus_allowed, empty for any CPU) and PLACEMENT_NOTE (why, for the jobfile
+# and the plan): --cpus, else the target's NUMA node's CPUs on a machine of several nodes. The
+# host ceiling (analysis/run/host_ceiling.py) reads cpus_allowed from the jobfile and so is
+# measured on the same CPUs.
+resolve_placement() {
+    local node nodes
+    PLACEMENT_CPUS="" PLACEMENT_NOTE=""
+    if [[ -n ${CPUS:-} ]]; then
+        PLACEMENT_CPUS=$CPUS PLACEMENT_NOTE="CPUs $CPUS (--cpus)"
+        return 0
+    fi
+    node=$(target_numa_node)
+    nodes=$(compgen -G '/sys/devices/system/node/node[0-9]*' | wc -l)
+    if [[ -z $node ]]; then
+        PLACEMENT_NOTE="any CPU (the target's NUMA node is unknown)"
+    elif ((nodes < 2)) || [[ ! -r /sys/devices/system/node/node$node/cpulist ]]; then
+        PLACEMENT_NOTE="any CPU (NUMA node $node, the only one)"
+    else
+        PLACEMENT_CPUS=$(</sys/devices/system/node/node"$node"/cpulist)
+        PLACEMENT_NOTE="CPUs $PLACEMENT_CPUS, those of the target's NUMA node $node"
+    fi
+}
+
+placement_options() { # the jobfile's lines: a comment saying where the jobs run, cpus_allowed
+    [[ -n ${PLACEMENT_NOTE:-} ]] || resolve_placement
+    printf '; jobs run on %s\n' "$PLACEMENT_NOTE"
+    [[ -z $PLACEMENT_CPUS ]] || printf 'cpus_allowed=%s\n' "$PLACEMENT_CPUS"
 }
 
 stored_engines() { # the engines a first run of these results chose (auto), if any

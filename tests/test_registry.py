@@ -107,7 +107,7 @@ def test_options_table_is_consistent():
         assert set(o.scopes) <= known, o.flag
         assert re.fullmatch(r"--[a-z0-9-]+", o.flag) and re.fullmatch(r"[A-Z][A-Z0-9_]*", o.variable)
         assert bool(o.arg) != (o.check in ("switch", "bool")), o.flag
-        assert re.fullmatch(r"int:\d+|size|region|block|choice:[\w,-]+|list|switch|bool|", o.check), o.check
+        assert re.fullmatch(r"int:\d+|size|region|block|cpulist|choice:[\w,-]+|list|switch|bool|", o.check), o.check
         for scope in o.scopes:
             assert (scope, o.flag) not in seen, f"{o.flag} twice in scope {scope}"
             seen.add((scope, o.flag))
@@ -139,7 +139,8 @@ def test_help_lists_every_option_with_its_variable(script):
 
 
 # Two valid values of each kind of option (the flag's, then the environment's).
-SAMPLES = {"size": ("2M", "3M"), "region": ("2M", "all"), "block": ("8k", "16k"), "list": ("a,b", "c"), "": ("x", "y")}
+SAMPLES = {"size": ("2M", "3M"), "region": ("2M", "all"), "block": ("8k", "16k"), "list": ("a,b", "c"),
+           "cpulist": ("0-1,3", "0"), "": ("x", "y")}
 
 
 def samples(o: registry.Option) -> tuple[str, str]:

@@ -20,6 +20,7 @@ from pathlib import Path
 from analysis.core import workspace
 from analysis.core.workspace import Workspace
 from analysis.device.health import UNAVAILABLE, health_summary
+from analysis.device.irq import device_irq_cpus, irq_warning
 
 # lsblk TYPE -> target type. zram and brd RAM disks call themselves "disk"; see _device_type.
 _LSBLK_TYPES = {
@@ -260,6 +261,8 @@ def build_target(raw: Path, health: dict) -> dict:
         "pcie_link": parse_pcie_link(sysfs),
         "loop_backing_file": sysfs.get("loop_backing_file"),
         "mounted": parse_mount(_json(raw, "findmnt.json")),
+        # CPUs that took the drive's I/O interrupts (analysis.device.irq), None when not known
+        "irq_cpus": device_irq_cpus(_text(raw, "interrupts.txt"), _text(raw, "disk.txt")),
     }
 
 
@@ -342,6 +345,7 @@ def compute_warnings(env: dict, direct: str | None) -> list[str]:
         return out + [FLEET_WARNING]
     target = env["target"]
     return (out + _location_warnings(target) + _direct_warnings(direct) + _device_warnings(target)
+            + irq_warning(target.get("parent_disk"), target.get("irq_cpus"))
             + _health_warnings(env["health"]))
 
 
@@ -446,6 +450,8 @@ def _target_rows(t: dict) -> list[tuple[str, object]]:
         ("PCIe link", f"{link['speed']} x{link['width']} (max {link['max_speed']} "
          f"x{link['max_width']}) at {link['pci_device']}" if link else
          "none (no PCIe link above the device in sysfs)" if t.get("device") else None),
+        ("interrupt CPUs", "{} of {}".format(",".join(map(str, t["irq_cpus"][0])) or "none yet",
+                                              t["irq_cpus"][1]) if t.get("irq_cpus") else None),
         ("loop backing", t.get("loop_backing_file")),
         ("mounted", f"{mount['where']} ({mount['fstype']}, {mount['source']})" if mount else
          "no" if t.get("device") else None),

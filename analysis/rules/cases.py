@@ -28,7 +28,7 @@ from analysis.core.stats import (
     tail_intervals,
 )
 from analysis.fio.output import Direction, JobGroup
-from analysis.run import repetition
+from analysis.run import cpu_load, repetition
 from analysis.run.host_ceiling import is_host_bound, read_ceilings
 
 # A point is marked unstable when the 95% confidence interval of its mean IOPS, MB/s or mean
@@ -39,8 +39,10 @@ from analysis.run.host_ceiling import is_host_bound, read_ceilings
 UNSTABLE_HALF_WIDTH = 0.05
 
 # What the host allowed (analysis.run.host_ceiling): fio's CPU time per job (% of one CPU), the
-# null-engine IOPS of the case's shape, and whether the point measured the host, not the drive.
-HOST_COLUMNS = ["cpu_usr_pct", "cpu_sys_pct", "host_ceiling_iops", "host_bound"]
+# ceiling IOPS of the case's shape, the busiest CPU while it ran (analysis.run.cpu_load: its busy
+# share in %, and which), and whether the point measured the host, not the drive.
+HOST_COLUMNS = ["cpu_usr_pct", "cpu_sys_pct", "host_ceiling_iops", "host_ceiling_device",
+                "cpu_busiest_pct", "cpu_busiest", "host_bound"]
 
 # The columns of docs/outputs.md, in order; `read_pct` is the read share of the job (100 for a pure
 # read pattern, 0 for a pure write, rwmixread for a mix). Each percentile also gets the sample std
@@ -79,6 +81,8 @@ class Case:
     # repetition's logs stay on disk beside rep<k>.failed.json, so logs are found from these.
     # Empty for job groups read elsewhere (frame_of_groups), which have no logs.
     numbers: tuple[int, ...] = ()
+    # Each good repetition's per-CPU load (rep<k>.cpu), None where the run recorded none.
+    cpu_loads: tuple[cpu_load.CpuLoad | None, ...] = ()
 
 
 def rep_files(case_dir: Path) -> list[Path]:
@@ -98,7 +102,8 @@ def load_case(case_dir: Path, expected: dict[str, str] | None = None) -> Case:
             left_out.append(LeftOut(path, str(e)))
             continue
         numbers.append(int(path.stem.removeprefix("rep")))
-    return Case(case_dir.name, reps, left_out, tuple(numbers))
+    loads = tuple(cpu_load.read_load(case_dir, k) for k in numbers)
+    return Case(case_dir.name, reps, left_out, tuple(numbers), loads)
 
 
 def read_section(results_dir: Path) -> list[Case]:
@@ -250,8 +255,18 @@ def summarize_direction(case: Case, direction: str) -> dict:
         **pcts, "unstable": unstable, "pct_source": source, "little_product": little["mean"],
         "cpu_usr_pct": rep_stats([g.usr_cpu_pct for g in case.reps])["mean"],
         "cpu_sys_pct": rep_stats([g.sys_cpu_pct for g in case.reps])["mean"],
-        "host_ceiling_iops": math.nan, "host_bound": False, **intervals,
+        "host_ceiling_iops": math.nan, "host_ceiling_device": "", **busiest_columns(case),
+        "host_bound": False, **intervals,
     }
+
+
+def busiest_columns(case: Case) -> dict:
+    """cpu_busiest_pct and cpu_busiest: the busiest CPU that ran the jobs or took their
+    interrupts (analysis.run.cpu_load), nan and -1 without rep<k>.cpu files."""
+    cpu, share = cpu_load.busiest_over(list(case.cpu_loads),
+                                       case.reps[0].options.get("cpus_allowed"),
+                                       [cpu_load.io_seconds(g.options) for g in case.reps])
+    return {"cpu_busiest_pct": share * 100, "cpu_busiest": cpu}
 
 
 def summary_rows(case: Case, always: tuple[str, ...] = ()) -> list[dict]:
@@ -288,14 +303,18 @@ def mark_host_bound(table: pd.DataFrame, ceilings: dict) -> pd.DataFrame:
     """Fill host_ceiling_iops and host_bound from a section's host_ceiling.json. A case is
     judged on all its I/O (its total row, or its only one); each of its rows carries the mark."""
     cases = ceilings.get("cases", {})
-    if table.empty or not cases:
+    if table.empty:
         return table
     table = table.copy()
     for row in case_rows(table).itertuples():
         ceiling = cases.get(row.case, {}).get("iops", math.nan)
+        # null_blk, zram or null (fio's null engine: the only one before the kernel-path ceiling)
+        device = cases.get(row.case, {}).get("device", "null" if row.case in cases else "")
         bound = is_host_bound(row.iops_mean, ceiling, row.cpu_usr_pct, row.cpu_sys_pct,
-                              int(row.numjobs), int(ceilings.get("cpus", 0)))
-        table.loc[table.case == row.case, ["host_ceiling_iops", "host_bound"]] = [ceiling, bound]
+                              int(row.numjobs), int(ceilings.get("cpus", 0)),
+                              row.cpu_busiest_pct)
+        table.loc[table.case == row.case, ["host_ceiling_iops", "host_ceiling_device",
+                                           "host_bound"]] = [ceiling, device, bound]
     table["host_bound"] = table.host_bound.astype(bool)
     return table
 

@@ -1,12 +1,17 @@
-"""The host's own ceiling: what fio can issue on this machine with no device at all.
+"""The host's own ceiling: what fio and the kernel's I/O path can do here with a device that
+takes no time.
 
 On a drive that reads 7-14 GB/s, fio's own work per I/O (filling buffers, bookkeeping, the
-engine's system calls) can decide a number as much as the drive does. Each case's shape (pattern,
-block size, depth, jobs, buffer options) is run for about a second on fio's null engine, which
-completes every I/O at once without touching anything; its IOPS is the most this host could have
-shown for that case. `python -m analysis host-ceiling RESULTS_DIR CASE...` measures the cases
-that have no ceiling yet (from their results/<section>/<case>/job.fio) into
-RESULTS_DIR/host_ceiling.json; the analysis then marks the points the host limited (host_bound).
+engine's system calls) and the kernel's (block layer, completions, interrupts) can decide a
+number as much as the drive does. Each case's shape (pattern, block size, depth, jobs, engine,
+direct, CPUs, buffer options) is run for about a second against a RAM block device with no media,
+made for the purpose and removed after: null_blk (memory_backed=0) when the kernel has it,
+otherwise a zram device of its own (never /dev/zram0 nor the target: a new one from zram-control),
+otherwise fio's null engine, which makes no system call at all. Its IOPS is the most this host
+could have shown for that case; host_ceiling.json says which device gave it (`device`).
+`python -m analysis host-ceiling RESULTS_DIR CASE...` measures the cases that have no ceiling yet
+(from their results/<section>/<case>/job.fio) into RESULTS_DIR/host_ceiling.json; the analysis
+then marks the points the host limited (host_bound).
 """
 
 from __future__ import annotations
@@ -14,9 +19,12 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -32,7 +40,18 @@ SHAPE_KEYS = ("rw", "readwrite", "rwmixread", "rwmixwrite", "bs", "blocksize", "
               "iodepth", "iodepth_batch_submit", "iodepth_batch_complete_min", "numjobs",
               "refill_buffers", "scramble_buffers", "zero_buffers", "buffer_compress_percentage",
               "buffer_compress_chunk", "dedupe_percentage", "buffer_pattern", "norandommap",
-              "randrepeat", "lat_percentiles", "clat_percentiles", "percentile_list")
+              "randrepeat", "lat_percentiles", "clat_percentiles", "percentile_list",
+              "ioengine", "direct", "cpus_allowed", "cpus_allowed_policy", "hipri",
+              "fixedbufs", "registerfiles", "sqthread_poll")
+# What only a device has: left out when the ceiling falls back to the null engine.
+DEVICE_KEYS = ("ioengine", "direct", "hipri", "fixedbufs", "registerfiles", "sqthread_poll")
+# Buffer contents: on zram a write of random data costs a compression, which is the RAM disk's
+# "media", not the host's I/O path; zero-filled buffers are stored as same-filled pages at no cost.
+BUFFER_KEYS = ("refill_buffers", "scramble_buffers", "zero_buffers", "buffer_compress_percentage",
+               "buffer_compress_chunk", "dedupe_percentage", "buffer_pattern")
+CEILING_BYTES = 1 << 30
+NULLB_CONFIG = Path("/sys/kernel/config/nullb")
+ZRAM_CONTROL = Path("/sys/class/zram-control")
 
 # A point is host-bound when it reached this share of what fio alone can issue for its shape:
 # then at least half of each I/O's time went to fio's own work, and a faster host would have
@@ -44,6 +63,10 @@ HOST_BOUND_SHARE = 0.5
 # job, over min(numjobs, CPUs)): a RAM-backed device such as zram or a tmpfs file makes the CPU
 # the device, and the point then measures the host however far it is from the ceiling.
 HOST_BOUND_CPU = 0.9
+# ... or when a CPU that ran its jobs or took their interrupts was this busy over the repetition
+# (analysis.run.cpu_load, from /proc/stat: user+system+irq+softirq). Measured here
+# (docs/methodology.md "The host ceiling"): SEE_DOCS.
+HOST_BOUND_BUSY = 0.95
 
 
 def parse_jobfile(text: str) -> dict[str, dict[str, str]]:
@@ -78,38 +101,133 @@ def shape_text(shape: dict[str, str]) -> str:
     return " ".join(f"{k}={v}" for k, v in shape.items())
 
 
-def calibration_jobfile(shapes: list[dict[str, str]]) -> str:
-    """One null-engine job per shape, one after another (stonewall), each about a second."""
-    lines = ["[global]", "ioengine=null", "size=1g", "time_based=1",
-             f"runtime={CALIBRATION_SECONDS}", "group_reporting=1", ""]
+def calibration_jobfile(shapes: list[dict[str, str]], device: str | None = None,
+                        zram: bool = False) -> str:
+    """One job per shape, one after another (stonewall), each about a second: against `device`
+    with the case's engine, or on fio's null engine when there is none."""
+    where = [f"filename={device}"] if device else ["ioengine=null"]
+    lines = ["[global]", *where, "size=1g", "time_based=1", f"runtime={CALIBRATION_SECONDS}",
+             "group_reporting=1", ""]
     for k, shape in enumerate(shapes):
-        lines += [f"[shape{k}]", "stonewall", *(f"{key}={v}" for key, v in shape.items()), ""]
+        opts = {key: v for key, v in shape.items()
+                if device or key not in DEVICE_KEYS}
+        if zram:
+            opts = {key: v for key, v in opts.items() if key not in BUFFER_KEYS}
+            opts.update(zero_buffers="1", scramble_buffers="0")
+        lines += [f"[shape{k}]", "stonewall", *(f"{key}={v}" for key, v in opts.items()), ""]
     return "\n".join(lines)
+
+
+@contextmanager
+def null_blk_device() -> Iterator[str | None]:
+    """/dev/nullb<N> from null_blk's configfs (memory_backed=0: I/O completes with no copy),
+    removed on exit; None when the kernel has no null_blk (or we may not load it)."""
+    if not NULLB_CONFIG.is_dir() and shutil.which("modprobe"):
+        subprocess.run(["modprobe", "null_blk", "nr_devices=0"], capture_output=True, check=False)
+    if not NULLB_CONFIG.is_dir() or os.geteuid() != 0:
+        yield None
+        return
+    node = NULLB_CONFIG / f"ssd-ceiling-{os.getpid()}"
+    try:
+        node.mkdir()
+        (node / "size").write_text(str(CEILING_BYTES >> 20))  # MiB
+        (node / "memory_backed").write_text("0")
+        (node / "power").write_text("1")
+        dev = f"/dev/nullb{(node / 'index').read_text().strip()}"
+    except OSError:
+        dev = None
+    try:
+        yield dev if dev and Path(dev).exists() else None
+    finally:
+        if node.exists():
+            try:
+                (node / "power").write_text("0")
+            except OSError:
+                pass
+            node.rmdir()
+
+
+@contextmanager
+def zram_device() -> Iterator[str | None]:
+    """A zram device of its own (zram-control's hot_add), never /dev/zram0 nor a target, removed
+    on exit; None without zram-control or root."""
+    if not (ZRAM_CONTROL / "hot_add").exists() or os.geteuid() != 0:
+        yield None
+        return
+    try:
+        index = (ZRAM_CONTROL / "hot_add").read_text().strip()
+    except OSError:
+        yield None
+        return
+    try:
+        try:
+            Path(f"/sys/block/zram{index}/disksize").write_text(str(CEILING_BYTES))
+        except OSError:
+            yield None
+        else:
+            yield f"/dev/zram{index}"
+    finally:
+        try:
+            (ZRAM_CONTROL / "hot_remove").write_text(index)
+        except OSError as e:
+            print(f"host-ceiling: could not remove /dev/zram{index} ({e}); remove it with "
+                  f"'echo {index} > {ZRAM_CONTROL}/hot_remove'", file=sys.stderr)
 
 
 def usable_cpus() -> int:
     return len(os.sched_getaffinity(0))
 
 
-def measure(shapes: list[dict[str, str]]) -> list[dict]:
-    """Run the shapes on the null engine: [{iops, cpu_usr_pct, cpu_sys_pct}] in their order."""
+def measure(shapes: list[dict[str, str]], prefer: str = "auto") -> tuple[str, list[dict]]:
+    """Run the shapes on the best ceiling device there is (`prefer`: auto, null_blk, zram or
+    null): (its name, [{iops, cpu_usr_pct, cpu_sys_pct}] in the shapes' order). A device whose
+    run fails gives way to the next."""
+    order = ["null_blk", "zram", "null"]
+    order = order[order.index(prefer):] if prefer in order else order
+    makers = {"null_blk": null_blk_device, "zram": zram_device}
+    for name in order:
+        if name == "null":
+            return name, run_shapes(shapes, None)
+        with makers[name]() as dev:
+            if dev is None:
+                continue
+            try:
+                return name, run_shapes(shapes, dev, zram=name == "zram")
+            except RuntimeError as e:
+                print(f"host-ceiling: {name} ({dev}) failed, trying the next: {e}",
+                      file=sys.stderr)
+    raise AssertionError("unreachable: the null engine ends the order")
+
+
+def run_shapes(shapes: list[dict[str, str]], device: str | None,
+               zram: bool = False) -> list[dict]:
+    """One fio run of every shape (calibration_jobfile), its results in the shapes' order."""
+    what = device or "fio's null engine"
     with tempfile.TemporaryDirectory(prefix="host-ceiling-") as tmp:
         job, out = Path(tmp) / "ceiling.fio", Path(tmp) / "ceiling.json"
-        job.write_text(calibration_jobfile(shapes))
+        job.write_text(calibration_jobfile(shapes, device, zram))
         proc = subprocess.run(["fio", "--output-format=json", f"--output={out}", str(job)],
                               capture_output=True, text=True, check=False)
         try:
             groups = {g.jobname: g for g in read_groups(out)}
         except (FioOutputError, OSError) as e:
-            raise RuntimeError(f"fio's null engine failed ({e}); {proc.stderr.strip()[:200]}")
+            raise RuntimeError(f"fio on {what} failed ({e}); {proc.stderr.strip()[:200]}")
     found = []
     for k in range(len(shapes)):
         g = groups.get(f"shape{k}")
         if g is None:
-            raise RuntimeError(f"the null-engine run has no result for {shape_text(shapes[k])}")
+            raise RuntimeError(f"the run on {what} has no result for {shape_text(shapes[k])}")
         found.append({"iops": sum(d.iops for d in g.directions.values()),
                       "cpu_usr_pct": g.usr_cpu_pct, "cpu_sys_pct": g.sys_cpu_pct})
     return found
+
+
+DEVICE_NAMES = {"null_blk": "null_blk (no media)", "zram": "a zram RAM disk",
+                "null": "fio's null engine"}
+# How the Host line names each (analysis.sections.common): "measured on <label>".
+CEILING_LABELS = {"null_blk": "null_blk, the kernel's I/O path with no media",
+                  "zram": "a zram RAM disk of its own, the kernel's I/O path",
+                  "null": "fio's null engine, fio alone with no system call"}
 
 
 def read_ceilings(results_dir: Path) -> dict:
@@ -117,26 +235,32 @@ def read_ceilings(results_dir: Path) -> dict:
     return json.loads(path.read_text()) if path.exists() else {}
 
 
-def calibrate(results_dir: Path, cases: list[str]) -> tuple[dict, list[str]]:
+def calibrate(results_dir: Path, cases: list[str], prefer: str = "auto") -> tuple[dict, list[str]]:
     """Measure the cases that have no ceiling yet (identical shapes once) and store them:
-    (the whole file's content, the cases measured now)."""
+    (the whole file's content, the cases measured now). Each case records its `device`; the
+    file's own `device` is the last one used."""
     doc = read_ceilings(results_dir) or {"cpus": usable_cpus(), "cases": {}}
     todo = {c: case_shape((results_dir / c / "job.fio").read_text())
             for c in cases if c not in doc["cases"]}
     if not todo:
         return doc, []
     shapes = list({shape_text(s): s for s in todo.values()}.values())
-    measured = dict(zip((shape_text(s) for s in shapes), measure(shapes)))
+    device, results = measure(shapes, prefer)
+    measured = dict(zip((shape_text(s) for s in shapes), results))
     for case, shape in todo.items():
-        doc["cases"][case] = {"shape": shape_text(shape), **measured[shape_text(shape)]}
+        doc["cases"][case] = {"shape": shape_text(shape), "device": device,
+                              **measured[shape_text(shape)]}
+    doc["device"] = device
     doc["measured"] = datetime.now(UTC).isoformat(timespec="seconds")
     write_atomically(results_dir / CEILING_FILE, doc)
     return doc, list(todo)
 
 
 def is_host_bound(iops: float, ceiling: float, usr_pct: float, sys_pct: float, numjobs: int,
-                  cpus: int) -> bool:
-    """The rule above, in one place."""
+                  cpus: int, busiest_pct: float = math.nan) -> bool:
+    """The rules above, in one place: any of them marks the point."""
+    if not math.isnan(busiest_pct) and busiest_pct >= HOST_BOUND_BUSY * 100:
+        return True
     if ceiling and not math.isnan(ceiling) and iops >= HOST_BOUND_SHARE * ceiling:
         return True
     busy = (usr_pct + sys_pct) / 100 * numjobs  # CPUs' worth of time the jobs used
@@ -148,8 +272,9 @@ def main(argv: list[str]) -> int:
         print("usage: python -m analysis host-ceiling RESULTS_DIR CASE...", file=sys.stderr)
         return 2
     results_dir = Path(argv[0])
+    prefer = os.environ.get("TK_CEILING_DEVICE", "auto")  # tests force one: null_blk|zram|null
     try:
-        doc, measured = calibrate(results_dir, argv[1:])
+        doc, measured = calibrate(results_dir, argv[1:], prefer)
     except KeyboardInterrupt:
         return 130
     except (RuntimeError, OSError) as e:
@@ -157,7 +282,7 @@ def main(argv: list[str]) -> int:
         return 1
     for case in measured:
         c = doc["cases"][case]
-        print(f"  ceiling  {case}: {c['iops']:,.0f} IOPS on fio's null engine "
+        print(f"  ceiling  {case}: {c['iops']:,.0f} IOPS on {DEVICE_NAMES[c['device']]} "
               f"(CPU {c['cpu_usr_pct']:.0f}% usr, {c['cpu_sys_pct']:.0f}% sys per job)",
               file=sys.stderr)
     return 0

@@ -32,7 +32,12 @@ from analysis.rules.cases import (
     read_section,
     report_left_out,
 )
-from analysis.run.host_ceiling import HOST_BOUND_SHARE, read_ceilings
+from analysis.run.host_ceiling import (
+    CEILING_LABELS,
+    HOST_BOUND_BUSY,
+    HOST_BOUND_SHARE,
+    read_ceilings,
+)
 from analysis.run.manifest import planned_repeats
 from analysis.sections import SECTIONS
 from analysis.sections import facts as facts_file
@@ -341,22 +346,37 @@ def host_bound_rows(df: pd.DataFrame) -> pd.DataFrame:
 def _host_reason(row) -> str:
     share = row.iops_mean / row.host_ceiling_iops if row.host_ceiling_iops else math.nan
     cpu = row.cpu_usr_pct + row.cpu_sys_pct
-    parts = [] if math.isnan(share) else [f"{share * 100:.0f}% of fio's null-engine ceiling"]
+    device = getattr(row, "host_ceiling_device", "") or "null"
+    label = "null-engine" if device == "null" else device
+    parts = [] if math.isnan(share) else [f"{share * 100:.0f}% of its {label} ceiling"]
     if not math.isnan(cpu):
         parts.append(f"CPU {cpu:.0f}% per job")
+    busiest = getattr(row, "cpu_busiest_pct", math.nan)
+    if not math.isnan(busiest):
+        parts.append(f"CPU {int(row.cpu_busiest)} {busiest:.0f}% busy")
     return ", ".join(parts)
+
+
+def _ceiling_label(df: pd.DataFrame) -> str:
+    """What the ceiling was measured on, for the Host line: 'null_blk (no media)' and so on."""
+    found = [d for d in dict.fromkeys(df.get("host_ceiling_device", pd.Series(dtype=str)))
+             if isinstance(d, str) and d]
+    return "; ".join(CEILING_LABELS.get(d, d) for d in found) or CEILING_LABELS["null"]
 
 
 def host_finding(df: pd.DataFrame, label: Callable[[object], str]) -> str:
     """The line every snippet ends with, after stability: which points the host limited."""
-    if df.host_ceiling_iops.isna().all():
+    if df.host_ceiling_iops.isna().all() and host_bound_rows(df).empty:
         return ("**Host:** no host ceiling was measured for these results (a fleet run, or results "
                 "from before the toolkit measured it); the CPU columns still show fio's own load.")
     bound = host_bound_rows(df)
     if bound.empty:
-        return (f"**Host:** no point reached {HOST_BOUND_SHARE * 100:.0f}% of what fio alone can "
-                "issue on this host (its null-engine ceiling) or kept its CPUs busy: by this "
-                "test, the drive set the pace.")
+        busy = (f", kept fio's CPUs busy, or kept any CPU {HOST_BOUND_BUSY * 100:.0f}% busy"
+                if df.get("cpu_busiest_pct", pd.Series(dtype=float)).notna().any() else
+                " or kept fio's CPUs busy (no per-CPU load was recorded for these results)")
+        return (f"**Host:** no point reached {HOST_BOUND_SHARE * 100:.0f}% of what this host can "
+                f"issue for its shape (its ceiling, measured on {_ceiling_label(df)}){busy}: by "
+                "this test, the drive set the pace.")
     return ("**Host-bound:** " + ", ".join(f"{label(r)} ({_host_reason(r)})" for r in
                                             bound.itertuples())
             + ": these points measure this host (fio and the kernel) as much as the drive; a "
@@ -369,7 +389,7 @@ def host_anomaly(table: pd.DataFrame) -> Anomaly | None:
         return None
     return Anomaly("host_bound", (
         f"{len(bound)} of {len(case_rows(table))} points were limited by the host, not the drive "
-        f"(reached {HOST_BOUND_SHARE * 100:.0f}% of fio's null-engine ceiling or kept their CPUs "
+        f"(reached {HOST_BOUND_SHARE * 100:.0f}% of the host's ceiling or kept their CPUs "
         f"busy): {', '.join(f'{r.case} ({_host_reason(r)})' for r in bound.itertuples())}."))
 
 
