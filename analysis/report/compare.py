@@ -432,20 +432,14 @@ def findings(comp: Comparison, fail_pct: float | None) -> list[str]:
             f"{bucket} within one histogram bucket, {untested} not testable.")]
     worse = t[t.worse].sort_values("regression_pct", ascending=False)
     better = t[t.better].sort_values("regression_pct")
-    if not worse.empty:
-        r = worse.iloc[0]
-        out.append(f"Largest significant regression: {r.section} {r.case} {r.label} "
+    for found, what in ((worse, "regression"), (better, "improvement")):
+        if found.empty:
+            out.append(f"No significant {what}.")
+            continue
+        r = found.iloc[0]
+        out.append(f"Largest significant {what}: {r.section} {r.case} {r.label} "
                    f"{md.num(r.a)} → {md.num(r.b)} ({md.signed_pct(r.diff_pct, 1)}, p {_p(r.p)}, "
                    f"adjusted {_p(r.p_adj)}).")
-    else:
-        out.append("No significant regression.")
-    if not better.empty:
-        r = better.iloc[0]
-        out.append(f"Largest significant improvement: {r.section} {r.case} {r.label} "
-                   f"{md.num(r.a)} → {md.num(r.b)} ({md.signed_pct(r.diff_pct, 1)}, p {_p(r.p)}, "
-                   f"adjusted {_p(r.p_adj)}).")
-    else:
-        out.append("No significant improvement.")
     if fail_pct is not None:
         bad = regressions(t, fail_pct)
         out.append(f"Gate --fail-if-worse {fail_pct:g}%: " +
