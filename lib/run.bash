@@ -47,6 +47,7 @@ RUN_ROUND=0 # run_all's calls so far: more than one when a section adds cases as
 # part of its method (each case's repetitions back to back, as declared): its script sets it.
 CASE_ORDER=rounds
 ORDER_CASE=() ORDER_REP=() ORDER_KNOWN=0 # the order so far (case_order) and how many cases it covers
+ORDER_REPS=() # per case: how many of its repetitions the order holds
 
 # add_case NAME OPTION=VALUE...: one case of the section's matrix, in fio's own option names
 # (a job-level runtime=, ramp_time= or size= overrides the profile's for this case). Options
@@ -67,6 +68,13 @@ case_option() { # INDEX KEY: the value of a fio option in the case, empty if not
         [[ $opt == "$2="* ]] && printf '%s' "${opt#*=}" && return 0
     done
     return 0
+}
+
+# set_case_repeat INDEX N: the case gets N repetitions in all (--until-stable adds them).
+set_case_repeat() {
+    local opt kept=()
+    for opt in ${CASE_OPTS[$1]}; do [[ $opt == @repeat=* ]] || kept+=("$opt"); done
+    CASE_OPTS[$1]="${kept[*]} @repeat=$2"
 }
 
 case_repeat() { # INDEX: how many repetitions the case gets
@@ -338,6 +346,16 @@ print_plan() {
         ms=$((ms + $(case_repeat "$i") * $(case_ms "$i")))
     done
     info "  runs     $runs, about $(human_seconds $(((ms + 500) / 1000)))"
+    if [[ -n $UNTIL_STABLE && $CASE_ORDER != declared && -z $HOSTS ]]; then
+        local extra=0 extra_ms=0
+        for i in "${!CASE_NAMES[@]}"; do
+            ((MAX_REPEAT > $(case_repeat "$i"))) || continue
+            extra=$((extra + MAX_REPEAT - $(case_repeat "$i")))
+            extra_ms=$((extra_ms + (MAX_REPEAT - $(case_repeat "$i")) * $(case_ms "$i")))
+        done
+        info "  until    stable: a point whose 95% interval is wider than ±$UNTIL_STABLE% gets one more repetition"
+        info "           per round, up to $MAX_REPEAT in all: at most $extra more runs, $(human_seconds $(((extra_ms + 500) / 1000)))"
+    fi
     plan_order
     [[ -n $HOSTS ]] || info "  ceiling  first, fio's null-engine ceiling of each case's shape: about a second each, no I/O"
     if declare -F section_plan_note >/dev/null; then section_plan_note; fi
@@ -393,7 +411,8 @@ check_manifest() {
         section="$SECTION" target="$TARGET_PATH" target_kind="$TARGET_KIND" \
         profile="$PROFILE" runtime="$RUNTIME" ramp="$RAMP" repeat="$REPEAT" size="$SIZE" \
         region_bytes="$REGION_BYTES" target_bytes="$TARGET_BYTES" state="$STATE_USED" \
-        state_note="$STATE_NOTE" engine="$(engine_label)" direct="$DIRECT" \
+        state_note="$STATE_NOTE" until_stable="$UNTIL_STABLE" max_repeat="$MAX_REPEAT" \
+        engine="$(engine_label)" direct="$DIRECT" \
         engines="$ENGINE_QD1 $ENGINE_DEEP" engine_note="$ENGINE_NOTE" cases="${CASE_NAMES[*]}" \
         matrix="$(case_matrix)" 2>&1); then
         die "$EXIT_USAGE" "$reason"
@@ -587,18 +606,51 @@ plan_order() {
 # Cases a section adds as it goes (§5's peak search) are ordered among themselves and run after
 # every repetition ordered before them.
 case_order() {
-    local i cases=() manifests=() reply pair
-    for ((i = ORDER_KNOWN; i < ${#CASE_NAMES[@]}; i++)); do
-        cases+=("${CASE_NAMES[$i]}:$(case_repeat "$i")")
+    local i c r cases=() index=() manifests=() reply pair
+    # New cases, and cases given more repetitions since they were ordered (a point the peak
+    # search measures again, --until-stable): only their new repetitions join the order.
+    for i in "${!CASE_NAMES[@]}"; do
+        if ((i >= ORDER_KNOWN || $(case_repeat "$i") > ${ORDER_REPS[i]:-0})); then
+            cases+=("${CASE_NAMES[$i]}:$(case_repeat "$i")") index+=("$i")
+        fi
     done
     ((${#cases[@]})) || return 0
     mapfile -t manifests < <(order_manifests)
     reply=$(service_ask order "$ORDER_SEED_USED" "$CASE_ORDER" "$RUN_ROUND" "${cases[*]}" "${manifests[@]}")
     [[ $reply == ok$'\t'* ]] || die "$EXIT_FAIL" "could not order the repetitions: ${reply#bad$'\t'}"
     for pair in ${reply#ok$'\t'}; do
-        ORDER_CASE+=("$((${pair%:*} + ORDER_KNOWN))") ORDER_REP+=("${pair#*:}")
+        c=${index[${pair%:*}]} r=${pair#*:}
+        ((r > ${ORDER_REPS[c]:-0})) || continue
+        ORDER_CASE+=("$c") ORDER_REP+=("$r")
     done
+    for c in "${index[@]}"; do ORDER_REPS[c]=$(case_repeat "$c"); done
     ORDER_KNOWN=${#CASE_NAMES[@]}
+}
+
+# --until-stable PCT: after the planned repetitions, one more repetition of every point whose 95%
+# interval is still wider than ±PCT % (analysis/run/stability.py), round after round, until none
+# is or each has --max-repeat. Deterministic from the results, so a rerun resumes it. §6 keeps its
+# fixed order and one-off burst; a fleet run is not judged per host.
+until_stable() {
+    [[ -n $UNTIL_STABLE && $CASE_ORDER != declared && -z $HOSTS ]] || return 0
+    local i name reply names
+    while :; do
+        names=()
+        for i in "${!CASE_NAMES[@]}"; do
+            (($(case_repeat "$i") < MAX_REPEAT)) && names+=("${CASE_NAMES[$i]}")
+        done
+        ((${#names[@]})) || return 0
+        reply=$(service_ask unstable "$RESULTS_DIR" "$UNTIL_STABLE" "${names[*]}")
+        [[ $reply == ok$'\t'* ]] || die "$EXIT_FAIL" "could not judge the intervals of $RESULTS_DIR: ${reply#bad$'\t'}"
+        reply=${reply#ok$'\t'}
+        [[ -n $reply ]] || return 0
+        for name in $reply; do
+            for i in "${!CASE_NAMES[@]}"; do [[ ${CASE_NAMES[$i]} == "$name" ]] && break; done
+            set_case_repeat "$i" $(($(case_repeat "$i") + 1))
+            info "until stable: $name's 95% interval is wider than ±$UNTIL_STABLE%: repetition $(case_repeat "$i") of at most $MAX_REPEAT"
+        done
+        run_all
+    done
 }
 
 # Runs every repetition not done yet, in the order of case_order; [n/N] is the repetition's place
@@ -773,6 +825,7 @@ section_main() {
     # A section whose next cases depend on the results so far (§5's peak search) adds them in
     # section_more_cases, which fails when it adds none.
     while declare -F section_more_cases >/dev/null && section_more_cases; do run_all; done
+    until_stable
     health_snapshot after
 
     info ""

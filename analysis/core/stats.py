@@ -182,6 +182,17 @@ def t_half_width(std: float, n: int, confidence: float = CONFIDENCE) -> float:
     return float(stdtrit(n - 1, 0.5 + confidence / 2) * std / math.sqrt(n))
 
 
+def interval_columns(iops: dict, bw: dict, lat: dict) -> dict:
+    """The 95% half-widths of the three means (rep_stats of IOPS, MB/s, mean latency), and the
+    widest relative to its mean (in %): above 5 marks a point unstable, and --until-stable
+    reruns it (analysis.run.stability)."""
+    halves = {name: t_half_width(s["std"], s["n"])
+              for name, s in (("iops_ci95", iops), ("bw_MBps_ci95", bw), ("lat_us_ci95", lat))}
+    rel = [h / s["mean"] * 100 for h, s in zip(halves.values(), (iops, bw, lat))
+           if not math.isnan(h) and s["mean"]]
+    return {**halves, "half_width_pct": max(rel) if rel else math.nan}
+
+
 def tail_ios(total: int, pct: float) -> int:
     """How many of `total` I/Os lie above the p-th percentile: what the percentile rests on."""
     return math.floor(total * (100.0 - pct) / 100.0 + 1e-9)

@@ -21,10 +21,10 @@ import pandas as pd
 from analysis.core.stats import (
     PCT_COLUMNS,
     STANDARD_PCTS,
+    interval_columns,
     merge_bins,
     percentiles_from_bins,
     rep_stats,
-    t_half_width,
     tail_intervals,
 )
 from analysis.fio.output import Direction, JobGroup
@@ -197,15 +197,6 @@ def nines(case: Case, direction: str) -> dict:
     per_rep = [list(g.directions.values()) if direction == "total" else [g.directions[direction]]
                for g in case.reps if direction == "total" or direction in g.directions]
     return tail_intervals(rep_bins(per_rep), NINES)
-
-
-def interval_columns(iops: dict, bw: dict, lat: dict) -> dict:
-    """The 95% half-widths of the three means, and the widest relative to its mean (in %)."""
-    halves = {name: t_half_width(s["std"], s["n"])
-              for name, s in (("iops_ci95", iops), ("bw_MBps_ci95", bw), ("lat_us_ci95", lat))}
-    rel = [h / s["mean"] * 100 for h, s in zip(halves.values(), (iops, bw, lat))
-           if not math.isnan(h) and s["mean"]]
-    return {**halves, "half_width_pct": max(rel) if rel else math.nan}
 
 
 def read_share(rw: str, rwmixread: int | None) -> int:

@@ -18,6 +18,8 @@ Protocol: one request per line, fields separated by tabs; one reply line per req
                                      -> steady<TAB>verdict | not<TAB>why
     order<TAB>SEED<TAB>RULE<TAB>STAGE<TAB>NAME:REPS ...[<TAB>MANIFEST...]
                                      -> ok<TAB>INDEX:REP ... (analysis.run.order) | bad<TAB>reason
+    unstable<TAB>RESULTS_DIR<TAB>PCT<TAB>CASE ...
+                                     -> ok<TAB>CASE ... (interval wider than +-PCT %: rerun them)
 The process exits at end of input. It ignores SIGINT: Ctrl-C in the terminal reaches the whole
 process group, and the script, not this helper, decides what happens then.
 """
@@ -32,7 +34,7 @@ from pathlib import Path
 from analysis.core.steady import last_window
 from analysis.device.safety import Refusal, check_write
 from analysis.fio.output import FioOutputError, read_groups
-from analysis.run import faults, order, repetition
+from analysis.run import faults, order, repetition, stability
 
 
 def check_result(path: str, manifest: str = "", case: str = "") -> str:
@@ -100,6 +102,10 @@ def run_order(*fields: str) -> str:
         return f"bad\t{e}"
 
 
+def unstable(results_dir: str, pct: str, cases: str) -> str:
+    return "ok\t" + " ".join(stability.unstable(Path(results_dir), float(pct), cases.split()))
+
+
 def safety(device: str, destroy: str) -> str:
     try:
         check_write(device, destroy)
@@ -124,6 +130,8 @@ def answer(line: str) -> str:
         return steady(*fields[1:])
     if fields[0] == "order" and len(fields) >= 5:
         return run_order(*fields[1:])
+    if fields[0] == "unstable" and len(fields) == 4:
+        return unstable(*fields[1:])
     return f"bad\tunknown request {fields[0]!r}"
 
 

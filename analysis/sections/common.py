@@ -104,7 +104,7 @@ def run_section(argv: list[str], *, section: str, description: str,
         return 1
     setup = md.setup_line(manifest, md.device_model(ws.results, results_dir),
                           steady_verdict(results_dir))
-    setup += left_out_note(cases, missing, rerun)
+    setup += left_out_note(cases, missing, rerun) + remeasured_note(cases, manifest)
     run = SectionRun(ws, results_dir, table, setup, args, cases=cases)
     written = produce(run)
     anomalies = [a for a in (unstable_anomaly(table), host_anomaly(table)) if a]
@@ -135,6 +135,19 @@ def rerun_advice(script: str, ws: Workspace) -> str:
     return (f"rerun the section's command with the same settings (sudo bash {script}{tree} ...): "
             "it runs only what is missing, after moving each left-out file aside as "
             "rep<k>.rejected.json")
+
+
+def remeasured_note(cases: list[Case], manifest: dict) -> str:
+    """' · re-measured until stable (±5%, at most 6): randwrite-4k (5 repetitions)': the points
+    --until-stable gave more repetitions than planned (lib/run.bash until_stable)."""
+    pct = manifest.get("until_stable")
+    more = [f"{c.name} ({len(c.reps)} repetitions)" for c in cases
+            if (planned := planned_repeats(manifest, c.name)) and len(c.reps) > planned]
+    if not pct:
+        return ""
+    limit = f"±{pct}%, at most {manifest.get('max_repeat', '?')}"
+    return (f" · re-measured until stable ({limit}): {', '.join(more)}" if more else
+            f" · until stable ({limit}): no point needed more repetitions")
 
 
 def short_points(cases: list[Case], manifest: dict) -> list[str]:
