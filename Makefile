@@ -68,9 +68,10 @@ analysis:
 	$(PYTHON) -m analysis all
 
 # docs/sample/: a real quick report on the default target (tmp/target.img), run into its own
-# tree results/sample (started afresh: it is the sample's, nobody else's), then copied with the
-# figures it links and a line saying what it ran on (the git revision is recorded before the
-# run, so copying again later does not misstate it). A clean environment: no TARGET, HOSTS or
+# tree results/sample (started afresh: it is the sample's, nobody else's). Its results tree is
+# committed as docs/sample/results and the report drawn from it with its figures and a line
+# saying what it ran on (the git revision is recorded before the run); a test draws it again
+# and compares. After a change to the analysis only: python -m analysis.report.sample --render. A clean environment: no TARGET, HOSTS or
 # section setting of the caller's changes the experiment. 15-25 minutes of disk load.
 sample-report:
 	rm -rf results/sample tables/sample figs/sample out/sample

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 
 from analysis.core.workspace import Workspace
-from analysis.report.sample import SampleError, relink, stamp, write_sample
+from analysis.report.sample import SampleError, relink, render, stamp, write_sample
 
 ENV = {"kernel": "Linux 6.1.0 #1 SMP x86_64 GNU/Linux", "fio_version": "fio-3.33",
        "collected_at": "2026-11-23T10:48:11Z",
@@ -72,3 +74,39 @@ def test_without_a_run_or_its_revision_it_says_how_to_make_one(tmp_path):
     ws = Workspace.of(tmp_path, tmp_path / "results" / "none")
     with pytest.raises(SampleError, match="report.md is missing"):
         write_sample(ws, tmp_path / "docs" / "sample")
+
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURE_TREE = REPO / "tests" / "fixtures" / "results"
+SAMPLE = REPO / "docs" / "sample"
+
+
+def test_render_from_a_committed_tree_is_reproducible(tmp_path):
+    """The sample is drawn from its committed results tree, never copied from a run's out/:
+    drawn twice from the same tree (a real one: tests/fixtures/results) it is the same text,
+    dated by the run (§1's collection, not the day it is drawn), with every figure it links."""
+    tree = tmp_path / "tree"
+    shutil.copytree(FIXTURE_TREE, tree)
+    stamp(tree, "fixture")
+    (tree / "env.json").write_text(json.dumps(ENV))  # the fixture tree has no §1 of its own
+    first, second = render(tree, tmp_path / "a"), render(tree, tmp_path / "b")
+    text = (tmp_path / "a" / "report.md").read_text()
+    assert text == (tmp_path / "b" / "report.md").read_text()
+    assert "# SSD performance report (2026-11-23)\n" in text
+    assert len(first) == len(second) > 1 and all(p.is_file() for p in first)
+
+
+def test_committed_sample_is_current(request, tmp_path):
+    """docs/sample/report.md equals what today's analysis draws from docs/sample/results: a
+    change to the analysis shows in the sample's diff. After a change that is meant, rerun with
+    --update-golden (or `python -m analysis.report.sample --render`) and read the diff."""
+    tree = SAMPLE / "results"
+    if not tree.is_dir():
+        pytest.skip("docs/sample/results is not committed yet: `make sample-report` makes it")
+    if request.config.getoption("--update-golden"):
+        render(tree, SAMPLE)
+        return
+    render(tree, tmp_path)
+    assert (tmp_path / "report.md").read_text() == (SAMPLE / "report.md").read_text()
+    drawn = {p.name for p in (tmp_path / "figs").rglob("*.png")}
+    assert drawn == {p.name for p in (SAMPLE / "figs").rglob("*.png")}

@@ -131,7 +131,8 @@ def gather(ws: Workspace) -> tuple[list[SectionState], dict[str, Status]]:
 def title(env: dict) -> str:
     target = env.get("target") or {}
     device = target.get("model") or target.get("device") or ""
-    date = datetime.now(UTC).strftime("%Y-%m-%d")
+    # the day the run started (§1's collection), so a report redrawn later keeps its date
+    date = (env.get("collected_at") or "")[:10] or datetime.now(UTC).strftime("%Y-%m-%d")
     return f"# SSD performance report{': ' + device if device else ''} ({date})"
 
 

@@ -5,29 +5,41 @@
 this module again, which copies out/sample/report.md to docs/sample/report.md with a line saying
 what it was run on (the run's own env.json and the recorded revision), and copies every figure
 the report links into docs/sample/figs/, rewriting the links so they resolve from docs/sample/.
-Only the report and its figures are copied: raw results stay out of git.
+The run's results tree is committed too, as docs/sample/results/ (fio's JSON and logs, the
+manifests; not the history database), and the report is always rendered from that committed
+tree, never copied from the run's own out/: tests/test_sample_report.py renders it again and
+compares, so a change to the analysis shows in the sample's diff (`--render` redraws it, as
+`--update-golden` does for the snippets), and only a change of method needs a new measurement.
 
-Command: python -m analysis.report.sample [--stamp] [--results results/sample] [--dest docs/sample]
+Command: python -m analysis.report.sample [--stamp | --render] [--results results/sample]
+         [--dest docs/sample]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from analysis.core.workspace import Workspace
 from analysis.render.markdown import human_size
+from analysis.report import redraw
 from analysis.report.build import REPORT_MD
 
 ROOT = Path(__file__).resolve().parents[2]
 FIGS = "figs"  # the figures' folder under the destination
 REVISION = "revision.txt"  # in the results tree: the git revision the sample was measured at
+TREE = "results"  # the committed results tree, under the destination
+# Not committed: the run history's database (binary, and a first run has no history to show).
+NOT_COMMITTED = ("history.sqlite*", "*.partial", "__pycache__")
 # A markdown link or image whose target is a relative path: ](path) or ](path "title").
 LINK = re.compile(r"\]\((?!https?:|mailto:|#)([^)\s]+)((?:\s+\"[^\"]*\")?)\)")
 
@@ -120,6 +132,33 @@ def write_sample(ws: Workspace, dest: Path) -> list[Path]:
     return [dest / "report.md", *written]
 
 
+def commit_tree(results: Path, dest: Path) -> Path:
+    """The run's results tree, as committed beside the sample (dest/results)."""
+    tree = dest / TREE
+    shutil.rmtree(tree, ignore_errors=True)
+    shutil.copytree(results, tree, ignore=shutil.ignore_patterns(*NOT_COMMITTED))
+    return tree
+
+
+def render(tree: Path, dest: Path) -> list[Path]:
+    """Every table, figure and snippet and the report drawn again from a copy of the committed
+    tree (`python -m analysis all`, in a scratch folder), then written to dest as the sample."""
+    for needed in ("env.json", REVISION):
+        if not (tree / needed).is_file():
+            raise SampleError(f"{tree / needed} is missing; run 'make sample-report', which "
+                              "makes the sample's results tree")
+    with tempfile.TemporaryDirectory(prefix="sample-") as scratch:
+        root = Path(scratch)
+        work = root / "results" / "sample"
+        shutil.copytree(tree, work)
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            code = redraw.main(["--root", str(root), "--results", str(work)])
+        if code != 0:
+            raise SampleError(f"redrawing the sample from {tree} failed (exit {code}); run "
+                              f"'python -m analysis all --results {tree}' to see why")
+        return write_sample(Workspace.of(root, work), dest)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m analysis.report.sample", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -129,12 +168,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="where the sample goes (default docs/sample)")
     parser.add_argument("--stamp", action="store_true",
                         help="before the run: record the git revision in the results tree")
+    parser.add_argument("--render", action="store_true",
+                        help="redraw the sample from its committed tree (dest/results) only: after "
+                             "a change to the analysis, no new measurement")
     args = parser.parse_args(argv)
     try:
         if args.stamp:
             print(f"wrote {stamp(args.results, git_revision(ROOT))}")
             return 0
-        written = write_sample(Workspace.of(ROOT, args.results), args.dest)
+        tree = args.dest / TREE if args.render else commit_tree(args.results, args.dest)
+        written = render(tree, args.dest)
     except SampleError as e:
         print(f"sample_report: {e}", file=sys.stderr)
         return 1
