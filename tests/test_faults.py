@@ -80,6 +80,9 @@ def clean_table(root: Path, section_dir: Path, tmp: Path) -> pd.DataFrame:
     for rel in good_reps(section_dir):
         (target / rel).parent.mkdir(exist_ok=True)
         shutil.copy2(section_dir / rel, target / rel)
+        cpu = (section_dir / rel).with_suffix(".cpu")  # its per-CPU load (analysis/run/cpu_load.py)
+        if cpu.exists():
+            shutil.copy2(cpu, (target / rel).with_suffix(".cpu"))
     result = analyse(root, clean)
     assert result.returncode == 0, result.stderr
     return pd.read_csv(root / "tables" / "clean-rows" / f"{SECTION}.csv")
