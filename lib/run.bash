@@ -474,20 +474,22 @@ run_repetition() {
         fi
     fi
     if declare -F section_before_repetition >/dev/null; then section_before_repetition "$i" "$k"; fi
-    cpu_snapshot before >"$dir/.rep$k.cpu.partial"
+    # Best effort: a full results folder must fail the repetition, and be named, where fio's
+    # own output fails (diagnose_fault), not here.
+    cpu_snapshot before >"$dir/.rep$k.cpu.partial" 2>/dev/null || true
     TK_LOG="$dir/rep$k" run_fio "$dir/rep$k.stderr" --output-format=json+ --output="$PARTIAL" \
         "$dir/job.fio" || rc=$?
-    cpu_snapshot after >>"$dir/.rep$k.cpu.partial"
+    cpu_snapshot after >>"$dir/.rep$k.cpu.partial" 2>/dev/null || true
     if declare -F section_after_repetition >/dev/null; then section_after_repetition "$i" "$k"; fi
     reply=$(service_ask check-result "$PARTIAL" "$RESULTS_DIR/manifest.json" "$name")
     if [[ $reply == ok ]]; then
-        mv -f -- "$dir/.rep$k.cpu.partial" "$dir/rep$k.cpu"
+        mv -f -- "$dir/.rep$k.cpu.partial" "$dir/rep$k.cpu" 2>/dev/null || true
         mv -f -- "$PARTIAL" "$final"
         [[ -s $dir/rep$k.stderr ]] || rm -f -- "$dir/rep$k.stderr"
     else
         # Keep what fio wrote for the post-mortem, under a name the analysis never reads.
         [[ -e $PARTIAL ]] && mv -f -- "$PARTIAL" "$dir/rep$k.failed.json"
-        mv -f -- "$dir/.rep$k.cpu.partial" "$dir/rep$k.failed.cpu"
+        mv -f -- "$dir/.rep$k.cpu.partial" "$dir/rep$k.failed.cpu" 2>/dev/null || true
         PARTIAL=""
         case_writes "$i" && writes=1
         diagnose_fault "$name rep $k failed" "$TARGET_PATH" "$rc" "$writes"

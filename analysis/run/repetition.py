@@ -54,7 +54,21 @@ def expected_options(manifest: dict, case: str) -> dict[str, str] | None:
         expected.setdefault("ioengine", run_engines(manifest))
     for opt, value in FIO_DEFAULTS.items():
         expected.setdefault(opt, value)
-    return expected
+    return with_stripes(expected)
+
+
+SEQUENTIAL = ("read", "write", "rw", "readwrite")
+
+
+def with_stripes(expected: dict[str, str]) -> dict[str, str]:
+    """Sequential jobs of one case each get a stripe of their own (job_stripes in lib/run.bash:
+    size and offset_increment of region/jobs, whole MiB): their job options show the stripe."""
+    jobs = int(expected.get("numjobs") or 1)
+    whole = parse_size(expected.get("size") or "")
+    if jobs <= 1 or expected.get("rw") not in SEQUENTIAL or whole is None:
+        return expected
+    stripe = str((whole // jobs) >> 20 << 20)
+    return {**expected, "size": stripe, "offset_increment": stripe}
 
 
 def same_value(have: str | None, want: str) -> bool:
