@@ -649,7 +649,9 @@ until_stable() {
         for name in $reply; do
             for i in "${!CASE_NAMES[@]}"; do [[ ${CASE_NAMES[$i]} == "$name" ]] && break; done
             set_case_repeat "$i" $(($(case_repeat "$i") + 1))
-            info "until stable: $name's 95% interval is wider than ±$UNTIL_STABLE%: repetition $(case_repeat "$i") of at most $MAX_REPEAT"
+            # a resumed run finds the repetition done already: it runs nothing, and says nothing
+            rep_done "$i" "$(case_repeat "$i")" ||
+                info "until stable: $name's 95% interval is wider than ±$UNTIL_STABLE%: repetition $(case_repeat "$i") of at most $MAX_REPEAT"
         done
         run_all
     done
