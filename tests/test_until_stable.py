@@ -45,18 +45,25 @@ def test_points_rerun_until_the_budget_and_the_snippet_says_so(toolkit):
 
     res = run(toolkit, "qd1_test.bash", *TINY, "--until-stable", "1", "--max-repeat", "3")
     assert res.returncode == 0, res.stderr
-    assert len(re.findall(r"until stable: \S+'s 95% interval is wider than ±1%: repetition 3 "
-                          r"of at most 3", res.stderr)) == 4
     tree = toolkit / "results" / "qd1"
-    for case in ("randread-4k", "randwrite-4k", "read-128k", "write-128k"):
-        assert sorted(p.name for p in (tree / case).glob("rep[0-9].json")) == [
-            "rep1.json", "rep2.json", "rep3.json"]
+    cases = ("randread-4k", "randwrite-4k", "read-128k", "write-128k")
+    reps = {c: sorted(p.name for p in (tree / c).glob("rep[0-9].json")) for c in cases}
+    # ±1% at t(0.975, 1) = 12.7 needs two repetitions within 0.1% of each other: nearly every
+    # point runs to the budget; one that made it already is left alone.
+    rerun = [c for c in cases if reps[c] == ["rep1.json", "rep2.json", "rep3.json"]]
+    assert rerun, reps
+    for c in set(cases) - set(rerun):
+        assert reps[c] == ["rep1.json", "rep2.json"]
+        assert widest_half_width_pct(tree / c) <= 1
+    said = re.findall(r"until stable: (\S+)'s 95% interval is wider than ±1%: repetition 3 of "
+                      r"at most 3", res.stderr)
+    assert sorted(said) == sorted(rerun)
     manifest = load_json(tree / "manifest.json")
     assert (manifest["until_stable"], manifest["max_repeat"]) == ("1", "3")
     snippet = (toolkit / "out" / "section_2_qd1.md").read_text()
     assert "re-measured until stable (±1%, at most 3): " in snippet
-    assert snippet.count("(3 repetitions)") == 4
+    assert all(f"{c} (3 repetitions)" in snippet for c in rerun)
 
     again = run(toolkit, "qd1_test.bash", *TINY, "--until-stable", "1", "--max-repeat", "3")
     assert again.returncode == 0, again.stderr
-    assert "until stable:" not in again.stderr  # every point at its budget: nothing more to run
+    assert "until stable:" not in again.stderr  # what was run is kept: nothing more to say
