@@ -194,9 +194,7 @@ section_prepare() {
     resume_recovery
     local marker="$RESULTS_DIR/precondition.done"
     [[ -n $PRECONDITION && ! -e $marker ]] || return 0
-    local reply
-    reply=$(service_ask safety "$TARGET_PATH" "$DESTROY")
-    [[ $reply == ok ]] || die "$EXIT_UNSAFE" "${reply#refused$'\t'}"
+    still_safe_to_write
     run_fio "$RESULTS_DIR/precondition.stderr" --name=precondition \
         --filename="$(fio_filename "$TARGET_PATH")" --rw=write --bs=128k --iodepth=32 \
         --ioengine="$ENGINE_DEEP" --direct="$DIRECT" --loops=2 --refill_buffers=1 \

@@ -306,6 +306,14 @@ service_ask() { # FIELD... -> the reply line on stdout
     read -r reply <&"${TK_SERVICE[0]}" || die "$EXIT_FAIL" "the toolkit's helper process is gone"
     printf '%s' "$reply"
 }
+# Right before a write that is not a repetition (the state's purge and writes, §6's
+# preconditioning): is writing to the block device still safe? Exit 3 with the reason if not.
+still_safe_to_write() {
+    [[ $TARGET_KIND == block ]] || return 0
+    local reply
+    reply=$(service_ask safety "$TARGET_PATH" "$DESTROY")
+    [[ $reply == ok ]] || die "$EXIT_UNSAFE" "${reply#refused$'\t'}"
+}
 service_stop() {
     if [[ -n ${TK_SERVICE_PID:-} ]]; then
         local fd=${TK_SERVICE[1]:-}

@@ -138,10 +138,8 @@ measure_write_speed() {
 # Discard the region: the drive's FTL forgets every mapping in it, as on a new drive (a whole
 # namespace could use `nvme format --ses=1`; a region needs a range, which only a discard takes).
 purge_region() {
-    local reply
+    still_safe_to_write
     if [[ $TARGET_KIND == block ]]; then
-        reply=$(service_ask safety "$TARGET_PATH" "$DESTROY")
-        [[ $reply == ok ]] || die "$EXIT_UNSAFE" "${reply#refused$'\t'}"
         blkdiscard --offset 0 --length "$REGION_BYTES" "$TARGET_PATH" 2>"$TK_TMP/purge.stderr" ||
             die "$EXIT_FAIL" "purging $TARGET_PATH failed: $(head -n 1 "$TK_TMP/purge.stderr"); the device may not support discard: use --state as-is, or sustained after a purge of your own (nvme format --ses=1)"
     else
@@ -157,11 +155,7 @@ purge_region() {
 write_region_sequentially() { # LOOPS STEP
     local bytes=$(($1 * REGION_BYTES))
     info "state: writing $(human_bytes "$bytes") of $TARGET_PATH sequentially ($1 x the region), $(write_time_text "$bytes")"
-    if [[ $TARGET_KIND == block ]]; then
-        local reply
-        reply=$(service_ask safety "$TARGET_PATH" "$DESTROY")
-        [[ $reply == ok ]] || die "$EXIT_UNSAFE" "${reply#refused$'\t'}"
-    fi
+    still_safe_to_write
     run_fio "$RESULTS/state/$2.stderr" --name="$2" --filename="$(fio_filename "$TARGET_PATH")" \
         --size="$REGION_BYTES" --rw=write --bs=128k --iodepth=32 --ioengine="$ENGINE_DEEP" \
         --direct="$DIRECT" --loops="$1" --refill_buffers=0 --scramble_buffers=1 --end_fsync=1 \
@@ -204,10 +198,7 @@ steady_rounds() {
         k=$((k + 1))
         [[ -e $dir/round$k.json ]] && continue
         info "state: steady-state round $k (at most $MAX_ROUNDS): ${STEADY_OPTS}, ${RUNTIME}s"
-        if [[ $TARGET_KIND == block ]]; then
-            reply=$(service_ask safety "$TARGET_PATH" "$DESTROY")
-            [[ $reply == ok ]] || die "$EXIT_UNSAFE" "${reply#refused$'\t'}"
-        fi
+        still_safe_to_write
         run_fio "$dir/round$k.stderr" --name="steady-round$k" \
             --filename="$(fio_filename "$TARGET_PATH")" --size="$REGION_BYTES" "${opts[@]}" \
             --ioengine="$ENGINE_DEEP" --direct="$DIRECT" --time_based --runtime="$RUNTIME" \

@@ -30,6 +30,7 @@ from analysis.core.stats import (
 from analysis.fio.output import Direction, JobGroup
 from analysis.run import cpu_load, repetition
 from analysis.run.host_ceiling import is_host_bound, read_ceilings
+from analysis.run.repetition import rep_files
 
 # A point is marked unstable when the 95% confidence interval of its mean IOPS, MB/s or mean
 # latency is wider than this share of the mean on either side: the number is not known to
@@ -83,12 +84,6 @@ class Case:
     numbers: tuple[int, ...] = ()
     # Each good repetition's per-CPU load (rep<k>.cpu), None where the run recorded none.
     cpu_loads: tuple[cpu_load.CpuLoad | None, ...] = ()
-
-
-def rep_files(case_dir: Path) -> list[Path]:
-    """rep<k>.json in repetition order; rep<k>.failed.json (kept for post-mortems) never counts."""
-    reps = [p for p in case_dir.glob("rep*.json") if p.stem.removeprefix("rep").isdigit()]
-    return sorted(reps, key=lambda p: int(p.stem.removeprefix("rep")))
 
 
 def load_case(case_dir: Path, expected: dict[str, str] | None = None) -> Case:

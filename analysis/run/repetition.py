@@ -39,6 +39,12 @@ def run_engines(manifest: dict) -> str:
     return str(manifest.get("engines") or "").strip() or str(manifest.get("engine") or "")
 
 
+def rep_files(case_dir: Path) -> list[Path]:
+    """rep<k>.json in repetition order; rep<k>.failed.json (kept for post-mortems) never counts."""
+    reps = [p for p in case_dir.glob("rep*.json") if p.stem.removeprefix("rep").isdigit()]
+    return sorted(reps, key=lambda p: int(p.stem.removeprefix("rep")))
+
+
 def expected_options(manifest: dict, case: str) -> dict[str, str] | None:
     """The job options a repetition of `case` must show, or None when the manifest does not
     describe the case (a tree from before manifests held the matrix: nothing to compare). A

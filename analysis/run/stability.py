@@ -9,24 +9,21 @@ repetitions' JSON so that the run loop's helper needs neither pandas nor the rul
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from analysis.core.stats import interval_columns, rep_stats
 from analysis.fio.output import FioOutputError, read_groups
-
-REP = re.compile(r"rep(\d+)\.json")
+from analysis.run.repetition import rep_files
 
 
 def widest_half_width_pct(case_dir: Path) -> float:
     """The widest relative half-width (%) over the case's directions; NaN below 2 repetitions."""
     groups = []
-    for path in sorted(case_dir.glob("rep*.json")):
-        if REP.fullmatch(path.name):
-            try:
-                groups.append(read_groups(path)[0])
-            except (FioOutputError, OSError, IndexError):
-                continue  # the run loop sets a bad file aside and reruns it
+    for path in rep_files(case_dir):
+        try:
+            groups.append(read_groups(path)[0])
+        except (FioOutputError, OSError, IndexError):
+            continue  # the run loop sets a bad file aside and reruns it
     widest = float("nan")
     for direction in sorted({d for g in groups for d in g.directions}):
         points = [g.directions[direction] for g in groups if direction in g.directions]
