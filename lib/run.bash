@@ -621,7 +621,7 @@ case_order() {
     # search measures again, --until-stable): only their new repetitions join the order.
     for i in "${!CASE_NAMES[@]}"; do
         if ((i >= ORDER_KNOWN || $(case_repeat "$i") > ${ORDER_REPS[i]:-0})); then
-            cases+=("${CASE_NAMES[$i]}:$(case_repeat "$i")") index+=("$i")
+            cases+=("${CASE_NAMES[$i]}:$(case_repeat "$i"):${ORDER_REPS[i]:-0}") index+=("$i")
         fi
     done
     ((${#cases[@]})) || return 0
@@ -630,7 +630,6 @@ case_order() {
     [[ $reply == ok$'\t'* ]] || die "$EXIT_FAIL" "could not order the repetitions: ${reply#bad$'\t'}"
     for pair in ${reply#ok$'\t'}; do
         c=${index[${pair%:*}]} r=${pair#*:}
-        ((r > ${ORDER_REPS[c]:-0})) || continue
         ORDER_CASE+=("$c") ORDER_REP+=("$r")
     done
     for c in "${index[@]}"; do ORDER_REPS[c]=$(case_repeat "$c"); done

@@ -128,6 +128,14 @@ def test_the_helper_answers_and_records_each_stage_once(tmp_path):
     assert doc["section"] == "qd_sweep" and doc["order_seed"] == 5 and doc["order_rule"] == "rounds"
     assert doc["order"][0] == expected(5, ["a", "b"], 2)
     assert doc["order"][1] == expected(5, ["peak-c", "peak-d"], 2) and len(doc["order"]) == 2
+    # A point measured again (peak-c given 4 repetitions, 2 of them ordered before) joins the next
+    # stage with its new repetitions only, in the rounds they belong to.
+    reply = runner_service.answer("\t".join(["order", "5", "rounds", "2", "peak-c:4:2 peak-e:3:0",
+                                             str(path)]))
+    stage = json.loads(path.read_text())["order"][2]
+    full = expected(5, ["peak-c", "peak-e"], 4)
+    assert stage == [r for r in full if r not in ("peak-c/rep1", "peak-c/rep2", "peak-e/rep4")]
+    assert len(reply.removeprefix("ok\t").split()) == len(stage) == 5
     assert runner_service.answer("order\tx\trounds\t0\ta:2").startswith("bad\t")
 
 

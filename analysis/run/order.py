@@ -106,11 +106,14 @@ def record(manifests: list[Path], seed: int, rule: str, stage: int, names: list[
 
 
 def answer(seed: str, rule: str, stage: str, cases: str, *manifests: str) -> str:
-    """The run loop's request (analysis.run.runner_service): CASES is "name:repetitions ...";
-    the reply lists "index:repetition" in running order, after recording it."""
-    pairs = [c.rpartition(":") for c in cases.split()]
-    parsed = [(name, int(n)) for name, _, n in pairs]
-    order = run_order(int(seed), rule, parsed)
+    """The run loop's request (analysis.run.runner_service): CASES is "name:repetitions[:ordered]
+    ...", ordered (0 if left out) being how many of the case's repetitions an earlier stage already ordered (a
+    point measured again joins with its new repetitions only); the reply lists "index:repetition"
+    in running order, after recording it."""
+    triples = [(c.split(":") + ["0"])[:3] for c in cases.split()]
+    parsed = [(name, int(n)) for name, n, _ in triples]
+    ordered = [int(k) for _, _, k in triples]
+    order = [(i, k) for i, k in run_order(int(seed), rule, parsed) if k > ordered[i]]
     record([Path(m) for m in manifests], int(seed), rule, int(stage), [n for n, _ in parsed], order)
     return "ok\t" + " ".join(f"{i}:{k}" for i, k in order)
 
