@@ -197,24 +197,24 @@ def test_a_percentile_moves_by_more_than_its_bucket_or_not_at_all():
     assert p99.test == "welch~" and p99.significant and p99.worse
 
 
-def test_p99_verdict_from_the_intervals_by_hand():
-    """A p99 with an interval on both sides is judged on the intervals (z-test), not on the std
-    of the per-repetition p99s, and untested when either rests on fewer than 100 I/Os."""
+@pytest.mark.parametrize("col", ["lat_p95_us", "lat_p99_us", "lat_p99_9_us"])
+def test_percentile_verdict_from_the_intervals_by_hand(col):
+    """A tail percentile (p95, p99, p99.9) with an interval on both sides is judged on the
+    intervals (z-test), not on the std of the per-repetition percentiles, and untested when
+    either rests on fewer than 100 I/Os."""
     a = _frame([("randread-4k", "randread", 4096, 10_000, 100, 100.0, 3)])
     b = _frame([("randread-4k", "randread", 4096, 10_000, 100, 100.0, 3)])
     for frame, (value, low, high) in ((a, (100.0, 98.0, 102.0)), (b, (110.0, 108.0, 112.0))):
-        frame["lat_p99_us"], frame["lat_p99_us_lo"], frame["lat_p99_us_hi"] = value, low, high
-        frame["lat_p99_us_tail_ios"] = 500
+        frame[col], frame[col + "_lo"], frame[col + "_hi"] = value, low, high
+        frame[col + "_std"], frame[col + "_tail_ios"] = 5.0, 500
     z = 10 / math.hypot(4 / 3.919927969, 4 / 3.919927969)
-    p99 = compare.compare_trees({"qd1": a}, {"qd1": b}).table.set_index("metric").loc[
-        "lat_p99_us"]
-    assert p99.test == "interval" and p99.t == pytest.approx(z, rel=1e-6)
-    assert p99.p == pytest.approx(2 * scipy.stats.norm.sf(z), rel=1e-6)
-    assert p99.significant and p99.worse and (p99.b_low, p99.b_high) == (108.0, 112.0)
-    b["lat_p99_us_tail_ios"] = 60
-    p99 = compare.compare_trees({"qd1": a}, {"qd1": b}).table.set_index("metric").loc[
-        "lat_p99_us"]
-    assert p99.test == "too few I/Os above" and math.isnan(p99.p) and not p99.significant
+    row = compare.compare_trees({"qd1": a}, {"qd1": b}).table.set_index("metric").loc[col]
+    assert row.test == "interval" and row.t == pytest.approx(z, rel=1e-6)
+    assert row.p == pytest.approx(2 * scipy.stats.norm.sf(z), rel=1e-6)
+    assert row.significant and row.worse and (row.b_low, row.b_high) == (108.0, 112.0)
+    b[col + "_tail_ios"] = 60
+    row = compare.compare_trees({"qd1": a}, {"qd1": b}).table.set_index("metric").loc[col]
+    assert row.test == "too few I/Os above" and math.isnan(row.p) and not row.significant
 
 
 def test_p99_interval_test_false_alarms_and_power_on_simulated_runs():
@@ -400,9 +400,12 @@ def test_e2e_same_repetitions_no_significant_difference(trees, tmp_path):
     result = _compare(root, slow, same, "--out", tmp_path, "--fail-if-worse", "0")
     assert result.returncode == 0, result.stdout + result.stderr
     table = pd.read_csv(tmp_path / "tables" / "compare.csv")
-    assert len(table) == 4 * 4 and not table.significant.any() and not table.worse.any()
+    assert len(table) == 4 * 6 and not table.significant.any() and not table.worse.any()
     assert (table.ratio == 1).all() and (table.p.isna() | (table.p > 0.99)).all()
-    assert set(table[table.metric == "lat_p99_us"].test) == {"interval"}  # equal: z = 0, p = 1
+    # equal: z = 0, p = 1; a p99.9 of 1 s runs may rest on too few I/Os to be tested
+    for col in ("lat_p95_us", "lat_p99_us"):
+        assert set(table[table.metric == col].test) == {"interval"}
+    assert set(table[table.metric == "lat_p99_9_us"].test) <= {"interval", "too few I/Os above"}
     text = (tmp_path / "out" / "compare.md").read_text()
     assert "0 significant (BH-adjusted p < 0.05)" in text and "No significant regression." in text
 

@@ -8,20 +8,22 @@ no earlier `make analysis` is needed, and matched on (section, case, direction).
 Per case and metric: A, B, the ratio B/A, the difference in %, Welch's two-sided t-test over the
 repetitions (raw p, with scipy's t distribution), the Benjamini–Hochberg adjusted p over every
 test of the comparison (`p_adj`, scipy's false_discovery_control), and whether the change is
-significant (p_adj < 0.05) and worse (lower IOPS or MB/s, higher latency). Four metrics times
+significant (p_adj < 0.05) and worse (lower IOPS or MB/s, higher latency). Six metrics times
 every case are many tests: unadjusted, two trees of the same drive would show "significant" rows
 by chance; the adjustment holds the expected share of false discoveries at 5%.
 
 The t-test is computed from each side's mean, sample std (ddof=1) and n, which `section_frame`
 takes over the per-repetition values: that is exactly Welch's test on the per-repetition values.
-Percentiles are pooled over the repetitions (one number per tree). Each side's p99 comes with
-its 95% interval (`lat_p99_us_lo`/`_hi`, analysis.core.stats.tail_intervals: the order-statistic
-uncertainty within the runs and the spread between them), and the test (`interval`) is a z-test
-on the two: se = interval width / (2 x 1.96); the intervals reach the edges of fio's buckets,
-so a move of one bucket can be significant only when both p99s are known to about a bucket. A p99 with fewer than MIN_TAIL_IOS (100) I/Os above it on either
-side is not tested ("too few I/Os above"): it rests on a handful of I/Os. Tables without the
-intervals (another tool's) fall back to the std of the repetitions' own p99 (`welch~`), where two
-p99s within one bucket are "within one bucket", never significant. Every row also carries each
+Percentiles (p95, p99, p99.9) are pooled over the repetitions (one number per tree). Each side's
+percentile comes with its 95% interval (`lat_p99_us_lo`/`_hi`, analysis.core.stats.tail_intervals:
+the order-statistic uncertainty within the runs and the spread between them), and the test
+(`interval`) is a z-test on the two: se = interval width / (2 x 1.96); the intervals reach the
+edges of fio's buckets, so a move of one bucket can be significant only when both percentiles are
+known to about a bucket. A percentile with fewer than MIN_TAIL_IOS (100) I/Os above it on either
+side is not tested ("too few I/Os above"): it rests on a handful of I/Os (a p99.9 of a short run
+at QD=1, typically). Tables without the intervals (another tool's) fall back to the std of the
+repetitions' own percentiles (`welch~`), where two within one bucket are "within one bucket",
+never significant. Every row also carries each
 side's 95% interval (`a_low` … `b_high`; mean ± its t half-width for a mean). Not tested (p NaN):
 fewer than two repetitions on either side ("not testable (n<2)"), or no spread on either side
 ("not testable (no spread)").
@@ -54,9 +56,12 @@ METRICS = {
     "iops_mean": ("iops_std", "IOPS", True),
     "bw_MBps_mean": ("bw_MBps_std", "MB/s", True),
     "lat_us_mean": ("lat_us_std", "mean lat (µs)", False),
+    "lat_p95_us": ("lat_p95_us_std", "p95 (µs)", False),
     "lat_p99_us": ("lat_p99_us_std", "p99 (µs)", False),
+    "lat_p99_9_us": ("lat_p99_9_us_std", "p99.9 (µs)", False),
 }
-PERCENTILES = ("lat_p99_us",)  # pooled from json+ bins: resolved to one fio bucket
+# pooled from json+ bins (resolved to one fio bucket), each with its tail interval
+PERCENTILES = ("lat_p95_us", "lat_p99_us", "lat_p99_9_us")
 HALF_WIDTHS = {"iops_mean": "iops_ci95", "bw_MBps_mean": "bw_MBps_ci95",
                "lat_us_mean": "lat_us_ci95"}  # each mean's 95% t half-width
 PARAMS = ["rw", "bs", "iodepth", "numjobs", "read_pct"]
@@ -193,7 +198,7 @@ def interval_of(row: pd.Series, col: str) -> tuple[float, float]:
     if col in PERCENTILES:
         return _f(row.get(col + "_lo")), _f(row.get(col + "_hi"))
     half = _f(row.get(HALF_WIDTHS[col]))
-    return _f(row[col]) - half, _f(row[col]) + half
+    return _f(row.get(col)) - half, _f(row.get(col)) + half
 
 
 def has_interval(a: pd.Series, b: pd.Series, col: str) -> bool:
@@ -205,8 +210,11 @@ def compare_rows(a: pd.Series, b: pd.Series) -> list[dict]:
     test. Whether a change is significant is decided over the whole comparison (`judge`)."""
     rows = []
     for col, (std_col, label, higher_better) in METRICS.items():
-        ma, mb = _f(a[col]), _f(b[col])
-        sa, sb = _f(a[std_col]), _f(b[std_col])
+        if col not in a.index and col not in b.index:
+            continue  # neither table has it (another tool's): nothing to compare, no row
+        # a column one table lacks (an older table) is "no value" on that side
+        ma, mb = _f(a.get(col)), _f(b.get(col))
+        sa, sb = _f(a.get(std_col)), _f(b.get(std_col))
         na, nb = int(a["n"]), int(b["n"])
         ratio = mb / ma if ma and not math.isnan(ma) and not math.isnan(mb) else math.nan
         diff = (ratio - 1.0) * 100 if not math.isnan(ratio) else math.nan
@@ -460,14 +468,14 @@ def snippet(comp: Comparison, paths: tuple[Path, Path], figs: list[str],
              _tree_line("A", paths[0], comp.frames_a, comp.sections),
              _tree_line("B", paths[1], comp.frames_b, comp.sections), "",
              (f"Sections compared: {', '.join(comp.sections)}. Values are mean ± the half-width "
-              "of its 95% confidence interval over the repetitions (t); p99 is pooled from the "
+              "of its 95% confidence interval over the repetitions (t); p95, p99 and p99.9 are pooled from the "
               "repetitions' json+ bins, with its 95% interval (low–high: the order statistics "
               "within the runs and the spread between them, a bootstrap over both). p: for a "
               "mean, Welch's two-sided t-test over the repetitions (from mean, std and n); for "
-              "p99, a z-test on the two intervals with fio's bucket width added (`interval`), "
-              f"untested when fewer than {MIN_TAIL_IOS} I/Os lie above either p99. Trees "
-              "without intervals fall back to the std of the per-repetition p99s (`~`) and "
-              "call two p99s within one histogram bucket equal. p (BH): adjusted by Benjamini–Hochberg over all the comparisons here. "
+              "a percentile, a z-test on the two intervals with fio's bucket width added (`interval`), "
+              f"untested when fewer than {MIN_TAIL_IOS} I/Os lie above either side's. Trees "
+              "without intervals fall back to the std of the per-repetition percentiles (`~`) "
+              "and call two within one histogram bucket equal. p (BH): adjusted by Benjamini–Hochberg over all the comparisons here. "
               f"Significant: adjusted p < {ALPHA}, which holds the expected share of false "
               f"discoveries at {ALPHA:.0%}. Worse: lower IOPS or MB/s, higher latency."), "",
              "### Significant changes", "",
