@@ -88,9 +88,12 @@ def test_two_runs_recorded_and_the_same_tree_again_keeps_two(lab):
     assert len(rows) == len(table) and {r["section"] for r in rows} == {"qd1"}
     assert [r["lat_p99_us"] for r in rows] == pytest.approx(list(table.lat_p99_us))
     assert [json.loads(r["extra"])["pattern"] for r in rows] == list(table.pattern)
-    # headlines with the repetitions' spread: the error bars of the trend
+    # headlines with the repetitions' spread and the 95% interval: the error bars of the trend
     assert {h["kind"] for h in heads} == {"qd1_latency"}
     assert all(h["std"] is not None and h["std"] >= 0 for h in heads)
+    by_label = table.set_index("pattern")
+    assert [h["ci95"] for h in heads] == pytest.approx(
+        [by_label.loc[h["label"], "lat_us_ci95"] for h in heads])
 
 
 def test_trend_figures_history_md_and_the_report_section(lab):
@@ -225,6 +228,19 @@ def test_a_series_never_mixes_runs_of_other_settings():
     assert ("state", "purged → preconditioned") in [(n, c) for _, n, c in setting_changes(runs)]
 
 
+def test_the_error_bar_is_the_95_percent_interval_else_the_std():
+    """A run recorded with its headline's 95% half-width draws that as its error bar; a run
+    recorded before the intervals (schema 2) keeps its std."""
+    runs = [{"run_id": f"r{i}", "run_date": f"2026-01-0{i + 1}T00:00:00Z", "serial": "S1"}
+            for i in range(2)]
+    heads = [{"run_id": "r0", "kind": "qd1_latency", "section": "qd1", "label": "x",
+              "value": 10.0, "std": 1.0, "unit": "µs"},
+             {"run_id": "r1", "kind": "qd1_latency", "section": "qd1", "label": "x",
+              "value": 10.0, "std": 1.0, "unit": "µs", "ci95": 2.48}]
+    (series,) = build_series(runs, heads)
+    assert [p.error for p in series.points] == [1.0, 2.48]
+
+
 def synthetic_history(spec: str) -> None:
     """15 weekly runs of one drive, its QD=1 latency 20% worse from run 8, where its firmware
     changed; a second drive steady."""
@@ -303,14 +319,15 @@ def test_a_version_1_history_keeps_its_runs_and_gains_the_settings_columns(tmp_p
         conn.execute("INSERT INTO runs (run_id, run_date, recorded_at, serial) "
                      "VALUES ('r1', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z', 'S1')")
     with open_store(str(v1)) as store:
-        assert store.version() == SCHEMA_VERSION == 2
+        assert store.version() == SCHEMA_VERSION == 3
         (run,) = store.runs()
         assert run["run_id"] == "r1" and run["state"] is None and run["region_bytes"] is None
         store.record({**run, "state": "purged", "region_bytes": 8 << 30}, [],
                      [{"run_id": "r1", "section": "qd_sweep", "seq": 0, "kind": "knee",
-                       "label": "x", "value": 4.0, "settings": "peak search"}], [])
+                       "label": "x", "value": 4.0, "settings": "peak search", "ci95": 0.5}], [])
         assert store.runs()[0]["state"] == "purged"
-        assert store.of_runs("headlines", ["r1"])[0]["settings"] == "peak search"
+        head = store.of_runs("headlines", ["r1"])[0]
+        assert head["settings"] == "peak search" and head["ci95"] == 0.5
 
 
 def test_a_missing_history_is_said_not_created(tmp_path):

@@ -101,7 +101,8 @@ def scope_line(spec: str, devs, device: str | None, since: str | None) -> str:
                                     f"since {since}" if since else ""]))
     return (f"{runs} run(s) of {len(devs)} device(s) from the history at `{shown(spec)}`"
             + (f" ({chosen})" if chosen else "") + ". Each point is one run's headline, its "
-            "error bar the sample std over that run's repetitions.")
+            "error bar the 95% interval over that run's repetitions (± std for a run recorded "
+            "before the intervals).")
 
 
 def view(argv: list[str]) -> int:

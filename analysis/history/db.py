@@ -78,6 +78,10 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE runs ADD COLUMN region_bytes BIGINT",
         "ALTER TABLE headlines ADD COLUMN settings TEXT",
     ],
+    # 3: a headline's 95% interval half-width (the trend figures' error bar; std before it)
+    [
+        "ALTER TABLE headlines ADD COLUMN ci95 DOUBLE PRECISION",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -196,7 +200,8 @@ class Store:
             self._insert("summary_rows", rows, ("run_id", "section", "table_name", "row_no",
                                                 *ROW_TEXT, *ROW_NUMBERS, "extra"))
             self._insert("headlines", headlines, ("run_id", "section", "seq", "kind", "label",
-                                                  "text", "value", "std", "unit", "settings"))
+                                                  "text", "value", "std", "unit", "settings",
+                                                  "ci95"))
             self._insert("anomalies", anomalies, ("run_id", "section", "seq", "kind", "text"))
             self.conn.commit()
         except Exception:

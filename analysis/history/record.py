@@ -192,7 +192,7 @@ def read_tree(ws: Workspace, *, analyse: bool = True) -> RunRecord:
         record.headlines += [
             {"run_id": run_id, "section": section, "seq": i, "kind": h.kind, "label": h.label,
              "text": h.text, "value": h.value, "std": h.std, "unit": h.unit,
-             "settings": h.settings or None}
+             "settings": h.settings or None, "ci95": h.ci95}
             for i, h in enumerate(facts.headlines)]
         record.anomalies += [{"run_id": run_id, "section": section, "seq": i, "kind": a.kind,
                               "text": a.text} for i, a in enumerate(facts.anomalies)]

@@ -3,7 +3,8 @@
 **Series.** A device is its serial (or, for a target without one, such as a file, its host and
 target path). Each headline of a run (analysis.sections.facts: QD=1 latency of 4 KiB random reads, peak
 random IOPS, ...) is a point of the series (device, headline kind, section, what it was measured
-on, under which settings), in run order, with its repetitions' sample std as the error bar. The
+on, under which settings), in run order, with the 95% interval over its repetitions as the error
+bar (the sample std for a run recorded before the intervals). The
 settings are the run's --state and region (manifest keys `state`, `region_bytes`, when recorded)
 and the headline's own (a peak from the peak search, or the sweep's jobs): runs that differ in
 them measure different things and are never one series, so a change of method is never called a
@@ -73,6 +74,12 @@ class Point:
     run: dict  # the run's row of the runs table
     value: float
     std: float | None
+    ci95: float | None = None  # the half-width of its 95% interval (runs recorded before: None)
+
+    @property
+    def error(self) -> float:
+        """The figure's error bar: the 95% half-width, else (an older run) the std."""
+        return self.ci95 if self.ci95 is not None else (self.std or 0.0)
 
     @property
     def date(self) -> datetime:
@@ -232,7 +239,7 @@ def build_series(runs: list[dict], headlines: list[dict]) -> list[Series]:
         settings = ", ".join([*run_settings(run), *filter(None, [h.get("settings")])])
         key = (device_key(run), h["kind"], h["section"], h["label"])
         series = found.setdefault((*key, settings), Series(*key, h["unit"] or "", settings))
-        series.points.append(Point(run, float(h["value"]), h["std"]))
+        series.points.append(Point(run, float(h["value"]), h["std"], h.get("ci95")))
     for series in found.values():
         series.points.sort(key=lambda p: (p.run["run_date"], p.run["run_id"]))
     by_device: dict[str, list[Series]] = {}

@@ -75,7 +75,7 @@ def draw(path: Path, kind: str, devs: list[Device]) -> Path | None:
     for ax, (dev, series) in zip(axes[:, 0], shown):
         for color, s in zip(COLORS * 3, series):
             dates = [p.date for p in s.points]
-            ax.errorbar(dates, s.values, yerr=[p.std or 0.0 for p in s.points], marker="o",
+            ax.errorbar(dates, s.values, yerr=[p.error for p in s.points], marker="o",
                         ms=4, capsize=3, color=color, label=_label(s))
             for step in s.steps:
                 before, after = dates[:step.index], dates[step.index:]
@@ -101,8 +101,8 @@ def draw(path: Path, kind: str, devs: list[Device]) -> Path | None:
         ax.legend(fontsize=7, loc="best")
     axes[-1, 0].xaxis.set_major_formatter(mdates.DateFormatter("%Y-%m-%d"))
     fig.autofmt_xdate()
-    fig.suptitle(f"{HEADLINE_KINDS[kind]} over runs (error bar: ± std over each run's "
-                 "repetitions)", fontsize=10)
+    fig.suptitle(f"{HEADLINE_KINDS[kind]} over runs (error bar: each run's 95% interval over "
+                 "its repetitions; ± std for runs recorded before intervals)", fontsize=10)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)

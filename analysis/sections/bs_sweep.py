@@ -371,7 +371,7 @@ def record_facts(found: list[Sweep], facts: Facts) -> None:
             facts.headline("peak_seq_MBps", s.label,
                            f"{md.num(peak.bw_MBps_mean)} MB/s at {md.bs_label(s.found.peak_bs)} "
                            f"blocks, QD {int(peak.iodepth)}{rising}", peak.bw_MBps_mean, "MB/s",
-                           peak.bw_MBps_std)
+                           peak.bw_MBps_std, ci95=peak.get("bw_MBps_ci95"))
 
 
 def produce(run: SectionRun) -> list[str]:

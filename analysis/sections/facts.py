@@ -43,6 +43,9 @@ class Headline:
     # How it was measured when that can differ between runs of one label ('peak search',
     # 'jobs 4'): the history keeps such runs in separate series (analysis.history.trends).
     settings: str = ""
+    # the half-width of its 95% interval over the repetitions (t), where the number is a mean:
+    # the history's error bar (its std is kept for runs recorded before it)
+    ci95: float | None = None
 
 
 @dataclass
@@ -57,11 +60,12 @@ class Facts:
     anomalies: list[Anomaly] = field(default_factory=list)
 
     def headline(self, kind: str, label: str, text: str, value: float | None = None,
-                 unit: str = "", std: float | None = None, settings: str = "") -> None:
+                 unit: str = "", std: float | None = None, settings: str = "",
+                 ci95: float | None = None) -> None:
         if kind not in HEADLINE_KINDS:
             raise ValueError(f"unknown headline kind {kind!r}")
         self.headlines.append(Headline(kind, label, text, _plain(value), unit, _plain(std),
-                                       settings))
+                                       settings, _plain(ci95)))
 
     def anomaly(self, kind: str, text: str) -> None:
         self.anomalies.append(Anomaly(kind, text))

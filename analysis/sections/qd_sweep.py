@@ -551,11 +551,13 @@ def record_facts(found: list[Sweep], settings: dict, facts: Facts,
             facts.headline("peak_random_iops", pattern,
                            f"{md.num(top.iops_mean)} IOPS at {_config(top)} "
                            f"({md.num(top.lat_us_mean)} µs mean, p99 {md.num(top.lat_p99_us)} µs)"
-                           + note, top.iops_mean, "IOPS", top.iops_std, settings="peak search")
+                           + note, top.iops_mean, "IOPS", top.iops_std, settings="peak search",
+                           ci95=top.get("iops_ci95"))
         else:
             facts.headline("peak_seq_MBps", pattern,
                            f"{md.num(top.bw_MBps_mean)} MB/s at {_config(top)}" + note,
-                           top.bw_MBps_mean, "MB/s", top.bw_MBps_std, settings="peak search")
+                           top.bw_MBps_mean, "MB/s", top.bw_MBps_std, settings="peak search",
+                           ci95=top.get("bw_MBps_ci95"))
     for s in found:
         peak = s.at(s.peak_depth)
         jobs = f"jobs {int(peak.numjobs)}"  # the sweep's --jobs: a history series never mixes them
@@ -564,11 +566,13 @@ def record_facts(found: list[Sweep], settings: dict, facts: Facts,
             facts.headline("peak_random_iops", s.pattern,
                            f"{md.num(peak.iops_mean)} IOPS at {s.qd(s.peak_depth)} "
                            f"({md.num(peak.lat_us_mean)} µs mean, p99 {md.num(peak.lat_p99_us)} µs)",
-                           peak.iops_mean, "IOPS", peak.iops_std, settings=jobs)
+                           peak.iops_mean, "IOPS", peak.iops_std, settings=jobs,
+                           ci95=peak.get("iops_ci95"))
         elif not stated:
             facts.headline("peak_seq_MBps", s.pattern,
                            f"{md.num(peak.bw_MBps_mean)} MB/s at {s.qd(s.peak_depth)}",
-                           peak.bw_MBps_mean, "MB/s", peak.bw_MBps_std, settings=jobs)
+                           peak.bw_MBps_mean, "MB/s", peak.bw_MBps_std, settings=jobs,
+                           ci95=peak.get("bw_MBps_ci95"))
         if s.knee is not None:
             text = (f"{s.qd(s.knee.x)}: from {s.qd(s.knee.previous)} {_gains(s.knee.gain_pct)} "
                     f"IOPS for {md.signed_pct(s.knee.latency_growth_pct, 0)} mean latency")
