@@ -365,7 +365,11 @@ print_plan() {
         info "           per round, up to $MAX_REPEAT in all: at most $extra more runs, $(human_seconds $(((extra_ms + 500) / 1000)))"
     fi
     plan_order
-    [[ -n $HOSTS ]] || info "  ceiling  first, fio's null-engine ceiling of each case's shape: about a second each, no I/O"
+    if [[ -z $HOSTS && $HOST_CEILING == 0 ]]; then
+        info "  ceiling  not measured (--no-host-ceiling): a point is marked host-bound by the CPUs' load alone"
+    elif [[ -z $HOSTS ]]; then
+        info "  ceiling  first, each case's shape on a RAM device with no media (null_blk, zram or fio's null engine): about a second each, none of it on the target"
+    fi
     if declare -F section_plan_note >/dev/null; then section_plan_note; fi
     if [[ $STATE_USED != as-is ]]; then
         info "  prefill  none beyond the state's: it leaves the region written"
@@ -692,7 +696,7 @@ run_all() {
     for i in "${!CASE_NAMES[@]}"; do
         prepare_case "$i" 2>"$TK_TMP/prepare.stderr" || results_write_failed "the jobfile of ${CASE_NAMES[$i]}"
     done
-    [[ -n $HOSTS ]] || measure_host_ceiling
+    [[ -n $HOSTS || $HOST_CEILING == 0 ]] || measure_host_ceiling
     started=$(now_ms)
     for j in "${!ORDER_CASE[@]}"; do
         i=${ORDER_CASE[j]} k=${ORDER_REP[j]} n=$((j + 1))

@@ -211,6 +211,12 @@ def test_qd_sweep_with_jobs_and_the_peak_search(toolkit):
     assert f"QD {top.iodepth}" in headline["text"] and top.engine in headline["text"]
     snippet = (toolkit / "out" / "section_5_qd_sweep.md").read_text()
     assert "**Peak (4 KiB random read):" in snippet and "**Host" in snippet
+    # the run loop measured the ceiling of every case's shape, the search's included (this file
+    # is where the e2e runs measure it: the others pass --no-host-ceiling)
+    ceilings = load_json(toolkit / "results" / "qd_sweep" / "host_ceiling.json")["cases"]
+    assert set(ceilings) == set(table.case) | set(peaks.case)
+    assert all(c["iops"] > 0 for c in ceilings.values())
+    assert "ceiling  first, each case's shape on a RAM device" in result.stderr
     # the efficient configuration: the fewest in flight within 5% of the peak (the search's
     # outcome, read back from the same results), and how the search ended
     outcome = peak_search.outcomes(toolkit / "results" / "qd_sweep")[("randread", 4096)]

@@ -76,6 +76,10 @@ def test_default_file_target(toolkit):
     # the last repetition run is one of round 2 (lib/run.bash runs them in rounds)
     assert re.search(r"^\[8/8\] \S+ rep 2/2 ", result.stderr, re.MULTILINE)
     assert "randread-4k" in result.stdout and "wrote tables/qd1_baseline.csv" in result.stdout
+    # --no-host-ceiling (in TINY): none measured, the plan and the snippet say so
+    assert not (toolkit / "results" / "qd1" / "host_ceiling.json").exists()
+    assert "ceiling  not measured (--no-host-ceiling)" in result.stderr
+    assert "--no-host-ceiling" in (toolkit / "out" / "section_2_qd1.md").read_text()
 
 
 @pytest.mark.root

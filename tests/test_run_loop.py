@@ -14,7 +14,8 @@ import pytest
 from tests.toolkit import TINY, rep_files, run, tree_digest, wait_for_line
 from tests.toolkit import start as start_script
 
-SLOW = ["--profile", "quick", "--runtime", "3", "--ramp", "0", "--repeat", "2", "--size", "64M"]
+SLOW = ["--profile", "quick", "--runtime", "3", "--ramp", "0", "--repeat", "2", "--size", "64M",
+        "--no-host-ceiling"]
 
 
 def start(root: Path, *args: str) -> subprocess.Popen:

@@ -39,7 +39,7 @@ def test_cache_steady_state_and_recovery_of_a_model_drive(toolkit):
         cmd = ["bash", str(toolkit / "wss_burst_test.bash"), "--profile", "quick",
                "--target", dev, "--destroy", dev, "--size", "512M", "--no-prefill",
                "--parts", "burst,recovery", "--duration", "20", "--recovery-gaps", "2,4,8",
-               "--recovery-probe", "8"]
+               "--recovery-probe", "8", "--no-host-ceiling"]
         result = subprocess.run(drive.wrap(cmd), capture_output=True, text=True,
                                 env=script_env(), timeout=400, cwd=toolkit, check=False)
         events = drive.events

@@ -380,8 +380,10 @@ def _ceiling_label(df: pd.DataFrame) -> str:
 def host_finding(df: pd.DataFrame, label: Callable[[object], str]) -> str:
     """The line every snippet ends with, after stability: which points the host limited."""
     if df.host_ceiling_iops.isna().all() and host_bound_rows(df).empty:
-        return ("**Host:** no host ceiling was measured for these results (a fleet run, or results "
-                "from before the toolkit measured it); the CPU columns still show fio's own load.")
+        return ("**Host:** no host ceiling was measured for these results (a fleet run, "
+                "--no-host-ceiling, or results from before the toolkit measured it); the CPU "
+                "columns still show fio's own load, and a point that kept a CPU busy is still "
+                "marked host-bound.")
     bound = host_bound_rows(df)
     if bound.empty:
         busy = (f", kept fio's CPUs busy, or kept any CPU {HOST_BOUND_BUSY * 100:.0f}% busy"
