@@ -224,7 +224,7 @@ def test_qd1_and_qd_sweep_across_three_hosts(toolkit, tmp_path, state):
                             QD1_CASES)
 
         result = run(toolkit, "qd_sweep_test.bash", "--hosts", str(hosts), *TINY,
-                     "--qd", "1,4", "--no-seq", env=env)
+                     "--qd", "1,4", "--no-seq", "--no-peak", env=env)
         assert result.returncode == 0, result.stderr
         # Each section prefills each host's region once, as a local run does.
         assert "prefill: writing 64 MiB of the target of 3 host(s)" in result.stderr
@@ -240,7 +240,7 @@ def test_qd1_and_qd_sweep_across_three_hosts(toolkit, tmp_path, state):
         # §1 records the orchestrator and the hosts, the burst section is skipped with why.
         result = run(toolkit, "report.bash", "--hosts", str(hosts), *TINY,
                      "--sections", "qd1,qd_sweep,wss_burst", env={**env, "QD_LIST": "1,4",
-                                                                 "SEQ": "0"})
+                                                                 "SEQ": "0", "PEAK": "off"})
         assert result.returncode == 0, result.stderr
         assert "[1/" not in result.stderr  # nothing measured again
         env_text = (toolkit / "out" / "env.txt").read_text()
