@@ -289,8 +289,7 @@ def test_many_comparisons_control_the_false_discovery_rate():
 
 # ------------------------------------------------------------------ end to end
 
-RUN = ["--profile", "quick", "--runtime", "1", "--ramp", "0", "--repeat", "3", "--size", "64M",
-       "--no-host-ceiling"]
+RUN = ["--profile", "quick", "--runtime", "1", "--ramp", "0", "--repeat", "3", "--no-host-ceiling", "--size", "64M"]
 CASES = {"randread-4k": "read", "randwrite-4k": "write", "read-128k": "read",
          "write-128k": "write"}
 
@@ -352,8 +351,9 @@ def test_e2e_faster_b_passes_the_gate(trees, tmp_path):
     assert result.returncode == 0, result.stderr
     table = pd.read_csv(tmp_path / "tables" / "compare.csv")
     reads = {case for case, direction in CASES.items() if direction == "read"}
-    assert len(table) == 2 * 4 and set(table.case) == reads
-    assert set(table.metric) == {"iops_mean", "bw_MBps_mean", "lat_us_mean", "lat_p99_us"}
+    assert len(table) == 2 * 6 and set(table.case) == reads
+    assert set(table.metric) == {"iops_mean", "bw_MBps_mean", "lat_us_mean", "lat_p95_us",
+                                 "lat_p99_us", "lat_p99_9_us"}
     for case in reads:
         row = table[(table.case == case) & (table.metric == "iops_mean")].iloc[0]
         a, b = _mean_iops(slow, case), _mean_iops(fast, case)
@@ -438,7 +438,7 @@ def test_e2e_bad_input(trees, tmp_path):
         shutil.rmtree(root / "results")
         (root / "results").mkdir()
     assert partial.returncode == 0, partial.stderr
-    assert len(pd.read_csv(tmp_path / "tables" / "compare.csv")) == 3 * 4
+    assert len(pd.read_csv(tmp_path / "tables" / "compare.csv")) == 3 * 6
     assert "qd1 write-128k (write): only in A." in (tmp_path / "out" / "compare.md").read_text()
 
 

@@ -14,8 +14,7 @@ import pytest
 from tests.toolkit import TINY, rep_files, run, tree_digest, wait_for_line
 from tests.toolkit import start as start_script
 
-SLOW = ["--profile", "quick", "--runtime", "3", "--ramp", "0", "--repeat", "2", "--size", "64M",
-        "--no-host-ceiling"]
+SLOW = ["--profile", "quick", "--runtime", "3", "--ramp", "0", "--repeat", "2", "--no-host-ceiling", "--size", "64M"]
 
 
 def start(root: Path, *args: str) -> subprocess.Popen:

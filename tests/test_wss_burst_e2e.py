@@ -17,8 +17,7 @@ import pytest
 from analysis.fio.logs import find_logs, read_per_second, series_stats
 from tests.toolkit import load_json, loop_device, run, sha256_of
 
-QUICK = ["--profile", "quick", "--runtime", "3", "--ramp", "0", "--repeat", "2", "--size", "64M",
-         "--no-host-ceiling"]
+QUICK = ["--profile", "quick", "--runtime", "3", "--ramp", "0", "--repeat", "2", "--no-host-ceiling", "--size", "64M"]
 
 
 def rep_jobs(root: Path, case: str) -> list[dict]:
