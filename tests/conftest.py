@@ -157,7 +157,7 @@ def pytest_addoption(parser):
 
 # The markers (pyproject.toml), set here from what a test uses, so `make test-fast`
 # (-m "not e2e and not device and not root") never runs a script or touches a device.
-E2E_FIXTURES = {"toolkit", "trees", "work", "client_output"}  # scripts, fio servers, the report
+E2E_FIXTURES = {"toolkit", "trees", "work", "client_output", "lab"}  # scripts, fio servers, the report
 DEVICE_FIXTURES = {"zram", "zram_raw", "trees"}  # /dev/zram0
 
 

@@ -289,7 +289,8 @@ def test_many_comparisons_control_the_false_discovery_rate():
 
 # ------------------------------------------------------------------ end to end
 
-RUN = ["--profile", "quick", "--runtime", "1", "--ramp", "0", "--repeat", "3", "--no-host-ceiling", "--size", "64M"]
+RUN = ["--profile", "quick", "--runtime", "1", "--ramp", "0", "--repeat", "3", "--no-host-ceiling",
+       "--size", "64M"]
 CASES = {"randread-4k": "read", "randwrite-4k": "write", "read-128k": "read",
          "write-128k": "write"}
 

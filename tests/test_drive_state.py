@@ -24,7 +24,8 @@ from tests.toolkit import TINY, load_json, loop_device, mkfs_ext4, mounted, run,
 
 MIB = 1 << 20
 # One repetition of 1 s: these tests check what the state does, not the numbers.
-SHORT = ["--profile", "quick", "--runtime", "1", "--ramp", "0", "--repeat", "1", "--no-host-ceiling"]
+SHORT = ["--profile", "quick", "--runtime", "1", "--ramp", "0", "--repeat", "1", "--no-host-ceiling",
+         "--engine", "libaio"]
 
 
 # --------------------------------------------------------------------------- the window rule

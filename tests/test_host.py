@@ -25,6 +25,7 @@ import pytest
 from analysis.rules import peak_search
 from analysis.rules.cases import section_frame
 from analysis.run import host_ceiling, repetition
+from tests.test_order import expected, written_order
 from tests.toolkit import TINY, load_json, run, zram_size
 
 QUICK = ["--profile", "quick", "--runtime", "1", "--ramp", "0", "--repeat", "2", "--size", "64M"]
@@ -183,14 +184,41 @@ def test_qd1_engine_on_zram_avoids_the_worker_thread(toolkit):
     assert "chosen by the first run of these results" in again.stderr
 
 
+def check_added_stages(toolkit: Path, stderr: str, sweep: list[str], seed: int) -> None:
+    """The order of a section that adds cases as it goes (docs/methodology.md, "Order"): the
+    sweep's rounds first, in the seed's order; then each round of the search, its repetitions
+    after everything before, in rounds among themselves, as recorded in the manifest; and [k/N]
+    counting on from the sweep."""
+    doc = load_json(toolkit / "results" / "qd_sweep" / "manifest.json")
+    n = 2 * len(sweep)
+    assert "peak search: adding" in stderr
+    assert doc["order"][0] == expected(seed, sweep, 2)
+    written = written_order(toolkit, "qd_sweep")
+    assert written[:n] == expected(seed, sweep, 2)
+    seen, later = set(doc["order"][0]), []
+    for stage in doc["order"][1:]:
+        assert not set(stage) & seen  # a point measured again adds its new repetitions only
+        # new points of the search, or further repetitions of a point it measures again
+        assert all(r.startswith("peak-") or int(r.rpartition("rep")[2]) > 2 for r in stage)
+        assert [int(r.rpartition("rep")[2]) for r in stage] == sorted(
+            int(r.rpartition("rep")[2]) for r in stage)
+        later += stage
+        seen |= set(stage)
+    assert later and written[n:] == later
+    places = [int(m) for m in re.findall(r"^\[(\d+)/\d+\] \S+ rep \d+/\d+ ", stderr,
+                                         re.MULTILINE)]
+    assert places == list(range(1, len(written) + 1))
+
+
 def test_qd_sweep_with_jobs_and_the_peak_search(toolkit):
     """--jobs 1,2: each job count is a sweep of its own, every rule keyed by I/Os in flight;
     then the peak search adds cases until none gains beyond the noise and no fewer stay within
     5% of the peak; the headline is the best of all, with the efficient configuration."""
     result = run(toolkit, "qd_sweep_test.bash", *QUICK, "--qd", "1,4", "--jobs", "1,2",
-                 "--no-seq")
+                 "--no-seq", "--seed", "3")
     assert result.returncode == 0, result.stderr
     table = pd.read_csv(toolkit / "tables" / "qd_sweep.csv")
+    check_added_stages(toolkit, result.stderr, list(table.case), seed=3)
     assert sorted(zip(table.iodepth, table.numjobs)) == [(1, 1), (1, 2), (4, 1), (4, 2)]
     assert list(table.outstanding) == list(table.iodepth * table.numjobs)
     for jobs, part in table.groupby("numjobs"):
@@ -238,7 +266,7 @@ def test_qd_sweep_with_jobs_and_the_peak_search(toolkit):
         assert repetition.expected_options(manifest, case)["numjobs"] == case.rsplit("-j", 1)[1]
     # a rerun runs nothing: the search takes the same path through the same results
     again = run(toolkit, "qd_sweep_test.bash", *QUICK, "--qd", "1,4", "--jobs", "1,2",
-                "--no-seq")
+                "--no-seq", "--seed", "3")
     assert again.returncode == 0, again.stderr
     assert "rep 1/2 ..." not in again.stderr
 

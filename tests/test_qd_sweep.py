@@ -211,7 +211,8 @@ def test_littles_law_flags_a_queue_that_was_never_full(tmp_path):
 
 
 # --- end to end -----------------------------------------------------------------------------
-QUICK = ["--profile", "quick", "--runtime", "1", "--ramp", "0", "--repeat", "2", "--no-host-ceiling", "--size", "64M"]
+QUICK = ["--profile", "quick", "--runtime", "1", "--ramp", "0", "--repeat", "2", "--no-host-ceiling",
+         "--engine", "libaio", "--size", "64M"]
 
 
 def check_outputs(root: Path, expected_cases: list[str], slo_us: float) -> pd.DataFrame:

@@ -14,7 +14,9 @@ import pytest
 from tests.toolkit import TINY, rep_files, run, tree_digest, wait_for_line
 from tests.toolkit import start as start_script
 
-SLOW = ["--profile", "quick", "--runtime", "3", "--ramp", "0", "--repeat", "2", "--no-host-ceiling", "--size", "64M"]
+# 2 s repetitions: long enough to interrupt one for sure, 1 s after its progress line
+SLOW = ["--profile", "quick", "--runtime", "2", "--ramp", "0", "--repeat", "2", "--no-host-ceiling",
+        "--engine", "libaio", "--size", "64M"]
 
 
 def start(root: Path, *args: str) -> subprocess.Popen:

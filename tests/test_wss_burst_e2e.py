@@ -15,9 +15,11 @@ import pandas as pd
 import pytest
 
 from analysis.fio.logs import find_logs, read_per_second, series_stats
+from tests.test_order import written_order
 from tests.toolkit import load_json, loop_device, run, sha256_of
 
-QUICK = ["--profile", "quick", "--runtime", "3", "--ramp", "0", "--repeat", "2", "--no-host-ceiling", "--size", "64M"]
+QUICK = ["--profile", "quick", "--runtime", "3", "--ramp", "0", "--repeat", "2", "--no-host-ceiling",
+         "--engine", "libaio", "--size", "64M"]
 
 
 def rep_jobs(root: Path, case: str) -> list[dict]:
@@ -121,6 +123,16 @@ def test_default_file_target(toolkit):
     assert "unavailable on this device" in text  # no SMART on these virtual disks
     assert "[1/17] burst-write-128k rep 1/1" in result.stderr
     assert "[2/17] recovery-1s rep 1/1" in result.stderr
+    # §6 keeps its declared order (CASE_ORDER=declared; test_order.py has the rule): the burst
+    # first on a drive only the prefill wrote, then each case's repetitions back to back
+    doc = load_json(toolkit / "results" / "wss_burst" / "manifest.json")
+    written = written_order(toolkit, "wss_burst")
+    assert doc["order_rule"] == "declared" and [r for stage in doc["order"] for r in stage] == written
+    assert len(written) == 17
+    assert written[:3] == ["burst-write-128k/rep1", "recovery-1s/rep1", "recovery-2s/rep1"]
+    cases = [r.split("/")[0] for r in written]
+    assert all(cases.index(c) + int(r.rpartition("rep")[2]) - 1 == i
+               for i, (c, r) in enumerate(zip(cases, written, strict=True)))
 
 
 @pytest.mark.root
