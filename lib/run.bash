@@ -457,7 +457,7 @@ choose_uring_options() {
 uring_job_options() { # INDEX
     [[ -n $URING_OPTS ]] || return 0
     if [[ $URING_OPTS == defaults ]]; then
-        printf "; io_uring: fio's defaults (%s)\n" "${URING_NOTE%% (*}"
+        printf "; io_uring: fio's defaults (the manifest's io_uring_note says why)\n"
         return 0
     fi
     local opt qd jobs value
@@ -468,7 +468,7 @@ uring_job_options() { # INDEX
             value=$((${qd:-1} / ${opt#*=QD/}))
             ((value >= 2)) && printf '%s=%s\n' "${opt%%=*}" "$value"
         elif [[ $opt == sqthread_poll=* ]]; then
-            if sqpoll_fits "${jobs:-1}"; then printf '%s\n' "$opt"; else printf '; sqthread_poll left out: %s jobs need %s CPUs\n' "${jobs:-1}" $((2 * ${jobs:-1} + 1)); fi
+            if sqpoll_fits "${jobs:-1}"; then printf '%s\n' "$opt"; else printf '; sqthread_poll left out: %s job(s) need %s CPUs\n' "${jobs:-1}" $((2 * ${jobs:-1} + 1)); fi
         else
             printf '%s\n' "$opt"
         fi
