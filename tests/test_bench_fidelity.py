@@ -135,3 +135,35 @@ def test_peak_config_names_the_toolkits_configuration():
     assert fidelity.peak_config("4 KiB random read: 65,922 IOPS at QD 128 (1,970 µs mean)") == \
         "QD 128"
     assert fidelity.peak_config("no configuration named") == ""
+
+
+def test_expand_uring_options_as_the_jobfile_renders_them():
+    """The toolkit's recorded io_uring choice becomes the options its jobfile carries at a depth:
+    QD/4 the depth's quarter (none below 2), sqthread_poll only with 2 x jobs + 1 CPUs."""
+    recorded = ("fixedbufs=1 registerfiles=1 iodepth_batch_submit=QD/4 "
+                "iodepth_batch_complete_min=QD/4 sqthread_poll=1")
+    assert fidelity.expand_uring_options(recorded, 128, cpus=2) == (
+        "fixedbufs=1", "registerfiles=1", "iodepth_batch_submit=32",
+        "iodepth_batch_complete_min=32")
+    assert fidelity.expand_uring_options(recorded, 4, cpus=3)[-1] == "sqthread_poll=1"
+    assert fidelity.expand_uring_options(recorded, 4, cpus=3)[:2] == ("fixedbufs=1",
+                                                                      "registerfiles=1")
+    assert fidelity.expand_uring_options("defaults", 128, cpus=8) == ()
+
+
+def test_t_io_uring_options_poll_only_where_the_device_polls(tmp_path):
+    assert fidelity.t_io_uring_options(128, poll=False) == (
+        "fixedbufs=1", "registerfiles=1", "iodepth_batch_submit=32",
+        "iodepth_batch_complete_min=32")
+    assert fidelity.t_io_uring_options(128, poll=True)[-1] == "hipri=1"
+    # a file in tmp_path: its device has no poll queues here (or is no block device at all)
+    (tmp_path / "f").write_bytes(b"x")
+    assert fidelity.io_poll(str(tmp_path / "f")) in (False, True)
+    assert fidelity.io_poll(str(tmp_path / "missing")) is False
+
+
+def test_uring_configs_are_told_apart():
+    a = Config("io_uring", 128, 1, (), "fio's defaults")
+    b = Config("io_uring", 128, 1, ("fixedbufs=1",), "toolkit's options")
+    assert a != b and str(a) == "io_uring QD128 (fio's defaults)"
+    assert str(Config("io_uring", 32)) == "io_uring QD32"

@@ -105,8 +105,18 @@ def setup_line(manifest: dict, model: str, steady: str | None = None) -> str:
     return (f"Device: {model} · target `{manifest.get('target', '?')}` "
             f"({manifest.get('target_kind', '?')}) · {span_text(manifest)} · "
             f"{state_text(manifest, steady)} · profile {manifest.get('profile', '?')} "
-            f"({runs}) · engine {manifest.get('engine_note') or manifest.get('engine', '?')}, "
-            f"{direct}")
+            f"({runs}) · engine {manifest.get('engine_note') or manifest.get('engine', '?')}"
+            f"{uring_text(manifest)}, {direct}")
+
+
+def uring_text(manifest: dict) -> str:
+    """'; io_uring options fixedbufs=1 registerfiles=1 (probed...)' where a case ran on io_uring
+    with options lib/run.bash chose (choose_uring_options); nothing for other engines or for
+    results measured before the options were probed."""
+    note = manifest.get("io_uring_note") or manifest.get("io_uring_options")
+    if not note:
+        return ""
+    return f"; io_uring options {note}"
 
 
 def span_text(manifest: dict) -> str:

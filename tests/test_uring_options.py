@@ -1,0 +1,165 @@
+"""io_uring as the fast tools run it (issue 22): where a case runs on io_uring, lib/run.bash probes
+fio's io_uring options on the target (registered buffers and files, submit and complete batching;
+hipri only where the device has poll queues, sqthread_poll only where a CPU is spare), keeps those
+that gain beyond the tie margin, writes exactly them into each io_uring case's jobfile and records
+them in the manifest, the plan and the snippet's setup line. Real fio on real targets.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from analysis.render import markdown as md
+from analysis.run import host_ceiling
+from tests.toolkit import run, zram_size
+
+# Short: one QD that batches (32: a quarter is 8) and one that does not (4: a quarter is 1).
+QUICK = ["--profile", "quick", "--runtime", "1", "--ramp", "0", "--repeat", "2",
+         "--no-host-ceiling", "--qd", "4,32", "--no-seq", "--peak", "off"]
+URING_KEYS = ("fixedbufs", "registerfiles", "iodepth_batch_submit", "iodepth_batch_complete_min",
+              "hipri", "sqthread_poll")
+
+
+def io_poll(path: str) -> str:
+    """queue/io_poll of the block device behind PATH (a partition's disk; a file's device)."""
+    st = os.stat(path)
+    dev = st.st_rdev if Path(path).is_block_device() else st.st_dev
+    sys = Path(f"/sys/dev/block/{os.major(dev)}:{os.minor(dev)}")
+    if not sys.exists():
+        return "0"
+    sys = sys.resolve()
+    if (sys / "partition").exists():
+        sys = sys.parent
+    poll = sys / "queue" / "io_poll"
+    return poll.read_text().strip() if poll.exists() else "0"
+
+
+def expected_options(recorded: str, iodepth: int, numjobs: int = 1) -> dict[str, str]:
+    """What a case's jobfile must carry for the manifest's io_uring_options: QD/4 as the case's
+    own quarter (left out below 2), sqthread_poll only with 2 x jobs + 1 CPUs."""
+    out = {}
+    for opt in recorded.split():
+        if opt == "defaults":
+            continue
+        key, _, value = opt.partition("=")
+        if value.startswith("QD/"):
+            value = str(iodepth // int(value[3:]))
+            if int(value) < 2:
+                continue
+        if key == "sqthread_poll" and len(os.sched_getaffinity(0)) < 2 * numjobs + 1:
+            continue
+        out[key] = value
+    return out
+
+
+def uring_options_of(jobfile: Path) -> dict[str, str]:
+    shape = host_ceiling.case_shape(jobfile.read_text())
+    return {k: v for k, v in shape.items() if k in URING_KEYS}
+
+
+def check_uring_run(toolkit: Path, result, target: str) -> dict:
+    assert result.returncode == 0, result.stderr
+    manifest = json.loads((toolkit / "results" / "qd_sweep" / "manifest.json").read_text())
+    recorded, note = manifest["io_uring_options"], manifest["io_uring_note"]
+    assert recorded and "probed, 4 KiB random read at QD 32" in note, note
+    assert "fio's defaults" in note and "+fixedbufs=1,registerfiles=1" in note
+    # the whole tree shares the choice
+    tree = (toolkit / "results" / "io_uring").read_text().splitlines()
+    assert tree[1].split("\t")[0] == recorded
+    for case in ("randread-4k-qd4", "randread-4k-qd32"):
+        qd = int(case.rsplit("qd", 1)[1])
+        job = uring_options_of(toolkit / "results" / "qd_sweep" / case / "job.fio")
+        assert job == expected_options(recorded, qd), (case, recorded, job)
+        # fio ran with them: its JSON's job options carry the same
+        rep = json.loads((toolkit / "results" / "qd_sweep" / case / "rep1.json").read_text())
+        fio_opts = {**rep.get("global options", {}), **rep["jobs"][0]["job options"]}
+        assert {k: v for k, v in fio_opts.items() if k in URING_KEYS} == job
+    if io_poll(target) != "1":
+        assert "hipri" not in recorded and "hipri not tried: no poll queues" in note
+    if len(os.sched_getaffinity(0)) < 3:
+        assert "sqthread_poll" not in recorded and "sqthread_poll not tried" in note
+    # the plan said what would be probed, the run what was chosen, the snippet repeats it
+    assert "io_uring where a case runs on io_uring: its options probed" in result.stderr
+    assert f"io_uring: {note}" in result.stderr
+    snippet = (toolkit / "out" / "section_5_qd_sweep.md").read_text()
+    assert f"io_uring options {note}" in snippet
+    return manifest
+
+
+def test_uring_options_on_the_default_file(toolkit):
+    result = run(toolkit, "qd_sweep_test.bash", *QUICK, "--engine", "io_uring", "--size", "64M")
+    target = str(toolkit / "tmp" / "target.img")
+    manifest = check_uring_run(toolkit, result, target)
+    # A resumed run keeps the choice without probing again, and a later section of the tree
+    # takes the tree's: no case is ever measured with two option sets.
+    again = run(toolkit, "qd_sweep_test.bash", *QUICK, "--engine", "io_uring", "--size", "64M")
+    assert again.returncode == 0, again.stderr
+    assert f"io_uring: {manifest['io_uring_note']}" in again.stderr
+    # --uring-tuning off on the same results is another experiment (unless the probe kept
+    # nothing): refused
+    off = run(toolkit, "qd_sweep_test.bash", *QUICK, "--engine", "io_uring", "--size", "64M",
+              "--uring-tuning", "off")
+    if manifest["io_uring_options"] != "defaults":
+        assert off.returncode == 2 and "io_uring_options" in off.stderr
+    else:
+        assert off.returncode == 0, off.stderr
+
+
+@pytest.mark.root
+def test_uring_options_on_zram(toolkit):
+    if not zram_size():
+        pytest.skip("no /dev/zram0")
+    result = run(toolkit, "qd_sweep_test.bash", *QUICK, "--engine", "io_uring",
+                 "--target", "/dev/zram0", "--size", "64M")
+    check_uring_run(toolkit, result, "/dev/zram0")
+
+
+@pytest.mark.parametrize("engine", ["psync", "libaio"])
+def test_other_engines_record_none(toolkit, engine):
+    result = run(toolkit, "qd_sweep_test.bash", *QUICK, "--qd", "4", "--engine", engine,
+                 "--size", "64M")
+    assert result.returncode == 0, result.stderr
+    manifest = json.loads((toolkit / "results" / "qd_sweep" / "manifest.json").read_text())
+    assert manifest["io_uring_options"] == "" and manifest["io_uring_note"] == ""
+    assert uring_options_of(toolkit / "results" / "qd_sweep" / "randread-4k-qd4" / "job.fio") == {}
+    assert "io_uring options" not in (toolkit / "out" / "section_5_qd_sweep.md").read_text()
+    assert "io_uring where a case runs" not in result.stderr
+    assert not (toolkit / "results" / "io_uring").exists()
+
+
+def test_uring_tuning_off_keeps_fio_defaults(toolkit):
+    """--uring-tuning off: no probe, no option; the jobfile and the snippet say fio's defaults."""
+    result = run(toolkit, "qd_sweep_test.bash", *QUICK, "--qd", "32", "--engine", "io_uring",
+                 "--uring-tuning", "off", "--size", "64M")
+    assert result.returncode == 0, result.stderr
+    manifest = json.loads((toolkit / "results" / "qd_sweep" / "manifest.json").read_text())
+    assert manifest["io_uring_options"] == "defaults"
+    assert manifest["io_uring_note"] == "fio's defaults (--uring-tuning off)"
+    job = toolkit / "results" / "qd_sweep" / "randread-4k-qd32" / "job.fio"
+    assert uring_options_of(job) == {} and "; io_uring: fio's defaults" in job.read_text()
+    assert "io_uring fio's defaults (--uring-tuning off)" in result.stderr
+
+
+# --- without fio ----------------------------------------------------------------------------------
+def test_setup_line_names_the_uring_options():
+    manifest = {"engine_note": "io_uring", "io_uring_options": "fixedbufs=1 registerfiles=1",
+                "io_uring_note": "fixedbufs=1 registerfiles=1 (probed, ...)"}
+    line = md.setup_line(manifest, "model")
+    assert "engine io_uring; io_uring options fixedbufs=1 registerfiles=1 (probed, ...), direct I/O" in line
+    assert "io_uring options" not in md.setup_line({"engine_note": "psync", "io_uring_options": ""},
+                                                   "model")
+    # results measured before the options were probed say nothing of them
+    assert "io_uring options" not in md.setup_line({"engine_note": "io_uring"}, "model")
+
+
+def test_expected_options_rule():
+    recorded = "fixedbufs=1 registerfiles=1 iodepth_batch_submit=QD/4 iodepth_batch_complete_min=QD/4"
+    assert expected_options(recorded, 32) == {"fixedbufs": "1", "registerfiles": "1",
+                                              "iodepth_batch_submit": "8",
+                                              "iodepth_batch_complete_min": "8"}
+    assert expected_options(recorded, 4) == {"fixedbufs": "1", "registerfiles": "1"}
+    assert expected_options("defaults", 32) == {}
