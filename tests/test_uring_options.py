@@ -1,4 +1,4 @@
-"""io_uring as the fast tools run it (issue 22): where a case runs on io_uring, lib/run.bash probes
+"""io_uring as the fast tools run it (issue 22): where a case runs on io_uring, lib/uring.bash probes
 fio's io_uring options on the target (registered buffers and files, submit and complete batching;
 hipri only where the device has poll queues, sqthread_poll only where a CPU is spare), keeps those
 that gain beyond the tie margin, writes exactly them into each io_uring case's jobfile and records

@@ -1,0 +1,184 @@
+# shellcheck shell=bash
+# lib/uring.bash: io_uring's own options, probed where a case runs on io_uring (sourced by
+# lib/run.bash, whose probe_engine_cost, case_option and placement it uses).
+
+# io_uring's own options (choose_uring_options) are probed at this depth, one job; the batching
+# option submits and reaps a quarter of each case's depth at a time, as fio's t/io_uring does.
+readonly URING_PROBE_QD=32 URING_BATCH_DIV=4
+
+# --- io_uring's own options -------------------------------------------------------------------
+# fio's defaults leave io_uring's fast paths off; t/io_uring, fio's own peak tool, turns them on.
+# When a case runs on io_uring, choose_uring_options probes them on the target (4 KiB random read,
+# one job, QD URING_PROBE_QD, read-only, ENGINE_PROBE_MS each, about 0.8 s with fio's start):
+# fio's defaults first, then one group at a time on top of what was kept so far, each kept only
+# when it gains more than ENGINE_TIE_PCT in IOPS:
+#   1. registered buffers and files (fixedbufs=1 registerfiles=1);
+#   2. batching: iodepth_batch_submit and iodepth_batch_complete_min at a quarter of the depth
+#      (recorded as QD/4; each case's jobfile has its own depth's quarter, none below 2);
+#   3. hipri (polled completions), tried only where the target's block device has poll queues
+#      (queue/io_poll is 1: the disk of a partition, the device holding a file);
+#   4. sqthread_poll (a kernel thread per job polls the submission queue), tried only where a CPU
+#      is spare: each job and its polling thread need a CPU of their own, and one is left for the
+#      rest, so a case gets it only with at least 2 x numjobs + 1 CPUs it may run on (--cpus or
+#      the NUMA node's, else the CPUs this process may use). Never with 2 CPUs.
+# URING_OPTS is the choice: empty when no case runs on io_uring, `defaults` when nothing was kept,
+# else the options. Probed once per results tree (RESULTS/io_uring) and kept by a resumed run (the
+# manifest's io_uring_options), like the engines: one case is never measured with two sets.
+# --uring-tuning off keeps fio's defaults without probing.
+
+# The block device behind the target (a partition's whole disk; the device holding a file):
+# its queue/io_poll, 1 when it has poll queues; 0 when it has none or is unknown (tmpfs).
+target_io_poll() {
+    local dev sys
+    if [[ -b $TARGET_PATH ]]; then
+        dev=$(stat -L -c '%Hr:%Lr' -- "$TARGET_PATH" 2>/dev/null) || { echo 0 && return 0; }
+    else
+        dev=$(stat -L -c '%Hd:%Ld' -- "$TARGET_PATH" 2>/dev/null) || { echo 0 && return 0; }
+    fi
+    sys=$(readlink -f "/sys/dev/block/$dev" 2>/dev/null) || { echo 0 && return 0; }
+    [[ ! -e $sys/partition ]] || sys=${sys%/*}
+    if [[ -r $sys/queue/io_poll ]]; then cat -- "$sys/queue/io_poll"; else echo 0; fi
+}
+
+cpulist_count() { # LIST: how many CPUs "0-3,8" names
+    local part n=0 IFS=,
+    for part in $1; do
+        if [[ $part == *-* ]]; then n=$((n + ${part#*-} - ${part%-*} + 1)); else n=$((n + 1)); fi
+    done
+    echo "$n"
+}
+
+job_cpus() { # the CPUs a job may run on: --cpus or the NUMA node's, else this process's
+    [[ -n ${PLACEMENT_NOTE:-} ]] || resolve_placement
+    if [[ -n $PLACEMENT_CPUS ]]; then cpulist_count "$PLACEMENT_CPUS"; else nproc; fi
+}
+
+sqpoll_fits() { # JOBS: a CPU of its own for each job and its polling thread, and one spare
+    (($(job_cpus) >= 2 * $1 + 1))
+}
+
+uring_plan_line() { # what the plan says will be probed
+    local poll cpus
+    if [[ $URING_TUNING == off ]]; then
+        info "  io_uring fio's defaults (--uring-tuning off): no registered buffers or files, no batching, no polling"
+        return 0
+    fi
+    poll=$(target_io_poll) cpus=$(job_cpus)
+    info "  io_uring where a case runs on io_uring: its options probed once per results tree (4 KiB random read, QD $URING_PROBE_QD,"
+    info "           ${ENGINE_PROBE_MS} ms each), kept when they gain more than ${ENGINE_TIE_PCT}% IOPS over fio's defaults: fixedbufs + registerfiles;"
+    info "           batching iodepth_batch_submit = iodepth_batch_complete_min = QD/${URING_BATCH_DIV};"
+    if [[ $poll == 1 ]]; then
+        info "           hipri (the target's device has poll queues, io_poll 1);"
+    else
+        info "           not hipri (the target's device has no poll queues, io_poll 0);"
+    fi
+    if ((cpus >= 3)); then
+        info "           sqthread_poll for cases of at most $(((cpus - 1) / 2)) jobs (2 x jobs + 1 CPUs needed, $cpus here)"
+    else
+        info "           not sqthread_poll ($cpus CPUs: it needs 2 x jobs + 1, a CPU for each job and its polling thread and one spare)"
+    fi
+}
+
+stored_tree_uring() { # "OPTIONS<TAB>note", when this tree probed this target
+    local file="$RESULTS/io_uring"
+    [[ -s $file && -z $FRESH ]] || return 0
+    [[ $(sed -n 1p "$file") == "$TARGET_PATH $DIRECT" ]] && sed -n 2p "$file"
+    return 0
+}
+
+remember_tree_uring() {
+    printf '%s %s\n%s\t%s\n' "$TARGET_PATH" "$DIRECT" "$URING_OPTS" "$URING_NOTE" >"$RESULTS/io_uring"
+}
+
+stored_manifest_uring() { # a resumed section's own choice: "OPTIONS<TAB>note"; none for a new one
+    local opts note
+    [[ -z $FRESH && -s $RESULTS_DIR/manifest.json ]] || return 1
+    opts=$(service_ask manifest-value "$RESULTS_DIR/manifest.json" io_uring_options)
+    note=$(service_ask manifest-value "$RESULTS_DIR/manifest.json" io_uring_note)
+    # A section measured before the options were probed ran io_uring with fio's defaults and
+    # recorded none: it keeps them (empty, as its manifest says).
+    if [[ $opts == ok$'\t'* ]]; then opts=${opts#ok$'\t'}; else opts=""; fi
+    if [[ $note == ok$'\t'* ]]; then note=${note#ok$'\t'}; else note=""; fi
+    printf '%s\t%s' "$opts" "$note"
+}
+
+choose_uring_options() {
+    URING_OPTS="" URING_NOTE=""
+    [[ $ENGINE_QD1 == io_uring || $ENGINE_DEEP == io_uring ]] || return 0
+    if [[ $URING_TUNING == off ]]; then
+        URING_OPTS=defaults URING_NOTE="fio's defaults (--uring-tuning off)"
+        return 0
+    fi
+    local kept
+    if kept=$(stored_manifest_uring); then
+        URING_OPTS=${kept%%$'\t'*} URING_NOTE=${kept#*$'\t'}
+        return 0
+    fi
+    kept=$(stored_tree_uring)
+    if [[ -n $kept ]]; then
+        URING_OPTS=${kept%%$'\t'*} URING_NOTE=${kept#*$'\t'}
+        [[ $URING_NOTE == *"probed once for this results tree"* ]] ||
+            URING_NOTE="${URING_NOTE%)}; probed once for this results tree)"
+        return 0
+    fi
+    local base=() best cost group figures=() half=$((URING_PROBE_QD / URING_BATCH_DIV)) poll cpus
+    local defaults="fio's defaults" more=()
+    cost=$(probe_engine_cost io_uring "$URING_PROBE_QD") || {
+        URING_OPTS=defaults URING_NOTE="fio's defaults (the QD $URING_PROBE_QD probe failed)"
+        remember_tree_uring
+        return 0
+    }
+    best=${cost%%$'\t'*}
+    figures+=("$defaults $(human_count "$best")")
+    poll=$(target_io_poll) cpus=$(job_cpus)
+    local groups=("fixedbufs=1 registerfiles=1" "iodepth_batch_submit=$half iodepth_batch_complete_min=$half")
+    [[ $poll != 1 ]] || groups+=("hipri=1")
+    sqpoll_fits 1 && groups+=("sqthread_poll=1")
+    for group in "${groups[@]}"; do
+        local opts=() opt iops verdict="no gain"
+        read -ra more <<<"$group"
+        for opt in "${base[@]}" "${more[@]}"; do opts+=("--$opt"); done
+        if cost=$(probe_engine_cost io_uring "$URING_PROBE_QD" "${opts[@]}"); then
+            iops=${cost%%$'\t'*}
+            if ((iops * 100 > best * (100 + ENGINE_TIE_PCT))); then
+                base+=("${more[@]}") best=$iops verdict=kept
+            fi
+            figures+=("+${group// /,} $(human_count "$iops") ($verdict)")
+        else
+            figures+=("+${group// /,} failed")
+        fi
+    done
+    URING_OPTS="${base[*]}"
+    URING_OPTS=${URING_OPTS//=$half/=QD\/$URING_BATCH_DIV}
+    URING_OPTS=${URING_OPTS:-defaults}
+    URING_NOTE="${URING_OPTS/#defaults/$defaults} (probed, 4 KiB random read at QD $URING_PROBE_QD: ${figures[*]/%/,}"
+    URING_NOTE="${URING_NOTE%,}"
+    [[ $poll == 1 ]] || URING_NOTE+="; hipri not tried: no poll queues"
+    sqpoll_fits 1 || URING_NOTE+="; sqthread_poll not tried: $cpus CPUs"
+    URING_NOTE+=")"
+    remember_tree_uring
+}
+
+# The jobfile lines of URING_OPTS for one case: QD/4 becomes the case's own quarter (left out
+# below 2, fio's default being 1), sqthread_poll only where the case's jobs fit (sqpoll_fits).
+uring_job_options() { # INDEX
+    [[ -n $URING_OPTS ]] || return 0
+    if [[ $URING_OPTS == defaults ]]; then
+        printf "; io_uring: fio's defaults (the manifest's io_uring_note says why)\n"
+        return 0
+    fi
+    local opt qd jobs value
+    qd=$(case_option "$1" iodepth) jobs=$(case_option "$1" numjobs)
+    printf '; io_uring options chosen by probing (see the manifest): %s\n' "$URING_OPTS"
+    for opt in $URING_OPTS; do
+        if [[ $opt == *=QD/* ]]; then
+            value=$((${qd:-1} / ${opt#*=QD/}))
+            ((value >= 2)) && printf '%s=%s\n' "${opt%%=*}" "$value"
+        elif [[ $opt == sqthread_poll=* ]]; then
+            if sqpoll_fits "${jobs:-1}"; then printf '%s\n' "$opt"; else printf '; sqthread_poll left out: %s job(s) need %s CPUs\n' "${jobs:-1}" $((2 * ${jobs:-1} + 1)); fi
+        else
+            printf '%s\n' "$opt"
+        fi
+    done
+    return 0
+}
