@@ -91,7 +91,7 @@ section_plan_note() {
         search)
             info "  peak     then a peak search: more jobs (up to $(nproc), the CPUs) and depth from the best point"
             info "           until none gains beyond the noise, then fewer, to the fewest I/Os in flight within"
-            info "           5% of the peak, within a budget of repetitions per pattern (--no-peak: none)"
+            info "           5% of the peak, within a budget of $PEAK_BUDGET cases' worth of repetitions per pattern (--no-peak: none)"
             ;;
         grid) info "  peak     --peak grid: every depth at jobs ${JOBS_ITEMS[*]} (up to the CPUs), in the cases above" ;;
     esac
@@ -111,7 +111,7 @@ section_more_cases() {
             return 1
             ;;
     esac
-    next=$(tk_python peak-next "$RESULTS_DIR" --cpus "$(nproc)") ||
+    next=$(tk_python peak-next "$RESULTS_DIR" --cpus "$(nproc)" --budget "$PEAK_BUDGET") ||
         die "$EXIT_FAIL" "the peak search could not read $RESULTS_DIR (see above); the results so far are kept"
     while IFS=$'\t' read -r name opts; do
         [[ -n $name ]] || continue

@@ -211,3 +211,11 @@ def test_a_point_measured_again_keeps_its_name_and_options(tmp_path, monkeypatch
     assert peak_search.next_cases(tree, cpus=2) == [
         ("randread-4k-qd4", "rw=randread bs=4k iodepth=4 @repeat=4"),
         ("peak-randread-4k-qd8-j2", "rw=randread bs=4k iodepth=8 numjobs=2")]
+
+
+def test_the_runs_budget_is_recorded_and_replayed():
+    """--peak-budget reaches the search through the manifest (peak_budget), so `make analysis`
+    replays the run's own path; a run from before the option had BUDGET."""
+    assert peak_search.run_budget({"peak_budget": "6"}) == 6
+    assert peak_search.run_budget({}) == peak_search.BUDGET
+    assert peak_search.run_budget({"peak_budget": "x"}) == peak_search.BUDGET

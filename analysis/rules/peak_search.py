@@ -16,7 +16,8 @@ QD 32 x 4 jobs or so. After the depth sweep the search runs in two phases, per p
 Noise: every comparison is of two means over repetitions. A difference counts when it is more
 than NOISE_SE combined standard errors; a comparison that can neither show a difference nor
 rule out one of GAIN_PCT re-measures both points (2x, then 3x the run's repetitions) before it
-settles on "no difference". Both phases spend at most BUDGET cases' worth of repetitions per
+settles on "no difference". Both phases spend at most the run's budget (--peak-budget, recorded
+as the manifest's peak_budget; BUDGET before it was an option) in cases' worth of repetitions per
 pattern; when that runs out first the outcome says so (stopped == "budget"), never "plateau".
 
 Deterministic from the results, so a rerun resumes: the search is replayed from the sweep every
@@ -271,6 +272,13 @@ def pattern_points(results_dir: Path) -> dict[tuple[str, int], dict[Key, Point]]
     return out
 
 
+def run_budget(manifest: dict) -> int:
+    """The search's budget the run was given (--peak-budget, recorded as peak_budget), in cases'
+    worth of repetitions per pattern; BUDGET for a run from before it was an option."""
+    value = str(manifest.get("peak_budget") or "")
+    return int(value) if value.isdigit() and int(value) > 0 else BUDGET
+
+
 def run_repeat(manifest: dict) -> int:
     value = str(manifest.get("repeat") or "")
     return int(value) if value.isdigit() and int(value) > 0 else 3
@@ -294,7 +302,7 @@ def search_outcomes(results_dir: Path, manifest: dict, cpus: int) -> dict:
             out[pattern] = grid_outcome(points)
             continue
         sweep = {k for k, p in points.items() if not p.case.startswith(PREFIX)}
-        out[pattern] = search(points, sweep, cpus, run_repeat(manifest))
+        out[pattern] = search(points, sweep, cpus, run_repeat(manifest), run_budget(manifest))
     return out
 
 
@@ -330,12 +338,15 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--cpus", type=int, required=True, help="CPUs the jobs may use")
     parser.add_argument("--grid", action="store_true",
                         help="the section ran a full jobs x depth grid: record it, search none")
+    parser.add_argument("--budget", type=int, default=BUDGET,
+                        help="cases' worth of repetitions per pattern (--peak-budget)")
     args = parser.parse_args(argv)
     manifest = args.results_dir / "manifest.json"
     if args.grid:  # the section planned the grid itself: only say so, for the analysis
         add_cases(manifest, [], peak_mode="grid", peak_cpus=str(args.cpus))
         return 0
-    add_cases(manifest, [], peak_mode="search", peak_cpus=str(args.cpus))
+    add_cases(manifest, [], peak_mode="search", peak_cpus=str(args.cpus),
+              peak_budget=str(args.budget))
     cases = next_cases(args.results_dir, args.cpus)
     add_cases(manifest, cases)
     for name, opts in cases:
