@@ -78,7 +78,7 @@ section_cases() {
 # SNIA's DIRTH test; the analysis reads the peak and the efficient point from the full grid.
 grid_jobs() {
     local jobs=1 cpus
-    cpus=$(nproc)
+    cpus=$(job_cpus)
     while ((jobs <= cpus)); do
         JOBS_ITEMS+=("$jobs")
         jobs=$((jobs * 2))
@@ -89,7 +89,7 @@ grid_jobs() {
 section_plan_note() {
     case $PEAK in
         search)
-            info "  peak     then a peak search: more jobs (up to $(nproc), the CPUs) and depth from the best point"
+            info "  peak     then a peak search: more jobs (up to $(job_cpus), the CPUs the jobs may use) and depth from the best point"
             info "           until none gains beyond the noise, then fewer, to the fewest I/Os in flight within"
             info "           5% of the peak, within a budget of $PEAK_BUDGET cases' worth of repetitions per pattern (--no-peak: none)"
             ;;
@@ -106,12 +106,12 @@ section_more_cases() {
     case $PEAK in
         off) return 1 ;;
         grid)
-            tk_python peak-next "$RESULTS_DIR" --cpus "$(nproc)" --grid ||
+            tk_python peak-next "$RESULTS_DIR" --cpus "$(job_cpus)" --grid ||
                 die "$EXIT_FAIL" "could not record the grid in $RESULTS_DIR/manifest.json (see above)"
             return 1
             ;;
     esac
-    next=$(tk_python peak-next "$RESULTS_DIR" --cpus "$(nproc)" --budget "$PEAK_BUDGET") ||
+    next=$(tk_python peak-next "$RESULTS_DIR" --cpus "$(job_cpus)" --budget "$PEAK_BUDGET") ||
         die "$EXIT_FAIL" "the peak search could not read $RESULTS_DIR (see above); the results so far are kept"
     while IFS=$'\t' read -r name opts; do
         [[ -n $name ]] || continue

@@ -426,6 +426,7 @@ case_matrix() { # every case with its fio options: "name: opt=v ...; name: ..."
 
 check_manifest() {
     local reason
+    [[ -n ${PLACEMENT_NOTE:-} ]] || resolve_placement
     if ! reason=$(tk_python manifest "$RESULTS_DIR/manifest.json" \
         section="$SECTION" target="$TARGET_PATH" target_kind="$TARGET_KIND" \
         profile="$PROFILE" runtime="$RUNTIME" ramp="$RAMP" repeat="$REPEAT" size="$SIZE" \
@@ -434,6 +435,7 @@ check_manifest() {
         engine="$(engine_label)" direct="$DIRECT" \
         engines="$ENGINE_QD1 $ENGINE_DEEP" engine_note="$ENGINE_NOTE" cases="${CASE_NAMES[*]}" \
         io_uring_options="$URING_OPTS" io_uring_note="$URING_NOTE" \
+        cpus_allowed="$PLACEMENT_CPUS" placement="$PLACEMENT_NOTE" \
         matrix="$(case_matrix)" 2>&1); then
         die "$EXIT_USAGE" "$reason"
     fi
@@ -769,6 +771,20 @@ resolve_placement() {
         PLACEMENT_CPUS=$(</sys/devices/system/node/node"$node"/cpulist)
         PLACEMENT_NOTE="CPUs $PLACEMENT_CPUS, those of the target's NUMA node $node"
     fi
+}
+
+cpulist_count() { # LIST: how many CPUs "0-3,8" names
+    local part n=0 IFS=,
+    for part in $1; do
+        if [[ $part == *-* ]]; then n=$((n + ${part#*-} - ${part%-*} + 1)); else n=$((n + 1)); fi
+    done
+    echo "$n"
+}
+
+job_cpus() { # how many CPUs a job may run on: --cpus or the NUMA node's, else this process's (the
+    # peak search's and the grid's most jobs, sqthread_poll's room)
+    [[ -n ${PLACEMENT_NOTE:-} ]] || resolve_placement
+    if [[ -n $PLACEMENT_CPUS ]]; then cpulist_count "$PLACEMENT_CPUS"; else nproc; fi
 }
 
 placement_options() { # the jobfile's lines: a comment saying where the jobs run, cpus_allowed

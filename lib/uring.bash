@@ -40,19 +40,6 @@ target_io_poll() {
     if [[ -r $sys/queue/io_poll ]]; then cat -- "$sys/queue/io_poll"; else echo 0; fi
 }
 
-cpulist_count() { # LIST: how many CPUs "0-3,8" names
-    local part n=0 IFS=,
-    for part in $1; do
-        if [[ $part == *-* ]]; then n=$((n + ${part#*-} - ${part%-*} + 1)); else n=$((n + 1)); fi
-    done
-    echo "$n"
-}
-
-job_cpus() { # the CPUs a job may run on: --cpus or the NUMA node's, else this process's
-    [[ -n ${PLACEMENT_NOTE:-} ]] || resolve_placement
-    if [[ -n $PLACEMENT_CPUS ]]; then cpulist_count "$PLACEMENT_CPUS"; else nproc; fi
-}
-
 sqpoll_fits() { # JOBS: a CPU of its own for each job and its polling thread, and one spare
     (($(job_cpus) >= 2 * $1 + 1))
 }

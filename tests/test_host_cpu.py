@@ -170,9 +170,15 @@ def test_kernel_path_ceiling_on_a_zram_of_its_own(tmp_path):
 def test_the_run_loop_records_each_repetitions_cpu_load(toolkit):
     """qd1_test.bash leaves rep<k>.cpu beside each rep<k>.json, spanning fio's run, and the table
     names the busiest CPU; the .cpu files are never taken for repetitions."""
-    result = run(toolkit, "qd1_test.bash", *TINY)
+    result = run(toolkit, "qd1_test.bash", *TINY, "--cpus", "0")
     assert result.returncode == 0, result.stderr
     case = toolkit / "results" / "qd1" / "randread-4k"
+    # --cpus 0: every job pinned, and the placement recorded where a reader looks for it
+    manifest = load_json(toolkit / "results" / "qd1" / "manifest.json")
+    assert manifest["cpus_allowed"] == "0" and manifest["placement"] == "CPUs 0 (--cpus)"
+    assert "cpus_allowed=0" in (case / "job.fio").read_text().splitlines()
+    assert load_json(case / "rep1.json")["jobs"][0]["job options"]["cpus_allowed"] == "0"
+    assert "· jobs on CPUs 0 (--cpus)" in (toolkit / "out" / "section_2_qd1.md").read_text()
     for k in (1, 2):
         load = cpu_load.read_load(case, k)
         assert load is not None and load.seconds >= 1.0  # --runtime 1
@@ -182,6 +188,15 @@ def test_the_run_loop_records_each_repetitions_cpu_load(toolkit):
     row = table[table.case == "randread-4k"].iloc[0]
     assert 0 <= row.cpu_busiest < os.cpu_count() and 0 < row.cpu_busiest_pct <= 100
     assert row.n == 2
+
+
+def test_the_setup_line_states_a_placement_only_where_jobs_were_pinned():
+    from analysis.render import markdown as md
+    pinned = {"cpus_allowed": "0-7", "placement": "CPUs 0-7, those of the target's NUMA node 0"}
+    assert md.setup_line(pinned, "m").endswith(" · jobs on CPUs 0-7, those of the target's NUMA node 0")
+    anywhere = {"cpus_allowed": "", "placement": "any CPU (the target's NUMA node is unknown)"}
+    assert "jobs on" not in md.setup_line(anywhere, "m")
+    assert "jobs on" not in md.setup_line({}, "m")  # results from before placement was recorded
 
 
 INTERRUPTS = """           CPU0       CPU1       CPU2       CPU3

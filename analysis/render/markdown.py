@@ -106,7 +106,15 @@ def setup_line(manifest: dict, model: str, steady: str | None = None) -> str:
             f"({manifest.get('target_kind', '?')}) · {span_text(manifest)} · "
             f"{state_text(manifest, steady)} · profile {manifest.get('profile', '?')} "
             f"({runs}) · engine {manifest.get('engine_note') or manifest.get('engine', '?')}"
-            f"{uring_text(manifest)}, {direct}")
+            f"{uring_text(manifest)}, {direct}{placement_text(manifest)}")
+
+
+def placement_text(manifest: dict) -> str:
+    """' · jobs on CPUs 0-7, those of the target's NUMA node 0' where the jobs were pinned
+    (--cpus, or the target's node on a machine of several); nothing where they ran anywhere."""
+    if not manifest.get("cpus_allowed"):
+        return ""
+    return f" · jobs on {manifest.get('placement') or 'CPUs ' + manifest['cpus_allowed']}"
 
 
 def uring_text(manifest: dict) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 # Settings that change what a number means; a difference in any of them forbids mixing.
 IDENTITY_KEYS = ("section", "target", "target_kind", "profile", "runtime", "ramp", "repeat",
                  "size", "region_bytes", "state", "engine", "direct", "cases", "matrix",
-                 "io_uring_options")
+                 "io_uring_options", "cpus_allowed")
 
 
 def parse_settings(pairs: list[str]) -> dict:
