@@ -77,8 +77,10 @@ def provenance(env: dict, revision: str) -> str:
     target = env.get("target") or {}
     mount = target.get("mounted") or {}
     memory = env.get("memory_bytes")
+    # The default target is <the checkout that ran it>/tmp/target.img: shown from tmp/, so the
+    # line reads the same wherever the sample is rendered again (a clone, CI's folder).
     path = Path(target.get("path") or "tmp/target.img")
-    shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+    shown = Path(*path.parts[-2:]) if path.parts[-2:] == ("tmp", "target.img") else path
     # §1 runs before the first section creates the default file, so it may call it "missing".
     kind = target.get("type") if target.get("type") not in (None, "missing") else "file"
     where = f" on {mount['fstype']}, {mount.get('source')}" if mount.get("fstype") else ""
