@@ -80,7 +80,7 @@ sample-report:
 	$(PYTHON) -m analysis.report.sample --results results/sample --dest docs/sample
 
 test: lint
-	$(PYTHON) -m pytest -q tests
+	$(PYTHON) -m pytest -q --durations=15 tests
 
 # The tests that run no script and touch no device (markers set in tests/conftest.py).
 test-fast:
