@@ -222,14 +222,18 @@ steady_rounds() {
 # Probed after the state or the prefill, inside the region (a trimmed drive answers reads of
 # deallocated LBAs without touching NAND), and shared by every section of the tree, so that §2
 # and §5 measure the same shape with the same engine. RESULTS/engines holds the choice.
-stored_tree_engines() { # "QD1 DEEP<TAB>note", when this tree probed this target
-    local file="$RESULTS/engines"
+# A probed choice kept this way (the engines; io_uring's options, lib/uring.bash) is a file
+# RESULTS/NAME: "TARGET DIRECT", then "CHOICE<TAB>note"; --fresh or another target forgets it.
+stored_tree_choice() { # NAME: "CHOICE<TAB>note", when this tree probed this target
+    local file="$RESULTS/$1"
     [[ -s $file && -z $FRESH ]] || return 0
     [[ $(sed -n 1p "$file") == "$TARGET_PATH $DIRECT" ]] && sed -n 2p "$file"
     return 0
 }
 
-remember_tree_engines() {
-    printf '%s %s\n%s %s\t%s\n' "$TARGET_PATH" "$DIRECT" "$ENGINE_QD1" "$ENGINE_DEEP" "$ENGINE_NOTE" \
-        >"$RESULTS/engines"
+remember_tree_choice() { # NAME CHOICE NOTE
+    printf '%s %s\n%s\t%s\n' "$TARGET_PATH" "$DIRECT" "$2" "$3" >"$RESULTS/$1"
 }
+
+stored_tree_engines() { stored_tree_choice engines; } # "QD1 DEEP<TAB>note"
+remember_tree_engines() { remember_tree_choice engines "$ENGINE_QD1 $ENGINE_DEEP" "$ENGINE_NOTE"; }

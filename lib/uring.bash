@@ -66,16 +66,8 @@ uring_plan_line() { # what the plan says will be probed
     fi
 }
 
-stored_tree_uring() { # "OPTIONS<TAB>note", when this tree probed this target
-    local file="$RESULTS/io_uring"
-    [[ -s $file && -z $FRESH ]] || return 0
-    [[ $(sed -n 1p "$file") == "$TARGET_PATH $DIRECT" ]] && sed -n 2p "$file"
-    return 0
-}
-
-remember_tree_uring() {
-    printf '%s %s\n%s\t%s\n' "$TARGET_PATH" "$DIRECT" "$URING_OPTS" "$URING_NOTE" >"$RESULTS/io_uring"
-}
+stored_tree_uring() { stored_tree_choice io_uring; } # "OPTIONS<TAB>note" (lib/state.bash)
+remember_tree_uring() { remember_tree_choice io_uring "$URING_OPTS" "$URING_NOTE"; }
 
 stored_manifest_uring() { # a resumed section's own choice: "OPTIONS<TAB>note"; none for a new one
     local opts note
