@@ -235,9 +235,11 @@ def test_sequential_jobs_read_disjoint_stripes(toolkit):
 def test_engine_probed_once_per_results_tree(toolkit):
     """§2 then §4 in one results tree: the engines are probed once, after the region was
     written and inside it, and the second section uses that choice."""
-    first = run(toolkit, "qd1_test.bash", *TINY, "--engine", "auto")
+    # one repetition each: the probe and its record are the point, not the numbers
+    first = run(toolkit, "qd1_test.bash", *TINY, "--engine", "auto", "--repeat", "1")
     assert first.returncode == 0, first.stderr
-    second = run(toolkit, "mix_rw_test.bash", *TINY, "--engine", "auto", "--mix", "100,0")
+    second = run(toolkit, "mix_rw_test.bash", *TINY, "--engine", "auto", "--repeat", "1",
+                 "--mix", "100,0")
     assert second.returncode == 0, second.stderr
     tree = toolkit / "results"
     qd1, mix = (load_json(tree / s / "manifest.json") for s in ("qd1", "mix_rw"))

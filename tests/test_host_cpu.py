@@ -19,7 +19,7 @@ import pytest
 
 from analysis.rules.cases import section_frame
 from analysis.run import cpu_load, host_ceiling
-from tests.toolkit import REPO, TINY, load_json, run, zram_size
+from tests.toolkit import REPO, load_json, zram_size
 
 BEFORE = """before 100.0
 cpu0 1000 0 500 8000 100 0 0 0 0 0
@@ -166,28 +166,8 @@ def test_kernel_path_ceiling_on_a_zram_of_its_own(tmp_path):
     assert 0 < kernel["cases"]["c"]["iops"] < null["cases"]["c"]["iops"]
 
 
-@pytest.mark.root
-def test_the_run_loop_records_each_repetitions_cpu_load(toolkit):
-    """qd1_test.bash leaves rep<k>.cpu beside each rep<k>.json, spanning fio's run, and the table
-    names the busiest CPU; the .cpu files are never taken for repetitions."""
-    result = run(toolkit, "qd1_test.bash", *TINY, "--cpus", "0")
-    assert result.returncode == 0, result.stderr
-    case = toolkit / "results" / "qd1" / "randread-4k"
-    # --cpus 0: every job pinned, and the placement recorded where a reader looks for it
-    manifest = load_json(toolkit / "results" / "qd1" / "manifest.json")
-    assert manifest["cpus_allowed"] == "0" and manifest["placement"] == "CPUs 0 (--cpus)"
-    assert "cpus_allowed=0" in (case / "job.fio").read_text().splitlines()
-    assert load_json(case / "rep1.json")["jobs"][0]["job options"]["cpus_allowed"] == "0"
-    assert "· jobs on CPUs 0 (--cpus)" in (toolkit / "out" / "section_2_qd1.md").read_text()
-    for k in (1, 2):
-        load = cpu_load.read_load(case, k)
-        assert load is not None and load.seconds >= 1.0  # --runtime 1
-        assert set(load.busy) == set(range(os.cpu_count()))
-    import pandas as pd
-    table = pd.read_csv(toolkit / "tables" / "qd1_baseline.csv")
-    row = table[table.case == "randread-4k"].iloc[0]
-    assert 0 <= row.cpu_busiest < os.cpu_count() and 0 < row.cpu_busiest_pct <= 100
-    assert row.n == 2
+# The run loop's per-repetition CPU snapshots and --cpus's placement are checked on §2's own
+# default-target run (test_qd1_e2e.py::test_default_file_target), not on a run of their own.
 
 
 def test_the_setup_line_states_a_placement_only_where_jobs_were_pinned():

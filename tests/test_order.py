@@ -166,9 +166,8 @@ def test_rounds_recorded_and_the_same_seed_gives_the_same_order(toolkit):
     numbers = re.findall(r"^\[(\d)/8\]", result.stderr, re.MULTILINE)
     assert numbers == [str(n) for n in range(1, 9)]
 
-    again = run(toolkit, "qd1_test.bash", *TINY, "--seed", "1", "--fresh")
-    assert again.returncode == 0, again.stderr
-    assert written_order(toolkit, "qd1") == want and manifest(toolkit, "qd1")["order"] == [want]
+    # The same seed in another run gives the same order: the interrupted run below (--seed 1,
+    # another runtime) runs and records exactly `want` too.
 
     # A fresh run without --seed draws a new one, and runs in its order.
     fresh = run(toolkit, "qd1_test.bash", *TINY, "--fresh")

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from analysis.render import markdown as md
+from analysis.run import cpu_load
 from tests.toolkit import (
     TINY,
     assert_row_is_fios,
@@ -64,7 +65,7 @@ def check_section_outputs(root: Path, target: str) -> None:
 
 
 def test_default_file_target(toolkit):
-    result = run(toolkit, "qd1_test.bash", *TINY)
+    result = run(toolkit, "qd1_test.bash", *TINY, "--cpus", "0")
     assert result.returncode == 0, result.stderr
     target = toolkit / "tmp" / "target.img"
     assert target.stat().st_size == 64 << 20
@@ -76,6 +77,22 @@ def test_default_file_target(toolkit):
     # the last repetition run is one of round 2 (lib/run.bash runs them in rounds)
     assert re.search(r"^\[8/8\] \S+ rep 2/2 ", result.stderr, re.MULTILINE)
     assert "randread-4k" in result.stdout and "wrote tables/qd1_baseline.csv" in result.stdout
+    # The run loop's per-CPU load (analysis/run/cpu_load.py): rep<k>.cpu beside each
+    # rep<k>.json, spanning fio's run, never taken for a repetition; the table names the busiest
+    # CPU. --cpus 0: every job pinned, and the placement recorded where a reader looks for it.
+    case = toolkit / "results" / "qd1" / "randread-4k"
+    for k in (1, 2):
+        load = cpu_load.read_load(case, k)
+        assert load is not None and load.seconds >= 1.0  # --runtime 1
+        assert set(load.busy) == set(range(os.cpu_count()))
+    row = pd.read_csv(toolkit / "tables" / "qd1_baseline.csv").set_index("case").loc["randread-4k"]
+    assert 0 <= row.cpu_busiest < os.cpu_count() and 0 < row.cpu_busiest_pct <= 100
+    assert row.n == 2
+    manifest = load_json(toolkit / "results" / "qd1" / "manifest.json")
+    assert manifest["cpus_allowed"] == "0" and manifest["placement"] == "CPUs 0 (--cpus)"
+    assert "cpus_allowed=0" in (case / "job.fio").read_text().splitlines()
+    assert load_json(case / "rep1.json")["jobs"][0]["job options"]["cpus_allowed"] == "0"
+    assert "· jobs on CPUs 0 (--cpus)" in (toolkit / "out" / "section_2_qd1.md").read_text()
     # --no-host-ceiling (in TINY): none measured, the plan and the snippet say so
     assert not (toolkit / "results" / "qd1" / "host_ceiling.json").exists()
     assert "ceiling  not measured (--no-host-ceiling)" in result.stderr

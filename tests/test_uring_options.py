@@ -77,6 +77,9 @@ def check_uring_run(toolkit: Path, result, target: str) -> dict:
         # fio ran with them: its JSON's job options carry the same
         rep = json.loads((toolkit / "results" / "qd_sweep" / case / "rep1.json").read_text())
         fio_opts = {**rep.get("global options", {}), **rep["jobs"][0]["job options"]}
+        # fio's JSON names iodepth_batch_submit by its alias
+        if "iodepth_batch" in fio_opts:
+            fio_opts["iodepth_batch_submit"] = fio_opts.pop("iodepth_batch")
         assert {k: v for k, v in fio_opts.items() if k in URING_KEYS} == job
     if io_poll(target) != "1":
         assert "hipri" not in recorded and "hipri not tried: no poll queues" in note
