@@ -793,11 +793,15 @@ placement_options() { # the jobfile's lines: a comment saying where the jobs run
     [[ -z $PLACEMENT_CPUS ]] || printf 'cpus_allowed=%s\n' "$PLACEMENT_CPUS"
 }
 
-stored_engines() { # the engines a first run of these results chose (auto), if any
+manifest_value() { # KEY: what this section's manifest records for KEY; nothing when it has none
     local reply
-    [[ -z $FRESH ]] || return 0
-    reply=$(service_ask manifest-value "$RESULTS_DIR/manifest.json" engines)
+    reply=$(service_ask manifest-value "$RESULTS_DIR/manifest.json" "$1")
     [[ $reply != ok$'\t'* ]] || printf '%s' "${reply#ok$'\t'}"
+}
+
+stored_engines() { # the engines a first run of these results chose (auto), if any
+    [[ -z $FRESH ]] || return 0
+    manifest_value engines
 }
 
 # --- the section ------------------------------------------------------------------------------

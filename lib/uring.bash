@@ -70,15 +70,10 @@ stored_tree_uring() { stored_tree_choice io_uring; } # "OPTIONS<TAB>note" (lib/s
 remember_tree_uring() { remember_tree_choice io_uring "$URING_OPTS" "$URING_NOTE"; }
 
 stored_manifest_uring() { # a resumed section's own choice: "OPTIONS<TAB>note"; none for a new one
-    local opts note
     [[ -z $FRESH && -s $RESULTS_DIR/manifest.json ]] || return 1
-    opts=$(service_ask manifest-value "$RESULTS_DIR/manifest.json" io_uring_options)
-    note=$(service_ask manifest-value "$RESULTS_DIR/manifest.json" io_uring_note)
     # A section measured before the options were probed ran io_uring with fio's defaults and
     # recorded none: it keeps them (empty, as its manifest says).
-    if [[ $opts == ok$'\t'* ]]; then opts=${opts#ok$'\t'}; else opts=""; fi
-    if [[ $note == ok$'\t'* ]]; then note=${note#ok$'\t'}; else note=""; fi
-    printf '%s\t%s' "$opts" "$note"
+    printf '%s\t%s' "$(manifest_value io_uring_options)" "$(manifest_value io_uring_note)"
 }
 
 choose_uring_options() {

@@ -119,7 +119,7 @@ def placement_text(manifest: dict) -> str:
 
 def uring_text(manifest: dict) -> str:
     """'; io_uring options fixedbufs=1 registerfiles=1 (probed...)' where a case ran on io_uring
-    with options lib/run.bash chose (choose_uring_options); nothing for other engines or for
+    with options lib/uring.bash chose (choose_uring_options); nothing for other engines or for
     results measured before the options were probed."""
     note = manifest.get("io_uring_note") or manifest.get("io_uring_options")
     if not note:
