@@ -170,7 +170,8 @@ def test_capped_known_answers(capped_results):
     assert "up to 32 KiB" in text
     # Random against sequential: the same caps up to 128k, sequential halved at 256k.
     gap = next(f for f in bs_sweep.findings(table, found) if f.startswith("**Random vs"))
-    assert "at 256 KiB they still differ by more than 10%" in gap and "−50% at 256 KiB" in gap
+    assert "at 256 KiB they still differ by more than 10%" in gap
+    assert re.search(r"−(49|50|51)% at 256 KiB", gap), gap  # the caps hold within 4%, as above
 
 
 def test_capped_short_sweep_is_still_rising(capped_results):

@@ -67,9 +67,10 @@ def test_written_data_is_incompressible_and_unique(toolkit, tmp_path, case):
     lz4_ratios = [len(lz4.block.compress(b, store_size=False)) / len(b) for b in blocks]
     zlib_ratios = sorted(len(zlib.compress(b, 6)) / len(b) for b in blocks)
     assert min(lz4_ratios) >= 0.9, f"a block compressed to {min(lz4_ratios):.2f} (lz4)"
-    # zlib's median is 0.89-0.91 from run to run here (how many stamps a block's reused buffer
-    # carries varies): the bound is the documented worst, 0.88, with a little room
-    assert zlib_ratios[len(zlib_ratios) // 2] >= 0.87, f"zlib median {zlib_ratios[len(zlib_ratios) // 2]:.2f}"
+    # zlib's median moves from run to run with the stamps the reused buffer has collected: 0.88-0.92
+    # in 12 runs by hand, 0.855 once in CI (docs/methodology.md). The bound is below all of them
+    # and far above what compressible data gives (0.5 for fio's buffer_compress_percentage=50).
+    assert zlib_ratios[len(zlib_ratios) // 2] >= 0.8, f"zlib median {zlib_ratios[len(zlib_ratios) // 2]:.2f}"
     assert len({hashlib.sha256(b).digest() for b in blocks}) == len(blocks)
 
 
