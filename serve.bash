@@ -37,7 +37,7 @@ $(usage_options serve)
 On the orchestrator, name this host and its target: HOSTS=ADDR:PORT with --target PATH, or a
 line 'ADDR:PORT PATH' in a --hosts file. The orchestrator and every server must run the same fio
 version. State (the vouch and the check the jobs call): \${TK_SERVE_DIR:-/run/ssd-toolkit};
-the output of each job's check: tmp/serve-PORT/<job>.prerun.txt.
+the output of each job's check: tmp/serve-PORT/<job>.prerun.txt (<job>: CASE@REP).
 
 Exit codes: 0 stopped; 1 fio's server failed; 2 bad usage; 3 refused for safety.
 Example: sudo bash $TK_PROG --listen 10.0.0.12 --target /dev/nvme0n1p4 --destroy /dev/nvme0n1p4

@@ -128,42 +128,92 @@ fleet_engine_works() { # ENGINE DIRECT
     done
 }
 
-# --- one run on all hosts ---------------------------------------------------------------------
-# fleet_run_all_hosts JOB REP HOST...: runs <host dir>/<JOB>/job.fio on each host at once and
-# renames each host's result to <host dir>/<JOB>/rep<REP>.json when it is good; a host whose
-# result is missing or bad drops out.
+# --- one fio call on all hosts ------------------------------------------------------------------
+# fio's client and server cost about a second per call beyond the jobs' runtime (the server polls
+# its connection at up to 1 s), against 0.3 s for a local fio. So the run loop sends each host
+# several repetitions at once (a batch): one jobfile per host, one job per repetition named
+# CASE@REP (a case may come twice, from successive rounds), each `stonewall`ed so they run one
+# after the other in the run's order, as separate runs would. fio's output is split per host and
+# per job back into rep<REP>.json files (analysis/run/fleet.py).
+
+# The most repetitions in one call: --fleet-batch (16). The most planned time in one call, which is
+# what an interrupt or a lost host costs at worst:
+readonly FLEET_BATCH_MAX_MS=180000
+
+declare -gA FLEET_JOBS=() # HOST -> "CASE@REP ..." that host runs in this call, in order
+
+fleet_batch_takes() { # J... NEXT: whether order entry NEXT joins the batch J...
+    local j ms=0
+    (($# <= FLEET_BATCH)) || return 1
+    for j in "$@"; do ms=$((ms + $(case_ms "${ORDER_CASE[j]}"))); done
+    ((ms <= FLEET_BATCH_MAX_MS))
+}
+
+fleet_run_batch() { # J...: the order's entries J, on every host still in the run that lacks them
+    local h j case k job hosts=()
+    for h in $(fleet_live); do
+        FLEET_JOBS[$h]=""
+        : >"$TK_TMP/batch-$h.fio"
+        for j in "$@"; do
+            case=${CASE_NAMES[${ORDER_CASE[j]}]} k=${ORDER_REP[j]}
+            [[ ! -e $(fleet_results_dir "$h")/$case/rep$k.json ]] || continue
+            FLEET_JOBS[$h]+=" $case@$k"
+            job=$(<"$(fleet_results_dir "$h")/$case/job.fio")
+            # the case's own jobfile, its job named for this repetition
+            printf '%s\nstonewall\n\n' "${job/$'\n'"[$case]"$'\n'/$'\n'"[$case@$k]"$'\n'}" >>"$TK_TMP/batch-$h.fio"
+        done
+        [[ -z ${FLEET_JOBS[$h]} ]] || hosts+=("$h")
+    done
+    ((${#hosts[@]})) || return 0
+    fleet_run_all_hosts "${hosts[@]}"
+}
+
+fleet_batch_text() { # HOST: "randread-4k rep 2, randwrite-4k rep 2"
+    local job text=""
+    for job in ${FLEET_JOBS[$1]}; do text+="${text:+, }${job%@*} rep ${job##*@}"; done
+    echo "$text"
+}
+
+# fleet_run_all_hosts HOST...: runs each host's $TK_TMP/batch-<HOST>.fio on it, all hosts at once,
+# and keeps each job's result as <host dir>/<CASE>/rep<REP>.json when it is good (FLEET_JOBS names
+# them); a host whose result is missing or bad drops out, keeping what earlier calls finished.
 fleet_run_all_hosts() {
-    local job=$1 k=$2 h rc=0 label status reason
-    shift 2
+    local h rc=0 label status written job case k dir partial reply reason
     local -a args=() split=()
     for h in "$@"; do
-        local dir
-        dir="$(fleet_results_dir "$h")/$job"
-        args+=(--client="$(fleet_client "$h")" "$dir/job.fio")
-        split+=("$h=${FLEET_ADDRS[$h]},${FLEET_PORTS[$h]}=$dir/.rep$k.json.partial")
+        args+=(--client="$(fleet_client "$h")" "$TK_TMP/batch-$h.fio")
+        split+=("$h=${FLEET_ADDRS[$h]},${FLEET_PORTS[$h]}=$(fleet_results_dir "$h")/{case}/.rep{rep}.json.partial")
     done
     PARTIAL="$TK_TMP/fleet.json"
     rm -f -- "$PARTIAL"
     run_fio "$TK_TMP/fleet.stderr" --output-format=json+ --output="$PARTIAL" "${args[@]}" >/dev/null || rc=$?
-    while IFS=$'\t' read -r label status reason; do
+    while IFS=$'\t' read -r label status written; do
         h=$label
-        local dir partial reply
-        dir="$(fleet_results_dir "$h")/$job"
-        partial="$dir/.rep$k.json.partial"
         if [[ $status != ok ]]; then
-            fleet_drop "$h" "$job rep $k: $(fleet_why_missing "$h" "$reason (fio's client exit $rc)")"
+            fleet_drop "$h" "$(fleet_batch_text "$h"): $(fleet_why_missing "$h" "$written (fio's client exit $rc)")"
             continue
         fi
-        reply=$(service_ask check-result "$partial" "$(fleet_results_dir "$h")/manifest.json" "$job")
-        if [[ $reply == ok ]]; then
-            mv -f -- "$partial" "$dir/rep$k.json"
-        else
+        for job in ${FLEET_JOBS[$h]}; do
+            case=${job%@*} k=${job##*@}
+            dir="$(fleet_results_dir "$h")/$case" partial="$(fleet_results_dir "$h")/$case/.rep$k.json.partial"
+            if [[ " $written " != *" $job "* || ! -e $partial ]]; then
+                fleet_drop "$h" "$case rep $k: $(fleet_why_missing "$h" "no result for it in fio's output (fio's client exit $rc)")"
+                break
+            fi
+            reply=$(service_ask check-result "$partial" "$(fleet_results_dir "$h")/manifest.json" "$case")
+            if [[ $reply == ok ]]; then
+                mv -f -- "$partial" "$dir/rep$k.json"
+                continue
+            fi
             mv -f -- "$partial" "$dir/rep$k.failed.json"
-            diagnose_fault "$job rep $k on $(fleet_name "$h")" "" 0 0
+            diagnose_fault "$case rep $k on $(fleet_name "$h")" "" 0 0
             reason=${reply#bad$'\t'}
             [[ $reason != *"did no I/O"* ]] || reason+="; if its server refused the job, the reason is in $(fleet_check_log "$h" "$job")"
-            fleet_drop "$h" "$job rep $k: $reason"
-        fi
+            fleet_drop "$h" "$case rep $k: $reason"
+            break
+        done
+        # what followed a bad repetition in the same call is not kept
+        rm -f -- "$(fleet_results_dir "$h")"/{*,.prefill}/.rep*.json.partial
     done < <(tk_python fleet split "$PARTIAL" "${split[@]}")
     PARTIAL=""
 }
@@ -197,14 +247,18 @@ fleet_prefill() {
     for h in "${hosts[@]}"; do
         mkdir -p "$(fleet_results_dir "$h")/.prefill"
         {
-            printf '[prefill]\nfilename=%s\nsize=%s\nrw=write\nbs=1m\niodepth=16\n' \
+            printf '[.prefill@1]\nfilename=%s\nsize=%s\nrw=write\nbs=1m\niodepth=16\n' \
                 "$(fio_filename "${FLEET_TARGETS[$h]}")" "$REGION_BYTES"
             printf 'ioengine=%s\ndirect=%s\nrefill_buffers=1\nend_fsync=1\n' "$ENGINE_USED" "$DIRECT"
             fleet_prerun "$h" write
         } >"$(fleet_results_dir "$h")/.prefill/job.fio"
     done
     # A hidden case folder: the analysis never takes it for a case.
-    fleet_run_all_hosts .prefill 1 "${hosts[@]}"
+    for h in "${hosts[@]}"; do
+        cp -- "$(fleet_results_dir "$h")/.prefill/job.fio" "$TK_TMP/batch-$h.fio"
+        FLEET_JOBS[$h]=".prefill@1"
+    done
+    fleet_run_all_hosts "${hosts[@]}"
     for h in "${hosts[@]}"; do
         [[ -n ${FLEET_DROPPED[$h]} ]] && continue
         printf 'region %s bytes of %s written at %(%F %T)T\n' "$REGION_BYTES" "${FLEET_TARGETS[$h]}" -1 \
@@ -230,15 +284,6 @@ fleet_prepare_case() { # INDEX
     done
 }
 
-fleet_run_repetition() { # INDEX REP
-    local h hosts=()
-    for h in $(fleet_live); do
-        [[ -e $(fleet_results_dir "$h")/${CASE_NAMES[$1]}/rep$2.json ]] || hosts+=("$h")
-    done
-    ((${#hosts[@]})) || return 0
-    fleet_run_all_hosts "${CASE_NAMES[$1]}" "$2" "${hosts[@]}"
-}
-
 fleet_print_plan() {
     local h
     print_plan
@@ -246,6 +291,7 @@ fleet_print_plan() {
     for h in "${!FLEET_LABELS[@]}"; do
         info "           $(fleet_name "$h")  ${FLEET_TARGETS[$h]}  -> hosts/${FLEET_LABELS[$h]}"
     done
+    info "  calls    up to $FLEET_BATCH repetitions in one fio call per host (--fleet-batch), in the run's order"
     info "  safety   each host's server checks its own target before every job (serve.bash)"
     info "  health   not captured from the hosts: run env.bash on each one for §1"
 }

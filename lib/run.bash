@@ -588,8 +588,11 @@ prepare_case() { # INDEX: its folder and jobfile
     render_jobfile "$1" "$(engine_for_case "$1")" "$DIRECT" >"$TK_ROOT/tmp/$SECTION/${CASE_NAMES[$1]}.fio"
     cp -- "$TK_ROOT/tmp/$SECTION/${CASE_NAMES[$1]}.fio" "$RESULTS_DIR/${CASE_NAMES[$1]}/job.fio"
 }
-run_case_repetition() { # INDEX REP
-    if [[ -n $HOSTS ]]; then fleet_run_repetition "$@"; else run_repetition "$@"; fi
+run_batch() { # J...: order entries run together; one at a time here, several per call on a fleet
+    if [[ -n $HOSTS ]]; then fleet_run_batch "$@"; else run_repetition "${ORDER_CASE[$1]}" "${ORDER_REP[$1]}"; fi
+}
+batch_takes() { # J... NEXT: whether entry NEXT joins the batch J...
+    [[ -n $HOSTS ]] && fleet_batch_takes "$@"
 }
 
 # --- order and progress ------------------------------------------------------------------------
@@ -679,9 +682,10 @@ until_stable() {
 }
 
 # Runs every repetition not done yet, in the order of case_order; [n/N] is the repetition's place
-# in that order, so a resumed run numbers each repetition as the first run did.
+# in that order, so a resumed run numbers each repetition as the first run did. A fleet run sends
+# consecutive repetitions in batches (lib/fleet.bash); a local run runs them one by one.
 run_all() {
-    local total n i k j todo=0 todo_ms=0 done_ms=0 started eta h
+    local total i k j todo=0 todo_ms=0 done_ms=0 started h
     DONE_RUNS=0
     if [[ -n $HOSTS ]]; then
         for h in $(fleet_live); do set_aside_bad_repetitions "$(fleet_results_dir "$h")"; done
@@ -708,16 +712,37 @@ run_all() {
     done
     [[ -n $HOSTS || $HOST_CEILING == 0 ]] || measure_host_ceiling
     started=$(now_ms)
+    local batch=()
     for j in "${!ORDER_CASE[@]}"; do
-        i=${ORDER_CASE[j]} k=${ORDER_REP[j]} n=$((j + 1))
-        rep_done "$i" "$k" && continue
-        # ETA: the plan's time still to run, scaled by how the runs so far kept to the plan.
-        eta=$((todo_ms - done_ms))
-        ((done_ms == 0)) || eta=$((eta * ($(now_ms) - started) / done_ms))
-        info "[$n/$total] ${CASE_NAMES[$i]} rep $k/$(case_repeat "$i") ... ETA $(human_seconds $(((eta + 500) / 1000)))"
-        run_case_repetition "$i" "$k"
-        done_ms=$((done_ms + $(case_ms "$i")))
-        rep_done "$i" "$k" && DONE_RUNS=$((DONE_RUNS + 1))
+        rep_done "${ORDER_CASE[j]}" "${ORDER_REP[j]}" && continue
+        if ((${#batch[@]})) && ! batch_takes "${batch[@]}" "$j"; then
+            run_all_batch "${batch[@]}"
+            batch=()
+        fi
+        batch+=("$j")
+    done
+    ((${#batch[@]} == 0)) || run_all_batch "${batch[@]}"
+}
+
+# J...: run_all's progress line, the batch, and the bookkeeping after it (run_all's own counters:
+# todo_ms, done_ms, started, total).
+run_all_batch() {
+    local i j n eta listed=""
+    # ETA: the plan's time still to run, scaled by how the runs so far kept to the plan.
+    eta=$((todo_ms - done_ms))
+    ((done_ms == 0)) || eta=$((eta * ($(now_ms) - started) / done_ms))
+    if (($# == 1)); then
+        i=${ORDER_CASE[$1]}
+        info "[$(($1 + 1))/$total] ${CASE_NAMES[$i]} rep ${ORDER_REP[$1]}/$(case_repeat "$i") ... ETA $(human_seconds $(((eta + 500) / 1000)))"
+    else
+        for j in "$@"; do listed+="${listed:+, }${CASE_NAMES[${ORDER_CASE[j]}]} rep ${ORDER_REP[j]}"; done
+        n=$(($1 + 1))-$((${*: -1} + 1))
+        info "[$n/$total] $# repetitions in one fio call per host: $listed ... ETA $(human_seconds $(((eta + 500) / 1000)))"
+    fi
+    run_batch "$@"
+    for j in "$@"; do
+        done_ms=$((done_ms + $(case_ms "${ORDER_CASE[j]}")))
+        if rep_done "${ORDER_CASE[j]}" "${ORDER_REP[j]}"; then DONE_RUNS=$((DONE_RUNS + 1)); fi
     done
 }
 

@@ -50,6 +50,9 @@ ARGS = [*TINY, "--size", "16M", "--rw", "randread,randwrite", "--bs", "4k", "--j
 CASES = ["randread-4k", "randwrite-4k"]
 IN_THE_WRITE_CASE = "[2/4] randwrite-4k rep 1/2"  # the read case's first repetition is done
 IN_THE_READ_CASE = "[3/4] randread-4k rep 2/2"  # the first repetition of both cases is done
+# With --fleet-batch 2 a fleet sends each round in one fio call per host: the second round.
+IN_THE_FLEETS_SECOND_ROUND = ("[3-4/4] 2 repetitions in one fio call per host: randread-4k rep 2, "
+                              "randwrite-4k rep 2")
 
 
 # --- what every test checks -----------------------------------------------------------------
@@ -398,12 +401,12 @@ def test_fleet_link_cut(toolkit, tmp_path):
             hosts = toolkit / "tmp" / "hosts.txt"
             hosts.write_text(f"127.0.0.1:8801 {targets[0]}\n10.218.0.2:8802 {targets[1]}\n")
             command = ["ip", "netns", "exec", here, "bash", str(toolkit / SCRIPT), "--hosts",
-                       str(hosts), *ARGS]
+                       str(hosts), "--fleet-batch", "2", *ARGS]
             env = {"TK_SERVE_DIR": str(state)}
             proc = subprocess.Popen(command, cwd=toolkit, env=script_env(env), text=True,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                     start_new_session=True)
-            wait_for_line(proc, IN_THE_READ_CASE)
+            wait_for_line(proc, IN_THE_FLEETS_SECOND_ROUND)
             trees = {label: toolkit / "results" / "hosts" / label / SECTION
                      for label in ("127.0.0.1-8801", "10.218.0.2-8802")}
             before = {label: good_reps(tree) for label, tree in trees.items()}
@@ -411,8 +414,8 @@ def test_fleet_link_cut(toolkit, tmp_path):
             subprocess.run(["ip", "-n", there, "link", "set", f"{there}0", "down"], check=True)
             err = finish(proc, timeout=180)
             assert proc.returncode == 1, err
-            assert ("10.218.0.2:8802 drops out: randread-4k rep 2: the link to 10.218.0.2:8802 "
-                    "is cut: no answer within 3 s, while its server may still run") in err
+            assert ("10.218.0.2:8802 drops out: randread-4k rep 2, randwrite-4k rep 2: the link to "
+                    "10.218.0.2:8802 is cut: no answer within 3 s, while its server may still run") in err
             assert "1 host(s) dropped out; rerun the same command" in err
             assert far[0].poll() is None  # cut, not stopped
             kept = {label: kept_after_fault(tree, before[label]) for label, tree in trees.items()}

@@ -216,10 +216,11 @@ def test_qd1_and_qd_sweep_across_three_hosts(toolkit, tmp_path, state):
         assert "hosts    3, each case on all at once" in result.stderr
         for server in servers:
             check_host_tree(toolkit, server, "qd1", QD1_CASES)
-            # The server checked every job before fio ran it.
-            assert server.check_log(toolkit, "randwrite-4k").startswith(
-                f"ok: write of {64 << 20} bytes of {server.target}")
-            assert server.check_log(toolkit, "randread-4k").startswith("ok: read")
+            # The server checked every job before fio ran it (a batch's job is named CASE@REP).
+            for rep in (1, 2):
+                assert server.check_log(toolkit, f"randwrite-4k@{rep}").startswith(
+                    f"ok: write of {64 << 20} bytes of {server.target}")
+                assert server.check_log(toolkit, f"randread-4k@{rep}").startswith("ok: read")
         check_fleet_outputs(toolkit, "qd1", "section_2_qd1.md", "§2 QD=1 baselines", servers,
                             QD1_CASES)
 
@@ -262,7 +263,9 @@ def test_a_host_stopped_mid_run_drops_out_and_the_rest_go_on(toolkit, state):
     env = {"TK_SERVE_DIR": str(state)}
     with serving(toolkit, state, targets) as (stays, leaves):
         hosts = hosts_file(toolkit, [stays, leaves])
-        args = ["bash", str(toolkit / "qd1_test.bash"), "--hosts", str(hosts), *TINY]
+        # a round (4 repetitions) per fio call, so the server stops after the first call
+        args = ["bash", str(toolkit / "qd1_test.bash"), "--hosts", str(hosts), "--fleet-batch", "4",
+                *TINY]
         orchestrator = subprocess.Popen(args, cwd=toolkit, env=script_env(env), text=True,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
@@ -280,7 +283,7 @@ def test_a_host_stopped_mid_run_drops_out_and_the_rest_go_on(toolkit, state):
         assert f"{leaves.spec} drops out" in err and "1 host(s) dropped out" in err
         check_host_tree(toolkit, stays, "qd1", QD1_CASES)
         kept = [p for case in QD1_CASES for p in host_reps(toolkit, leaves, "qd1", case)]
-        assert 1 <= len(kept) < 8
+        assert len(kept) == 4  # the first call (round 1) finished; the one under way is lost
         for path in kept:
             assert load_json(path)["jobs"][0]["error"] == 0
         tree = toolkit / "results" / "hosts" / leaves.label / "qd1"
@@ -308,14 +311,19 @@ def test_a_host_stopped_mid_run_drops_out_and_the_rest_go_on(toolkit, state):
         check_host_tree(toolkit, leaves, "qd1", QD1_CASES)
         assert not (tree / "dropped.txt").exists()
         # Both hosts ran every repetition in the one order the first run drew (rounds, shuffled
-        # by its seed), the rerun included: each file was written in the order recorded.
+        # by its seed), the rerun included: each batch's file was written after the one before,
+        # and within a batch (one fio call) fio numbered the jobs' groups in the order they ran.
         docs = [load_json(toolkit / "results" / "hosts" / s.label / "qd1" / "manifest.json")
                 for s in (stays, leaves)]
         assert docs[0]["order_seed"] == docs[1]["order_seed"]
         assert docs[0]["order"] == docs[1]["order"] and len(docs[0]["order"][0]) == 8
+
+        def ran(p: Path) -> tuple[int, int]:
+            return p.stat().st_mtime_ns // 500_000_000, load_json(p)["jobs"][0]["groupid"]
+
         for server in (stays, leaves):
             reps = sorted((p for case in QD1_CASES for p in host_reps(toolkit, server, "qd1", case)
-                           if p.stem[3:].isdigit()), key=lambda p: p.stat().st_mtime_ns)
+                           if p.stem[3:].isdigit()), key=ran)
             assert [f"{p.parent.name}/{p.stem}" for p in reps] == docs[0]["order"][0]
         assert "dropped out" not in (toolkit / "out" / "section_2_qd1.md").read_text()
 
@@ -464,6 +472,18 @@ def client_output():
         skipped = subprocess.run(["fio", f"--client=127.0.0.1,{ports[0]}",
                                   "--output-format=json,normal", str(refused)],
                                  capture_output=True, text=True, timeout=60, check=False)
+        # A batch, as the run loop sends it: on each host three repetitions in one jobfile, each
+        # job stonewalled and named CASE@REP; qd4 runs first and twice (two rounds).
+        args = ["fio", "--output-format=json+"]
+        for k, port in enumerate(ports):
+            batch = work / f"batch{k}.fio"
+            batch.write_text("".join(
+                CLIENT_JOB.format(name=name, target=work / f"t{k}.img", depth=depth) + "stonewall\n\n"
+                for name, depth in (("qd4@1", 4), ("qd1@1", 1), ("qd4@2", 4))))
+            args += [f"--client=127.0.0.1,{port}", str(batch)]
+        batched = subprocess.run(args, capture_output=True, text=True, timeout=60, check=False)
+        assert batched.returncode == 0, batched.stderr
+        (work / "batch.json").write_text(batched.stdout)
         yield {"dir": work, "ports": ports, "text": result.stdout, "probe": probe.stdout,
                "refused": skipped.stdout}
     finally:
@@ -525,6 +545,34 @@ def test_split_command_writes_files_and_reports_missing_hosts(client_output, tmp
     assert not (tmp_path / "b.json").exists()
     assert fleet.main(["split", str(combined), f"b=127.0.0.1,{absent}={tmp_path / 'b.json'}"]) == 1
     assert fleet.main(["split", str(combined), "b=nonsense"]) == 2
+
+
+def test_split_of_a_batch_gives_each_job_its_own_document(client_output, tmp_path, capsys):
+    """A batch (several repetitions in one call per host) splits per host and per job, each
+    document what a local run of that repetition alone would have written, in the order run."""
+    args = []
+    for k, port in enumerate(client_output["ports"]):
+        for case in ("qd1", "qd4"):
+            (tmp_path / f"h{k}" / case).mkdir(parents=True)
+        args.append(f"h{k}=127.0.0.1,{port}={tmp_path / f'h{k}'}/{{case}}/rep{{rep}}.json")
+    assert fleet.main(["split", str(client_output["dir"] / "batch.json"), *args]) == 0
+    assert capsys.readouterr().out.splitlines() == ["h0\tok\tqd4@1 qd1@1 qd4@2",
+                                                    "h1\tok\tqd4@1 qd1@1 qd4@2"]
+    for k, port in enumerate(client_output["ports"]):
+        for case, rep, depth in (("qd4", 1, "4"), ("qd1", 1, "1"), ("qd4", 2, "4")):
+            doc = load_json(tmp_path / f"h{k}" / case / f"rep{rep}.json")
+            [job] = doc["jobs"]
+            assert job["jobname"] == case and job["port"] == port
+            assert job["job options"]["iodepth"] == depth and job["read"]["total_ios"] > 0
+            assert "client_stats" not in doc and doc["fio version"].startswith("fio-")
+        # the two repetitions of qd4 are two runs, not one document twice
+        reps = [load_json(tmp_path / f"h{k}" / "qd4" / f"rep{r}.json")["jobs"][0] for r in (1, 2)]
+        assert reps[0]["groupid"] < reps[1]["groupid"] and reps[0] != reps[1]
+    # Without {case} a host's jobs stay together in one document (the prefill).
+    out = tmp_path / "whole.json"
+    assert fleet.main(["split", str(client_output["dir"] / "batch.json"),
+                       f"h0=127.0.0.1,{client_output['ports'][0]}={out}"]) == 0
+    assert [j["jobname"] for j in load_json(out)["jobs"]] == ["qd4@1", "qd1@1", "qd4@2"]
 
 
 def test_probe_reads_the_server_version_and_a_refusal(client_output):

@@ -14,14 +14,13 @@ host would have written running its job locally: the same top-level keys ("fio v
 "timestamp", ...) with that host's `client_stats` entries as `jobs` and its `disk_util`. fio's own
 "All clients" sum is dropped: a fleet's hosts are compared, never added up.
 
-Client output differs from a local run's in ways the split absorbs:
-- every `client_stats` and `disk_util` entry carries `hostname` and `port`: the host is matched on
-  both, or on the port alone when the name fio reports is not the one given (fio may report an
-  address for a name);
-- `global options` is one object up to fio 3.38 in which the hosts' [global] sections are merged
-  (keys repeat, the last host wins), and a list of per-host objects from 3.39. The toolkit sends
-  jobfiles without a [global] section so that every option is in the job's own `job options`;
-  a list is split by host, a merged object is dropped rather than given to the wrong host.
+An OUT that contains `{case}` and `{rep}` splits the host's document once more, by job: the run
+loop sends a host several repetitions in one jobfile (a batch: one `stonewall`ed job per repetition,
+so fio's client and server start once for all of them), and names each job `CASE@REP`, since a
+case may run twice in one batch (in successive rounds). Each job's document goes to OUT with CASE
+and REP put in, written in the order the jobs ran (their groupid), with the job named CASE again:
+the document a local run of that repetition would have written. The host's `disk_util` covers the
+whole batch and goes with each.
 
 A host with no entry in the output (its server stopped, or it never connected) gets no file; the
 exit code is 0 when at least one host got a file, 1 when none did (or the output is unusable), 2
@@ -81,6 +80,37 @@ def host_document(doc: dict, host: Host, port_unique: bool) -> dict | None:
     if disks:
         out["disk_util"] = disks
     return out
+
+
+BATCH_JOB = re.compile(r"([^/@]+)@(\d+)")
+
+
+def job_documents(hdoc: dict) -> list[tuple[str, str, dict]]:
+    """A batch host's document split by job, in the order the jobs ran: (CASE, REP, document) for
+    every job named CASE@REP, named CASE again. numjobs clones share their job's name and stay
+    together; a job named otherwise is no repetition of the batch and is left out."""
+    by_name: dict[str, list[dict]] = {}
+    for job in sorted(hdoc["jobs"], key=lambda j: int(j.get("groupid") or 0)):
+        by_name.setdefault(str(job.get("jobname", "")), []).append(job)
+    docs = []
+    for name, jobs in by_name.items():
+        m = BATCH_JOB.fullmatch(name)
+        if m and m[1] not in (".", ".."):
+            docs.append((m[1], m[2], dict(hdoc, jobs=[dict(j, jobname=m[1]) for j in jobs])))
+    return docs
+
+
+def write_host(host: Host, hdoc: dict) -> str:
+    """Writes a host's document(s); the reply line's tail: "" or the CASE@REP jobs written."""
+    if "{case}" not in str(host.out):
+        host.out.write_text(json.dumps(hdoc, indent=2) + "\n")
+        return ""
+    written = []
+    for case, rep, jdoc in job_documents(hdoc):
+        path = Path(str(host.out).replace("{case}", case).replace("{rep}", rep))
+        path.write_text(json.dumps(jdoc, indent=2) + "\n")
+        written.append(f"{case}@{rep}")
+    return "\t" + " ".join(written)
 
 
 def disconnect_reason(preamble: str, host: Host) -> str:
@@ -164,6 +194,5 @@ def main(argv: list[str]) -> int:
         if hdoc is None:
             print(f"{host.label}\tmissing\t{reason}")
             continue
-        host.out.write_text(json.dumps(hdoc, indent=2) + "\n")
-        print(f"{host.label}\tok")
+        print(f"{host.label}\tok{write_host(host, hdoc)}")
     return 0 if any(hdoc for _, hdoc, _ in parts) else 1
