@@ -92,7 +92,8 @@ docs:
 
 lint:
 	bash env.bash --install-only
-	shellcheck -x $(SHELL_FILES)
+	@# one shellcheck per file, on every CPU: each script re-reads the libraries it sources
+	printf '%s\n' $(SHELL_FILES) | xargs -P "$$(nproc)" -n 1 shellcheck -x
 	$(PYTHON) -m ruff check analysis tests
 
 clean:

@@ -187,7 +187,7 @@ def test_rounds_recorded_and_the_same_seed_gives_the_same_order(toolkit):
 def test_interrupted_in_the_second_round_resumes_in_the_same_order(toolkit):
     """Ctrl-C inside the first repetition of round 2; the same command (its --seed included)
     resumes from there in the first run's order, and ends with every repetition."""
-    args = [*TINY, "--runtime", "3", "--seed", "1"]
+    args = [*TINY, "--runtime", "2", "--seed", "1"]
     want = expected(1, QD1_CASES, 2)
     proc = start(toolkit, "qd1_test.bash", *args)
     wait_for_line(proc, f"[5/8] {want[4].split('/')[0]} rep 2/2")

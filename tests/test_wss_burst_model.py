@@ -9,8 +9,8 @@ and recovery parts) runs inside that cgroup; what it reports is checked against 
 - the recovery rate within 20% of RECOVER.
 
 The model's numbers are chosen so the quick profile's rules can see them: the cliff about 7 s in
-(a segment is at least 5 s), 20 s of burst, probes after 2, 4 and 8 s of idle that regain 60% of
-the cache at most (a full cache would leave the rate's fit). It runs for about 80 s.
+(a segment is at least 5 s), 20 s of burst, 6 s probes after 2, 4 and 8 s of idle that regain 60% of
+the cache at most (a full cache would leave the rate's fit). It runs for about 60 s.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def test_cache_steady_state_and_recovery_of_a_model_drive(toolkit):
         cmd = ["bash", str(toolkit / "wss_burst_test.bash"), "--profile", "quick",
                "--target", dev, "--destroy", dev, "--size", "512M", "--no-prefill",
                "--parts", "burst,recovery", "--duration", "20", "--recovery-gaps", "2,4,8",
-               "--recovery-probe", "8", "--no-host-ceiling"]
+               "--recovery-probe", "6", "--no-host-ceiling"]
         result = subprocess.run(drive.wrap(cmd), capture_output=True, text=True,
                                 env=script_env(), timeout=400, cwd=toolkit, check=False)
         events = drive.events
