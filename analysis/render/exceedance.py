@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from analysis.core.stats import merge_bins, percentiles_from_bins
-from analysis.render.plots import COLORS, _save, plt
+from analysis.render.plots import COLORS, _save, log_axis, plt
 from analysis.rules.cases import load_case
 
 MARKER_PCTS = (50.0, 99.0, 99.9, 99.99)
@@ -92,6 +92,11 @@ def draw(path: Path, panels: list[Panel], title: str) -> Path | None:
                     color=color)
         ax.set_xscale("log")
         ax.set_yscale("log")
+        # 1-2-5 latency ticks where they fit; over more than two decades their labels would
+        # run into each other, and each decade alone is labelled
+        low, high = ax.get_xlim()
+        log_axis(ax.xaxis, subs=(1.0, 2.0, 5.0) if high <= 300 * low else (1.0,))
+        log_axis(ax.yaxis, subs=(1.0,))  # 1, 0.1, 0.01...: the nines
         ax.set_ylim(floor * 0.7, 1.3)
         for p in MARKER_PCTS:  # each percentile's level, named at the right edge
             if 1 - p / 100 >= floor * 0.99:

@@ -15,7 +15,7 @@ import matplotlib
 matplotlib.use("Agg")  # files only; lab boxes and CI have no display
 import matplotlib.pyplot as plt
 from matplotlib.layout_engine import TightLayoutEngine
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 from matplotlib.transforms import ScaledTranslation
 
 from analysis.render import markdown as md
@@ -132,18 +132,25 @@ class Panel:
     hline: tuple[float, str] | None = None  # a dashed level across the panel: (y, label)
 
 
+def log_axis(axis, subs: tuple[float, ...] = (1.0, 2.0, 5.0)) -> None:
+    """A log axis with ticks at SUBS of every decade (1-2-5: a latency axis spanning 300 µs to
+    5 ms gets 500, 1,000, 2,000 rather than a single 10^3), written as plain numbers, and no
+    minor ticks: matplotlib's eight per decade, each a tick with an (empty) label to lay out,
+    cost more of `make analysis` than the data did and told nothing the 1-2-5 ticks do not."""
+    axis.set_major_locator(LogLocator(base=10, subs=subs))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+    axis.set_minor_locator(NullLocator())
+
+
 def _axis_scale(set_scale, scale: str, axis=None) -> None:
     if scale == "log2":
         set_scale("log", base=2)
+        if axis is not None:
+            axis.set_minor_locator(NullLocator())  # the ticks are the panel's own (xticks)
     elif scale != "linear":
         set_scale(scale)
         if scale == "log" and axis is not None:
-            # 1-2-5 ticks written as plain numbers: a latency axis spanning 300 µs to 5 ms
-            # gets 500, 1,000, 2,000 rather than a single 10^3.
-            axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-            axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1
-                                                   else f"{v:g}"))
-            axis.set_minor_formatter(NullFormatter())
+            log_axis(axis)
 
 
 def _draw_panel(ax, panel: Panel) -> None:
@@ -167,7 +174,7 @@ def _draw_panel(ax, panel: Panel) -> None:
         ax.xaxis.set_major_formatter(PLAIN)
     if panel.yscale == "linear":
         ax.yaxis.set_major_formatter(PLAIN)
-    _axis_scale(ax.set_xscale, panel.xscale)
+    _axis_scale(ax.set_xscale, panel.xscale, ax.xaxis)
     _axis_scale(ax.set_yscale, panel.yscale, ax.yaxis)
     if panel.xticks is not None:
         ax.set_xticks(panel.xticks, panel.xticklabels or [str(t) for t in panel.xticks])
