@@ -156,18 +156,26 @@ fleet_batch_takes() { # J... NEXT: whether order entry NEXT joins the batch J...
     ((ms <= FLEET_BATCH_MAX_MS))
 }
 
+fleet_batch_new() { # HOST: an empty call for the host
+    FLEET_JOBS[$1]=""
+    : >"$TK_TMP/batch-$1.fio"
+}
+
+fleet_batch_add() { # HOST CASE REP: the case's own jobfile joins the host's call, its job named CASE@REP
+    local job
+    job=$'\n'$(<"$(fleet_results_dir "$1")/$2/job.fio")
+    printf '%s\nstonewall\n\n' "${job/$'\n'"[$2]"$'\n'/$'\n'"[$2@$3]"$'\n'}" >>"$TK_TMP/batch-$1.fio"
+    FLEET_JOBS[$1]+=" $2@$3"
+}
+
 fleet_run_batch() { # J...: the order's entries J, on every host still in the run that lacks them
-    local h j case k job hosts=()
+    local h j case hosts=()
     for h in $(fleet_live); do
-        FLEET_JOBS[$h]=""
-        : >"$TK_TMP/batch-$h.fio"
+        fleet_batch_new "$h"
         for j in "$@"; do
-            case=${CASE_NAMES[${ORDER_CASE[j]}]} k=${ORDER_REP[j]}
-            [[ ! -e $(fleet_results_dir "$h")/$case/rep$k.json ]] || continue
-            FLEET_JOBS[$h]+=" $case@$k"
-            job=$(<"$(fleet_results_dir "$h")/$case/job.fio")
-            # the case's own jobfile, its job named for this repetition
-            printf '%s\nstonewall\n\n' "${job/$'\n'"[$case]"$'\n'/$'\n'"[$case@$k]"$'\n'}" >>"$TK_TMP/batch-$h.fio"
+            case=${CASE_NAMES[${ORDER_CASE[j]}]}
+            [[ -e $(fleet_results_dir "$h")/$case/rep${ORDER_REP[j]}.json ]] ||
+                fleet_batch_add "$h" "$case" "${ORDER_REP[j]}"
         done
         [[ -z ${FLEET_JOBS[$h]} ]] || hosts+=("$h")
     done
@@ -254,7 +262,7 @@ fleet_prefill() {
     for h in "${hosts[@]}"; do
         mkdir -p "$(fleet_results_dir "$h")/.prefill"
         {
-            printf '[.prefill@1]\nfilename=%s\nsize=%s\nrw=write\nbs=1m\niodepth=16\n' \
+            printf '[.prefill]\nfilename=%s\nsize=%s\nrw=write\nbs=1m\niodepth=16\n' \
                 "$(fio_filename "${FLEET_TARGETS[$h]}")" "$REGION_BYTES"
             printf 'ioengine=%s\ndirect=%s\nrefill_buffers=1\nend_fsync=1\n' "$ENGINE_USED" "$DIRECT"
             fleet_prerun "$h" write
@@ -262,8 +270,8 @@ fleet_prefill() {
     done
     # A hidden case folder: the analysis never takes it for a case.
     for h in "${hosts[@]}"; do
-        cp -- "$(fleet_results_dir "$h")/.prefill/job.fio" "$TK_TMP/batch-$h.fio"
-        FLEET_JOBS[$h]=".prefill@1"
+        fleet_batch_new "$h"
+        fleet_batch_add "$h" .prefill 1
     done
     fleet_run_all_hosts "${hosts[@]}"
     for h in "${hosts[@]}"; do

@@ -568,7 +568,7 @@ def test_split_of_a_batch_gives_each_job_its_own_document(client_output, tmp_pat
         # the two repetitions of qd4 are two runs, not one document twice
         reps = [load_json(tmp_path / f"h{k}" / "qd4" / f"rep{r}.json")["jobs"][0] for r in (1, 2)]
         assert reps[0]["groupid"] < reps[1]["groupid"] and reps[0] != reps[1]
-    # Without {case} a host's jobs stay together in one document (the prefill).
+    # Without {case} a host's jobs stay together in one document (the plain split).
     out = tmp_path / "whole.json"
     assert fleet.main(["split", str(client_output["dir"] / "batch.json"),
                        f"h0=127.0.0.1,{client_output['ports'][0]}={out}"]) == 0
