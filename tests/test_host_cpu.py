@@ -12,9 +12,11 @@ from __future__ import annotations
 import math
 import os
 import subprocess
+import threading
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from analysis.rules.cases import section_frame
@@ -87,6 +89,24 @@ def test_host_bound_rule_with_the_busiest_cpu():
     assert not rule(10, math.nan, math.nan, math.nan, 1, 2, math.nan)
 
 
+def test_host_line_says_when_no_ceiling_was_measured():
+    """Without a ceiling (--no-host-ceiling, a fleet) a point is marked host-bound by the CPUs'
+    load alone: the Host line says so whether or not a point was marked."""
+    from analysis.sections.common import host_finding
+    rows = pd.DataFrame({"case": ["a", "b"], "direction": ["read", "read"],
+                         "iops_mean": [1000.0, 50.0], "host_ceiling_iops": [math.nan] * 2,
+                         "host_bound": [True, False], "cpu_usr_pct": [40.0, 1.0],
+                         "cpu_sys_pct": [58.0, 1.0], "cpu_busiest": [0, 1],
+                         "cpu_busiest_pct": [99.0, 3.0]})
+    bound = host_finding(rows, lambda r: r.case)
+    assert bound.startswith("**Host-bound:** a (CPU 98% per job, CPU 0 99% busy)")
+    assert "--no-host-ceiling" in bound and "marked by the CPUs' load alone" in bound
+    free = host_finding(rows.assign(host_bound=False), lambda r: r.case)
+    assert free.startswith("**Host:** no host ceiling was measured") and "--no-host-ceiling" in free
+    measured = host_finding(rows.assign(host_ceiling_iops=[2000.0, 2000.0]), lambda r: r.case)
+    assert "--no-host-ceiling" not in measured
+
+
 def snapshot(when: str) -> str:
     """What lib/run.bash cpu_snapshot writes."""
     lines = [ln for ln in Path("/proc/stat").read_text().splitlines()
@@ -113,6 +133,7 @@ def idle_share(seconds: float) -> float:
 
 
 @pytest.mark.root
+@pytest.mark.alone  # /dev/zram0, and whether any CPU is saturated
 def test_pinned_deep_job_is_host_bound_and_capped_job_is_not(tmp_path):
     """On /dev/zram0 the kernel does the whole I/O in the submitting thread: 64 I/Os in flight
     from one job pinned to CPU 0 keep CPU 0 busy throughout, so the point is host bound. A
@@ -145,6 +166,7 @@ def test_pinned_deep_job_is_host_bound_and_capped_job_is_not(tmp_path):
 
 
 @pytest.mark.root
+@pytest.mark.alone  # compares /dev before and after: another test's loop or zram would show
 def test_kernel_path_ceiling_on_a_zram_of_its_own(tmp_path):
     """The ceiling through the kernel's I/O path runs on a zram device made for it and removed
     after (never /dev/zram0): it is below fio's null engine for the same shape, which makes no
@@ -164,6 +186,20 @@ def test_kernel_path_ceiling_on_a_zram_of_its_own(tmp_path):
     assert null["device"] == "null"
     assert "ioengine=psync" in kernel["cases"]["c"]["shape"]
     assert 0 < kernel["cases"]["c"]["iops"] < null["cases"]["c"]["iops"]
+
+
+@pytest.mark.root
+def test_a_ceiling_zram_held_open_is_removed_once_released():
+    """The kernel refuses to remove a zram device while it is open (EBUSY), as it is while a fio
+    exits after an interrupt or udev probes the new device: the ceiling's own device is still
+    removed once it is released, not left behind (two were, after loaded test runs)."""
+    if not (host_ceiling.ZRAM_CONTROL / "hot_add").exists():
+        pytest.skip("no zram-control here")
+    with host_ceiling.zram_device() as dev:
+        assert dev is not None
+        fd = os.open(dev, os.O_RDONLY)
+        threading.Timer(0.5, os.close, [fd]).start()  # still open when the block ends
+    assert not Path(dev).exists()
 
 
 # The run loop's per-repetition CPU snapshots and --cpus's placement are checked on §2's own

@@ -16,6 +16,7 @@ then marks the points the host limited (host_bound).
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -23,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -167,11 +169,26 @@ def zram_device() -> Iterator[str | None]:
         else:
             yield f"/dev/zram{index}"
     finally:
+        _hot_remove(index)
+
+
+def _hot_remove(index: str, wait_s: float = 5.0) -> None:
+    """Remove zram device `index`. The kernel refuses (EBUSY) while anything holds it open: a fio
+    still exiting after an interrupt, or udev probing the device its size change announced; so
+    a refusal is tried again for a few seconds before the device is reported as left behind
+    (two such devices were found after loaded test runs)."""
+    deadline = time.monotonic() + wait_s
+    while True:
         try:
             (ZRAM_CONTROL / "hot_remove").write_text(index)
+            return
         except OSError as e:
+            if e.errno == errno.EBUSY and time.monotonic() < deadline:
+                time.sleep(0.05)
+                continue
             print(f"host-ceiling: could not remove /dev/zram{index} ({e}); remove it with "
                   f"'echo {index} > {ZRAM_CONTROL}/hot_remove'", file=sys.stderr)
+            return
 
 
 def usable_cpus() -> int:

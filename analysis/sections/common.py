@@ -377,14 +377,17 @@ def _ceiling_label(df: pd.DataFrame) -> str:
     return "; ".join(CEILING_LABELS.get(d, d) for d in found) or CEILING_LABELS["null"]
 
 
+NO_CEILING = ("no host ceiling was measured for these results (a fleet run, --no-host-ceiling, "
+              "or results from before the toolkit measured it)")
+
+
 def host_finding(df: pd.DataFrame, label: Callable[[object], str]) -> str:
     """The line every snippet ends with, after stability: which points the host limited."""
-    if df.host_ceiling_iops.isna().all() and host_bound_rows(df).empty:
-        return ("**Host:** no host ceiling was measured for these results (a fleet run, "
-                "--no-host-ceiling, or results from before the toolkit measured it); the CPU "
-                "columns still show fio's own load, and a point that kept a CPU busy is still "
-                "marked host-bound.")
+    no_ceiling = df.host_ceiling_iops.isna().all()
     bound = host_bound_rows(df)
+    if no_ceiling and bound.empty:
+        return (f"**Host:** {NO_CEILING}; the CPU columns still show fio's own load, and a "
+                "point that kept a CPU busy is still marked host-bound.")
     if bound.empty:
         busy = (f", kept fio's CPUs busy, or kept any CPU {HOST_BOUND_BUSY * 100:.0f}% busy"
                 if df.get("cpu_busiest_pct", pd.Series(dtype=float)).notna().any() else
@@ -395,7 +398,9 @@ def host_finding(df: pd.DataFrame, label: Callable[[object], str]) -> str:
     return ("**Host-bound:** " + ", ".join(f"{label(r)} ({_host_reason(r)})" for r in
                                             bound.itertuples())
             + ": these points measure this host (fio and the kernel) as much as the drive; a "
-              "faster host or more jobs would show more (docs/methodology.md, host ceiling).")
+              "faster host or more jobs would show more (docs/methodology.md, host ceiling)."
+            + (f" {NO_CEILING[0].upper()}{NO_CEILING[1:]}: they were marked by the CPUs' "
+               "load alone." if no_ceiling else ""))
 
 
 def host_anomaly(table: pd.DataFrame) -> Anomaly | None:
