@@ -79,8 +79,10 @@ sample-report:
 	env -i PATH="$$PATH" HOME="$$HOME" bash report.bash --profile quick --results results/sample
 	$(PYTHON) -m analysis.report.sample --results results/sample --dest docs/sample
 
+# Two workers, a file each at a time (module-scoped runs stay shared within a file): most tests wait
+# on fio's runtime. A test marked `alone` runs with nothing beside it (tests/toolkit.py).
 test: lint
-	$(PYTHON) -m pytest -q --durations=15 tests
+	$(PYTHON) -m pytest -q -n 2 --dist loadfile --durations=15 tests
 
 # The tests that run no script and touch no device (markers set in tests/conftest.py).
 test-fast:

@@ -22,7 +22,7 @@ SAMPLES = REPO / "tests" / "fixtures" / "fio-samples"
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from tests.toolkit import free_port, wait_listening  # after REPO is on the path
+from tests.toolkit import beside_others, free_port, wait_listening  # after REPO is on the path
 
 TARGET_SIZE = 16 * 1024 * 1024
 COMMON = ["--bs=4k", "--lat_percentiles=1", "--output-format=json+", "--randrepeat=0"]
@@ -173,6 +173,13 @@ def pytest_collection_modifyitems(config, items):
             if os.geteuid() != 0:
                 item.add_marker(pytest.mark.skip(
                     reason="needs root (loop devices, /dev/zram0, mounts or cgroups)"))
+    # The order make test's two workers take the files in, a file at a time (each file keeps its
+    # own order): the files holding an `alone` test first, so their exclusive turns come together
+    # at the start instead of each waiting out a long test on the other worker
+    # (tests/toolkit.py); then the end-to-end files; the unit-test files last, to fill the end.
+    alone_files = {item.path for item in items if item.get_closest_marker("alone")}
+    e2e_files = {item.path for item in items if item.get_closest_marker("e2e")}
+    items.sort(key=lambda item: (item.path not in alone_files, item.path not in e2e_files))
 
 
 def need(fio_runs, name):
@@ -181,6 +188,14 @@ def need(fio_runs, name):
     if run is None:
         pytest.skip(f"fio run {name!r} failed on this machine (engine or filesystem unsupported)")
     return run
+
+
+@pytest.fixture(autouse=True)
+def machine_lock(request):
+    """Every test holds the machine lock (tests/toolkit.py): shared, or exclusive for a test
+    marked `alone`, so that nothing runs beside it on the other worker."""
+    with beside_others(alone=request.node.get_closest_marker("alone") is not None):
+        yield
 
 
 @pytest.fixture

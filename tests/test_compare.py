@@ -3,9 +3,9 @@
 The t distribution (scipy's) is checked against closed forms (df 1 and 2), published critical
 values, the published Welch examples of the Wikipedia article "Welch's t-test", and a numerical
 integration of the t density done here; the false discovery rate against a hand-written
-Benjamini–Hochberg. End to end, §2 runs twice for real: on the default file target and on
-/dev/zram0 with psync (a RAM disk, an order of magnitude faster), and the comparison is checked
-against the repetitions' own JSON, read with nothing but the json module.
+Benjamini–Hochberg. End to end, §2 runs twice for real: on the default file target and on a
+zram device of the test's own with psync (a RAM disk, an order of magnitude faster), and the
+comparison is checked against the repetitions' own JSON, read with nothing but the json module.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ import scipy.stats
 from analysis.core.stats import tail_intervals
 from analysis.report import compare
 from analysis.report.compare import t_two_sided_p, welch
-from tests.toolkit import load_json, make_copy, run, zram_size
+from analysis.run.host_ceiling import zram_device
+from tests.toolkit import load_json, make_copy, run
 
 # ------------------------------------------------------------------ the t-test
 
@@ -297,24 +298,26 @@ CASES = {"randread-4k": "read", "randwrite-4k": "write", "read-128k": "read",
 
 @pytest.fixture(scope="module")
 def trees():
-    """(toolkit copy, slow tree, fast tree): §2 on the file target, then on zram, both with psync.
+    """(toolkit copy, slow tree, fast tree): §2 on the file target, then on a zram device of this
+    test's own (hot-added, so no other test's run holds it; removed after), both with psync.
     The engine is pinned on both: compare refuses trees measured with different engines, and the
     default engine is whichever the target's probe finds working (io_uring on one machine, psync
     on another)."""
     if os.geteuid() != 0 or shutil.which("fio") is None:
         pytest.skip("needs root and fio")
-    if zram_size() < 64 << 20:
-        pytest.skip("/dev/zram0 is missing or smaller than 64 MiB")
     root = make_copy()
     try:
         out = {}
-        for name, extra in (("slow", []), ("fast", ["--target", "/dev/zram0"])):
-            result = run(root, "qd1_test.bash", *RUN, "--engine", "psync", *extra)
-            assert result.returncode == 0, result.stderr
-            out[name] = root / "trees" / name
-            out[name].parent.mkdir(exist_ok=True)
-            shutil.move(root / "results", out[name])
-            (root / "results").mkdir()
+        with zram_device() as ram:
+            if ram is None:
+                pytest.skip("no zram-control here to make a zram device")
+            for name, extra in (("slow", []), ("fast", ["--target", ram])):
+                result = run(root, "qd1_test.bash", *RUN, "--engine", "psync", *extra)
+                assert result.returncode == 0, result.stderr
+                out[name] = root / "trees" / name
+                out[name].parent.mkdir(exist_ok=True)
+                shutil.move(root / "results", out[name])
+                (root / "results").mkdir()
         yield root, out["slow"], out["fast"]
     finally:
         shutil.rmtree(root, ignore_errors=True)

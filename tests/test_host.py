@@ -109,6 +109,7 @@ def fio_case_started(results: Path, case: str, job: str):
             proc.wait()
 
 
+@pytest.mark.alone  # CPU saturation and a ceiling measured side by side
 def test_host_bound_known_answers(tmp_path):
     """A job on the null engine is the host's ceiling: host_bound. A job capped at 500 IOPS
     on a file is the 'device's' pace: not host_bound, with a ceiling far above it.
@@ -161,6 +162,7 @@ def test_host_bound_rule():
 
 
 @pytest.mark.root
+@pytest.mark.alone  # /dev/zram0, and the engines' probed latencies
 def test_qd1_engine_on_zram_avoids_the_worker_thread(toolkit):
     """io_uring cannot issue to zram without blocking, so it punts every I/O to a worker
     thread; the QD=1 cases must run on an engine whose probe latency is the lowest (within the

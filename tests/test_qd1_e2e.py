@@ -113,6 +113,7 @@ def test_loop_device(toolkit):
 
 
 @pytest.mark.root
+@pytest.mark.alone  # /dev/zram0: the toolkit lets one run at a time use a target
 def test_zram(toolkit):
     if zram_size() < 64 << 20:
         pytest.skip("/dev/zram0 is missing or smaller than 64 MiB")

@@ -113,6 +113,7 @@ def test_uring_options_on_the_default_file(toolkit):
 
 
 @pytest.mark.root
+@pytest.mark.alone  # /dev/zram0
 def test_uring_options_on_zram(toolkit):
     if not zram_size():
         pytest.skip("no /dev/zram0")

@@ -8,6 +8,7 @@ are removed afterwards, also when the test fails.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import math
@@ -72,6 +73,31 @@ def fio_workdir(prefix: str):
         yield work
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+# `make test` runs the suite on two workers (pytest-xdist, a file at a time): most tests wait on
+# fio's runtime, and one worker alone kept the two CPUs about a third busy. A test that measures an
+# answer a neighbour's load could move (whether a CPU is saturated, an engine's latency), or that
+# uses /dev/zram0 (the toolkit's lock lets one run at a time on a target), runs alone:
+# every other test holds this lock shared, an `alone` one exclusive. The turnstile gives the
+# exclusive one precedence: once it waits, no new test starts beside the one still running.
+LOCKS = REPO / "tmp" / ".tests"
+
+
+@contextlib.contextmanager
+def beside_others(alone: bool):
+    """Hold the tests' machine lock for the block: exclusive when `alone`, else shared."""
+    LOCKS.mkdir(parents=True, exist_ok=True)
+    with open(LOCKS / "turnstile", "a") as turnstile, open(LOCKS / "machine", "a") as machine:
+        fcntl.flock(turnstile, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(machine, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        finally:
+            fcntl.flock(turnstile, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(machine, fcntl.LOCK_UN)
 
 
 def script_env(env: dict | None = None) -> dict:
