@@ -31,7 +31,7 @@ help:
 	@echo "make analysis  redraw all tables, figures and snippets from results/ (no device I/O)"
 	@echo "make sample-report   regenerate docs/sample/ (a quick report on the default target)"
 	@echo "make test      shellcheck, ruff and the test suite (needs root for loop devices)"
-	@echo "make test-fast the unit tests only (no script runs, no devices): under a minute"
+	@echo "make test-fast the unit tests only (no script runs, no devices): about 80 s"
 	@echo "make docs      regenerate docs/options.md from lib/options.tsv"
 	@echo "make lint      shellcheck and ruff only"
 	@echo "make clean     remove tables/, figs/, out/ and tmp/ (results/ is kept)"
@@ -86,7 +86,7 @@ test: lint
 
 # The tests that run no script and touch no device (markers set in tests/conftest.py).
 test-fast:
-	$(PYTHON) -m pytest -q -m "not e2e and not device and not root" tests
+	$(PYTHON) -m pytest -q -n 2 --dist loadfile -m "not e2e and not device and not root" tests
 
 # Generated docs: edit lib/options.tsv, then `make docs` (a test checks the file is current).
 docs:
