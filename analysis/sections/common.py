@@ -399,7 +399,7 @@ def host_finding(df: pd.DataFrame, label: Callable[[object], str]) -> str:
                                             bound.itertuples())
             + ": these points measure this host (fio and the kernel) as much as the drive; a "
               "faster host or more jobs would show more (docs/methodology.md, host ceiling)."
-            + (f" {NO_CEILING[0].upper()}{NO_CEILING[1:]}: they were marked by the CPUs' "
+            + (f" {NO_CEILING.capitalize()}: they were marked by the CPUs' "
                "load alone." if no_ceiling else ""))
 
 
