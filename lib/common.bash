@@ -124,12 +124,15 @@ size_bytes() {
     esac
 }
 
+# Sizes to the nearest tenth of a GiB or TiB (a 1,535 MiB partition is 1.5 GiB, not 1.4).
 human_bytes() {
-    local b=$1
+    local b=$1 tenths
     if ((b >= 1 << 40)); then
-        printf '%d.%d TiB' $((b >> 40)) $(((b % (1 << 40)) * 10 >> 40))
+        tenths=$(((b * 10 + (1 << 39)) >> 40))
+        printf '%d.%d TiB' $((tenths / 10)) $((tenths % 10))
     elif ((b >= 1 << 30)); then
-        printf '%d.%d GiB' $((b >> 30)) $(((b % (1 << 30)) * 10 >> 30))
+        tenths=$(((b * 10 + (1 << 29)) >> 30))
+        printf '%d.%d GiB' $((tenths / 10)) $((tenths % 10))
     elif ((b >= 1 << 20)); then
         printf '%d MiB' $((b >> 20))
     else

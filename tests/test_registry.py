@@ -206,3 +206,14 @@ def test_a_bad_value_exits_2_naming_the_variable(option):
     result = bash("-c", code, "parse", *args, env={option.variable: bad})
     assert result.returncode == 2
     assert f": {option.variable}" in result.stderr
+
+
+def test_sizes_in_messages_are_rounded_to_the_nearest_tenth():
+    """human_bytes (lib/common.bash), which the plans and messages print sizes with: a 1,535 MiB
+    partition is 1.5 GiB (it printed 1.4, and twice it 2.9 GiB, cutting the tenths off)."""
+    sizes = [1535 << 20, 3070 << 20, 1 << 30, 8 << 30, 2_000_398_934_016, 96 << 20, 512 << 10]
+    result = bash("-c", 'source lib/common.bash; for b in "$@"; do human_bytes "$b"; echo; done',
+                  "_", *map(str, sizes))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n")[:-1] == ["1.5 GiB", "3.0 GiB", "1.0 GiB", "8.0 GiB",
+                                              "1.8 TiB", "96 MiB", "512 KiB"]
