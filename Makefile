@@ -81,12 +81,14 @@ sample-report:
 
 # Two workers, a file each at a time (module-scoped runs stay shared within a file): most tests wait
 # on fio's runtime. A test marked `alone` runs with nothing beside it (tests/toolkit.py).
+PYTEST := $(PYTHON) -m pytest -q -n 2 --dist loadfile
+
 test: lint
-	$(PYTHON) -m pytest -q -n 2 --dist loadfile --durations=15 tests
+	$(PYTEST) --durations=15 tests
 
 # The tests that run no script and touch no device (markers set in tests/conftest.py).
 test-fast:
-	$(PYTHON) -m pytest -q -n 2 --dist loadfile -m "not e2e and not device and not root" tests
+	$(PYTEST) -m "not e2e and not device and not root" tests
 
 # Generated docs: edit lib/options.tsv, then `make docs` (a test checks the file is current).
 docs:
