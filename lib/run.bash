@@ -401,7 +401,7 @@ dry_run() { # the plan and the jobfiles (of the first host, in a fleet run)
     for i in "${!CASE_NAMES[@]}"; do
         printf '\n'
         [[ $ENGINE == auto ]] && printf '; ioengine auto: chosen at run time by short read-only probes (io_uring shown)\n'
-        [[ $engine != io_uring || $URING_TUNING == off ]] ||
+        [[ $engine != io_uring ]] || ! uring_probes ||
             printf "; io_uring's options (fixedbufs, registerfiles, batching...): probed at run time (the plan says which)\n"
         render_jobfile "$i" "$engine" 1 ${HOSTS:+0}
     done

@@ -44,6 +44,33 @@ def rep_stats(values: Iterable[float]) -> dict:
     return {"mean": mean, "std": std, "n": n, "cv": cv}
 
 
+
+# A difference between two means counts when it is larger than this many combined standard
+# errors (the peak search's moves, io_uring's options): about a 2.5% one-sided false alarm for
+# normal noise, a little more with the few repetitions a decision rests on.
+NOISE_SE = 2
+
+
+def mean_se(values: Iterable[float]) -> tuple[float, float]:
+    """Mean and standard error of the mean (inf with fewer than two values: nothing is known)."""
+    data = list(values)
+    s = rep_stats(data)
+    return s["mean"], (s["std"] / math.sqrt(s["n"]) if s["n"] >= 2 else math.inf)
+
+
+def gains(base: Iterable[float], other: Iterable[float], gain_pct: float,
+          last: bool = False) -> bool | None:
+    """Is `other`'s mean higher than `base`'s? True when by more than NOISE_SE combined standard
+    errors; False when surely by less than gain_pct % of base's (or, when `last`, not shown);
+    None when it cannot tell yet: measure both again."""
+    (mb, sb), (mo, so) = mean_se(base), mean_se(other)
+    se = math.hypot(sb, so)
+    if mo - mb > NOISE_SE * se:
+        return True
+    if last or mo - mb + NOISE_SE * se < mb * gain_pct / 100:
+        return False
+    return None
+
 @dataclass(frozen=True)
 class Change:
     """A mean against a reference mean: pct = value / reference - 1, in %. `spread_pct` is the

@@ -40,11 +40,11 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from analysis.core.stats import NOISE_SE, gains, mean_se
 from analysis.rules.cases import combined, read_manifest, read_section
 from analysis.run.manifest import add_cases, matrix_entries
 
 GAIN_PCT = 5  # within this % of the peak is "the peak"; a smaller gain is not worth a step
-NOISE_SE = 2  # a difference counts when larger than this many combined standard errors
 MORE_REPS = (2, 3)  # an undecided comparison re-measures both points to 2x, then 3x the repeat
 BUDGET = 16  # per pattern: the search's repetitions, in cases' worth (x the run's repeat)
 MAX_DEPTH = 256  # per job: deeper than any NVMe drive's useful queue
@@ -122,14 +122,13 @@ class _Path:
             self.out.wanted = missing
             raise _Need
 
+    def reps(self, key: Key) -> tuple[float, ...]:
+        """The repetitions of `key` the path has read."""
+        return self.points[key].reps[:self.used[key]]
+
     def stats(self, key: Key) -> tuple[float, float]:
         """Mean and standard error of the mean over the repetitions the path has read."""
-        reps = self.points[key].reps[:self.used[key]]
-        mean = sum(reps) / len(reps)
-        if len(reps) < 2:
-            return mean, math.inf
-        var = sum((r - mean) ** 2 for r in reps) / (len(reps) - 1)
-        return mean, math.sqrt(var / len(reps))
+        return mean_se(self.reps(key))
 
     def settle(self, a: Key, b: Key, verdict) -> bool:
         """verdict(a, b, last) -> True, False or None (undecided); an undecided one re-measures
@@ -145,13 +144,7 @@ class _Path:
     def gains(self, x: Key, y: Key, last: bool = False) -> bool | None:
         """Does y give more IOPS than x? True: more than the noise; False: surely less than
         GAIN_PCT more, or not shown after the last re-measure; None: cannot tell yet."""
-        (mx, sx), (my, sy) = self.stats(x), self.stats(y)
-        se = math.hypot(sx, sy)
-        if my - mx > NOISE_SE * se:
-            return True
-        if last or my - mx + NOISE_SE * se < mx * GAIN_PCT / 100:
-            return False
-        return None
+        return gains(self.reps(x), self.reps(y), GAIN_PCT, last)
 
     def on_plateau(self, peak: Key, y: Key, last: bool = False) -> bool | None:
         """Is y within GAIN_PCT of the peak? True or False beyond the noise, else None; after

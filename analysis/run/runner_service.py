@@ -20,6 +20,9 @@ Protocol: one request per line, fields separated by tabs; one reply line per req
                                      -> ok<TAB>INDEX:REP ... (analysis.run.order) | bad<TAB>reason
     unstable<TAB>RESULTS_DIR<TAB>PCT<TAB>CASE ...
                                      -> ok<TAB>CASE ... (interval wider than +-PCT %: rerun them)
+    uring-gain<TAB>PATH ...          (an io_uring option probe's rounds so far, analysis.run.uring_probe)
+                                     -> kept|dropped|more<TAB>BASE<TAB>MORE IOPS<TAB>GAIN%<TAB>PAIRS
+                                        | bad<TAB>reason
 The process exits at end of input. It ignores SIGINT: Ctrl-C in the terminal reaches the whole
 process group, and the script, not this helper, decides what happens then.
 """
@@ -34,7 +37,7 @@ from pathlib import Path
 from analysis.core.steady import last_window
 from analysis.device.safety import Refusal, check_write
 from analysis.fio.output import FioOutputError, read_groups
-from analysis.run import faults, order, repetition, stability
+from analysis.run import faults, order, repetition, stability, uring_probe
 
 
 def check_result(path: str, manifest: str = "", case: str = "") -> str:
@@ -132,6 +135,8 @@ def answer(line: str) -> str:
         return run_order(*fields[1:])
     if fields[0] == "unstable" and len(fields) == 4:
         return unstable(*fields[1:])
+    if fields[0] == "uring-gain" and len(fields) >= 2:
+        return uring_probe.answer(*fields[1:])
     return f"bad\tunknown request {fields[0]!r}"
 
 
