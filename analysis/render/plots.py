@@ -307,8 +307,7 @@ def heatmap(path: Path, panels: list[Heat], *, xlabel: str, ylabel: str, title: 
         ax.set_visible(False)
     for ax, p in zip(axes.flat, panels):
         grid = [[p.cells.get((x, y), math.nan) for x in xs] for y in ys]
-        cmap = plt.get_cmap("viridis_r" if p.reverse else "viridis").copy()
-        cmap.set_bad("#eeeeee")
+        cmap = plt.get_cmap("viridis_r" if p.reverse else "viridis").with_extremes(bad="#eeeeee")
         image = ax.imshow(grid, origin="lower", aspect="auto", cmap=cmap)
         bar = fig.colorbar(image, ax=ax)
         bar.set_label(p.unit)
