@@ -238,6 +238,14 @@ def test_a_run_of_exactly_five_rounds_lacks_only_fios_last_second():
     assert analyse_burst(bw, planned_s=300).steady.reached
 
 
+def test_a_one_sample_round_missing_its_sample_is_not_a_round():
+    """Rounds as long as fio's log step (a quick burst): the unlogged last second leaves the last
+    round empty. It is not counted; it used to be, as a NaN mean (numpy's 'Mean of empty slice')."""
+    bw = [600.0] * 9
+    st = steady_state(bw, round_s=1, planned_s=10)
+    assert st.n_rounds == 9 and not any(np.isnan(st.rounds_MBps))
+
+
 def test_steady_state_thresholds_are_parameters():
     bw = rounds_of(*[600, 1400] * 6)
     assert steady_state(bw, range_pct=90).reached

@@ -347,8 +347,9 @@ def steady_state(bw, round_s: float = 60.0, window: int = 5, range_pct: float = 
     rounds = (x[:n_rounds * per_round].reshape(n_rounds, per_round).mean(axis=1)
               if n_rounds else np.zeros(0))
     unlogged = round(planned_s / dt) - x.size if planned_s is not None else 0
-    if unlogged == 1 and x.size - n_rounds * per_round == per_round - 1:
-        rounds = np.append(rounds, np.mean(x[n_rounds * per_round:]))  # lacks only that sample
+    # A round that lacks only that sample counts, over the rest; a one-sample round then has none
+    if per_round > 1 and unlogged == 1 and x.size - n_rounds * per_round == per_round - 1:
+        rounds = np.append(rounds, np.mean(x[n_rounds * per_round:]))
         n_rounds += 1
     run_s = x.size * dt
     common = {"rounds_MBps": tuple(float(r) for r in rounds), "n_rounds": int(n_rounds),
