@@ -13,9 +13,10 @@ the machine during the probe weighs on both alike. The verdict reads every round
 
 Why repeated samples: one 400 ms sample per option, the probe before this one, moved by 10-20%
 from sample to sample on zram and on a tmpfs file, so its verdict on a fixed 5% changed from run
-to run and kept options that gained nothing at the cases' depths. Alternating 200 ms samples
-measured here (fio 3.33, QD 32, 6 pairs): registered buffers and files +17% to +22% on zram, 0 to
-+8% on a tmpfs file; batching at a quarter of the depth -11% to -14% on the tmpfs file.
+to run and kept options that gained nothing at the cases' depths. Alternating samples measured
+here (fio 3.33, 6 pairs at QD 32 and at QD 128): registered buffers and files +17% and +27% on
+zram, +0.1% and +2.8% on a tmpfs file; batching at a quarter of the depth -14% and -11% on the
+tmpfs file (docs/methodology.md "io_uring's own options").
 Rates of this rule on seeded simulations are in tests/test_uring_options.py.
 """
 
