@@ -120,36 +120,31 @@ def check_uring_run(toolkit: Path, result, target: str) -> dict:
     return manifest
 
 
-def test_uring_options_on_the_default_file(toolkit):
-    result = run(toolkit, "qd_sweep_test.bash", *PROBE, "--engine", "io_uring", "--size", "64M")
-    target = str(toolkit / "tmp" / "target.img")
-    manifest = check_uring_run(toolkit, result, target)
-    # A resumed run keeps the choice without probing again, and a later section of the tree
-    # takes the tree's: no case is ever measured with two option sets.
-    again = run(toolkit, "qd_sweep_test.bash", *PROBE, "--engine", "io_uring", "--size", "64M")
-    assert again.returncode == 0, again.stderr
-    assert f"io_uring: {manifest['io_uring_note']}" in again.stderr
-    assert "probing io_uring's" not in again.stderr
-    # --uring-tuning off on the same results is another experiment (unless the probe kept
-    # nothing): refused
-    off = run(toolkit, "qd_sweep_test.bash", *QUICK, "--engine", "io_uring", "--size", "64M",
-              "--uring-tuning", "off")
-    if manifest["io_uring_options"] != "defaults":
-        assert off.returncode == 2 and "io_uring_options" in off.stderr
-    else:
-        assert off.returncode == 0, off.stderr
-
-
 @pytest.mark.root
 def test_uring_options_on_zram(toolkit):
-    """On a zram device of its own (not /dev/zram0, which one run at a time may use), so it can
-    run beside other tests: what it checks is the record, not which options win."""
+    """The probe on a zram device of its own (not /dev/zram0, which one run at a time may use),
+    so it can run beside other tests: what it checks is the record, not which options win. The
+    default file's device is checked by the plan (test_the_quick_profile_keeps_fio_defaults...)."""
     with host_ceiling.zram_device() as ram:
         if ram is None:
             pytest.skip("no zram-control here to make a zram device")
-        result = run(toolkit, "qd_sweep_test.bash", *PROBE, "--engine", "io_uring",
-                     "--target", ram, "--size", "64M")
-        check_uring_run(toolkit, result, ram)
+        args = [*PROBE, "--engine", "io_uring", "--target", ram, "--size", "64M"]
+        result = run(toolkit, "qd_sweep_test.bash", *args)
+        manifest = check_uring_run(toolkit, result, ram)
+        # A resumed run keeps the choice without probing again, and a later section of the tree
+        # takes the tree's: no case is ever measured with two option sets.
+        again = run(toolkit, "qd_sweep_test.bash", *args)
+        assert again.returncode == 0, again.stderr
+        assert f"io_uring: {manifest['io_uring_note']}" in again.stderr
+        assert "probing io_uring's" not in again.stderr
+        # --uring-tuning off on the same results is another experiment (unless the probe kept
+        # nothing): refused
+        off = run(toolkit, "qd_sweep_test.bash", *QUICK, "--engine", "io_uring", "--target", ram,
+                  "--size", "64M", "--uring-tuning", "off")
+        if manifest["io_uring_options"] != "defaults":
+            assert off.returncode == 2 and "io_uring_options" in off.stderr
+        else:
+            assert off.returncode == 0, off.stderr
 
 
 @pytest.mark.parametrize("engine", ["psync", "libaio"])
@@ -195,6 +190,10 @@ def test_the_quick_profile_keeps_fio_defaults_unless_asked(toolkit):
     assert plan.returncode == 0, plan.stderr
     assert "io_uring where a case runs on io_uring: its options probed once per results tree" in plan.stderr
     assert "more IOPS than the noise" in plan.stderr
+    # hipri is offered by the poll queues of the device holding the file
+    offered = "hipri (the target's device has poll queues" in plan.stderr
+    assert offered == (io_poll(str(toolkit / "tmp" / "target.img")) == "1")
+    assert offered or "not hipri (the target's device has no poll queues, io_poll 0)" in plan.stderr
 
 
 # --- the rule: real probe rounds, then seeded simulations -----------------------------------------
