@@ -44,7 +44,6 @@ def rep_stats(values: Iterable[float]) -> dict:
     return {"mean": mean, "std": std, "n": n, "cv": cv}
 
 
-
 # A difference between two means counts when it is larger than this many combined standard
 # errors (the peak search's moves, io_uring's options): about a 2.5% one-sided false alarm for
 # normal noise, a little more with the few repetitions a decision rests on.
@@ -53,8 +52,7 @@ NOISE_SE = 2
 
 def mean_se(values: Iterable[float]) -> tuple[float, float]:
     """Mean and standard error of the mean (inf with fewer than two values: nothing is known)."""
-    data = list(values)
-    s = rep_stats(data)
+    s = rep_stats(values)
     return s["mean"], (s["std"] / math.sqrt(s["n"]) if s["n"] >= 2 else math.inf)
 
 
@@ -70,6 +68,7 @@ def gains(base: Iterable[float], other: Iterable[float], gain_pct: float,
     if last or mo - mb + NOISE_SE * se < mb * gain_pct / 100:
         return False
     return None
+
 
 @dataclass(frozen=True)
 class Change:

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from analysis.core.stats import gains, rep_stats
+from analysis.core.stats import gains, mean_se
 from analysis.fio.output import FioOutputError, read_groups
 
 MAX_PAIRS = 12  # an undecided group is dropped after this many pairs
@@ -52,7 +52,7 @@ def verdict(base: list[float], more: list[float]) -> Verdict:
     pairs = min(len(base), len(more))
     keep = gains(base, more, GAIN_PCT, last=pairs >= MAX_PAIRS)
     word = "more" if keep is None else "kept" if keep else "dropped"
-    return Verdict(word, rep_stats(base)["mean"], rep_stats(more)["mean"], pairs)
+    return Verdict(word, mean_se(base)[0], mean_se(more)[0], pairs)
 
 
 def samples(paths: Iterable[str]) -> tuple[list[float], list[float]]:
