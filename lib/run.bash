@@ -376,20 +376,64 @@ print_plan() {
         info "  ceiling  first, each case's shape on a RAM device with no media (null_blk, zram or fio's null engine): about a second each, none of it on the target"
     fi
     if declare -F section_plan_note >/dev/null; then section_plan_note; fi
+    [[ $TARGET_KIND != block ]] || writes_plan_lines
     if [[ $STATE_USED != as-is ]]; then
         info "  prefill  none beyond the state's: it leaves the region written"
     elif [[ -n $TARGET_CREATE ]]; then
         info "  prefill  creates $TARGET_PATH full of random data first"
     elif [[ -n $TARGET_DEFAULT ]]; then
         info "  prefill  none needed: the default file was created full of random data"
-    elif [[ -n ${PREFILL_REFUSED:-} ]]; then
-        info "  prefill  NOT POSSIBLE: $PREFILL_REFUSED"
-        info "           reads may hit never-written space (zeros, never touching the media)"
     elif [[ -n $NO_PREFILL ]]; then
         info "  prefill  skipped (--no-prefill): reads may hit never-written space and measure nothing"
     else
         info "  prefill  writes the region once with random data before the first case"
     fi
+}
+
+# What this run would write to the block device, "" when nothing: the state, the prefill, the
+# write cases. Any of it needs --destroy naming the device.
+planned_writes() {
+    local parts=() names=() i part out=""
+    [[ $TARGET_KIND == block ]] || return 0
+    parts+=("$(state_writes)")
+    prefill_pending && parts+=("the prefill: the region ($(human_bytes "$REGION_BYTES")) written once with random data")
+    for i in "${!CASE_NAMES[@]}"; do case_writes "$i" && names+=("${CASE_NAMES[$i]}"); done
+    ((${#names[@]} == 0)) || parts+=("the write cases ${names[*]}")
+    for part in "${parts[@]}"; do [[ -z $part ]] || out+="${out:+; }$part"; done
+    printf '%s' "$out"
+}
+
+prefill_pending() { # the section's own prefill is still to run
+    [[ -z $NO_PREFILL && $STATE_USED == as-is ]] || return 1
+    [[ -n $FRESH || ! -e $RESULTS/$SECTION/prefill.done ]]
+}
+
+writes_plan_lines() { # the plan's account of what is written to the device, and whether it may be
+    local writes reason
+    writes=$(planned_writes)
+    if [[ -z $writes ]]; then
+        info "  writes   none: this run only reads $TARGET_PATH"
+        return 0
+    fi
+    info "  writes   $writes"
+    [[ -n $DRY_RUN ]] || return 0
+    if reason=$(tk_python safety "$TARGET_PATH" "$DESTROY" 2>&1); then
+        info "           allowed: --destroy names $TARGET_PATH and nothing on it is in use"
+    else
+        info "           REFUSED as given: $reason"
+    fi
+}
+
+# Nothing is written to a block device that --destroy does not name, and nothing in use at all:
+# refused (exit 3) before anything is touched, saying what the run would write and how to go on.
+refuse_unless_writes_allowed() {
+    local writes reason hint=""
+    writes=$(planned_writes)
+    [[ -n $writes ]] || return 0
+    reason=$(tk_python safety "$TARGET_PATH" "$DESTROY" 2>&1) && return 0
+    section_writes ||
+        hint=" To only read it, add --state as-is --no-prefill (reads may then hit never-written space, which measures nothing)."
+    die "$EXIT_UNSAFE" "${reason:-refusing to write to $TARGET_PATH}. This run would write: $writes.$hint"
 }
 
 dry_run() { # the plan and the jobfiles (of the first host, in a fleet run)
@@ -447,6 +491,7 @@ prefill() {
         return 0
     fi
     info "prefill: writing $(human_bytes "$REGION_BYTES") of $TARGET_PATH once with random data"
+    still_safe_to_write
     fill_region "$ENGINE_DEEP" "$DIRECT"
     printf 'region %s bytes of %s written at %(%F %T)T\n' "$REGION_BYTES" "$TARGET_PATH" -1 >"$marker"
 }
@@ -851,15 +896,8 @@ section_main() {
         dry_run
         exit "$EXIT_OK"
     fi
-    # Refuse before touching anything: no file created, no lock taken, nothing moved. A section
-    # that only reads still runs where writing is refused, without its prefill, and says so.
-    PREFILL_REFUSED=""
-    if section_writes; then
-        check_writes_allowed
-    elif [[ -z $NO_PREFILL && $TARGET_KIND == block && $STATE_USED == as-is ]]; then
-        PREFILL_REFUSED=$(tk_python safety "$TARGET_PATH" "$DESTROY" 2>&1) && PREFILL_REFUSED=""
-        [[ -z $PREFILL_REFUSED ]] || NO_PREFILL=1
-    fi
+    # Refuse before touching anything: no file created, no lock taken, nothing moved.
+    refuse_unless_writes_allowed
 
     print_plan
     if declare -F section_confirm >/dev/null; then section_confirm; fi

@@ -28,8 +28,8 @@ STEADY_ROUNDS=1
 readonly SPEED_PROBE_S=3
 
 # resolve_state: STATE_USED (as-is|purged|sustained) from --state, and STATE_NOTE saying why when
-# auto chose. Called after resolve_target, before the plan; refuses (exit 3) a state that needs
-# writes where writing is refused, before anything is touched.
+# auto chose. Called after resolve_target, before the plan. Whether the state's writes are allowed
+# (--destroy naming the device) is checked with every other write of the run (section_main).
 resolve_state() {
     STATE_NOTE=""
     STATE_USED=$STATE
@@ -41,8 +41,8 @@ resolve_state() {
             STATE_NOTE="auto: a file's state is its filesystem's, not the drive's"
         elif [[ $PROFILE != standard ]]; then
             STATE_NOTE="auto: the $PROFILE profile does not set the drive's state; --state sustained does"
-        elif ! STATE_NOTE=$(tk_python safety "$TARGET_PATH" "$DESTROY" 2>&1); then
-            STATE_NOTE="auto: writing is refused here (${STATE_NOTE:-refused}), so the state cannot be set"
+        elif [[ -n $NO_PREFILL ]]; then
+            STATE_NOTE="auto: --no-prefill writes nothing, so the state is not set"
         else
             STATE_USED=sustained STATE_NOTE="auto: a block device in the standard profile"
         fi
@@ -51,7 +51,23 @@ resolve_state() {
     [[ $STATE_USED == as-is ]] && return 0
     [[ -z $HOSTS ]] || die "$EXIT_USAGE" "--state $STATE_USED: a fleet run cannot purge or precondition the hosts' targets; run the section on each host, or use --state as-is"
     [[ -z $NO_PREFILL ]] || die "$EXIT_USAGE" "--state $STATE_USED writes the region; --no-prefill contradicts it (use --state as-is to leave the region as it is)"
-    check_writes_allowed
+}
+
+# What the state still has to write, "" when nothing: for the plan and a refusal.
+state_writes() {
+    local what=""
+    [[ $STATE_USED != as-is ]] || return 0
+    if ! state_step_done purge; then
+        [[ -n $(stored_write_speed) ]] || what="a ${SPEED_PROBE_S} s sequential write that measures its speed, then "
+        what+="the region discarded ($(purge_tool)), then "
+    fi
+    if [[ $STATE_USED == purged ]]; then
+        state_step_done written || what+="$(human_bytes "$REGION_BYTES") of sequential writes (the region once), "
+    else
+        state_step_done precondition || what+="$(human_bytes $((2 * REGION_BYTES))) of sequential writes (the region twice), "
+        ((STEADY_ROUNDS)) && what+="4 KiB random-write rounds of ${RUNTIME}s each (up to $MAX_ROUNDS), "
+    fi
+    [[ -z $what ]] || printf -- '--state %s: %s' "$STATE_USED" "${what%, }"
 }
 
 # The measured write speed of this target, MB/s, if a run of this tree measured it.
@@ -125,6 +141,7 @@ check_tree_state() {
 # A short sequential write at the start of the region: its MB/s, remembered for later plans.
 measure_write_speed() {
     local out="$TK_TMP/speed.json" reply iops
+    still_safe_to_write
     run_fio "$TK_TMP/speed.stderr" --name=speed --filename="$(fio_filename "$TARGET_PATH")" \
         --size="$REGION_BYTES" --rw=write --bs=1m --iodepth=16 --ioengine="$ENGINE_DEEP" \
         --direct="$DIRECT" --time_based --runtime="$SPEED_PROBE_S" --output-format=json \

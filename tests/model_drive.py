@@ -54,7 +54,8 @@ After a SIGKILL of the owner, ``python -m tests.model_drive cleanup`` removes wh
 Standard library only (the toolkit's ``analysis`` package is not imported), so the CLI runs with
 any python3:
 
-    python -m tests.model_drive run --cache 1G -- bash wss_burst_test.bash --target '$MODEL_DRIVE'
+    python -m tests.model_drive run --cache 1G -- bash wss_burst_test.bash \\
+        --target '$MODEL_DRIVE' --destroy '$MODEL_DRIVE'
     python -m tests.model_drive start --size 4G --cache 1G --fast 400M --slow 100M --recover 50M
 """
 
@@ -588,7 +589,8 @@ Sizes: 1G = 1 GiB (binary, like fio's --size); speeds: 400M = 400 MB/s = 400e6 b
 Write GiB/MiB or GB/MB to say it explicitly.
 
 Examples:
-  python -m tests.model_drive run --cache 1G -- bash wss_burst_test.bash --target '$MODEL_DRIVE'
+  python -m tests.model_drive run --cache 1G -- bash wss_burst_test.bash \\
+      --target '$MODEL_DRIVE' --destroy '$MODEL_DRIVE'
   python -m tests.model_drive start --size 4G --cache 1G --fast 400M --slow 100M --recover 50M
   python -m tests.model_drive cleanup     # after the owner was killed with SIGKILL
 Needs root. Exit codes: `run` exits with CMD's code; 1 the model drive failed; 2 bad usage;

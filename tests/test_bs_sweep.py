@@ -259,7 +259,7 @@ def test_default_file_target(toolkit):
 @pytest.mark.root
 def test_loop_device(toolkit):
     with loop_device(toolkit / "tmp" / "loop.img", fill=False) as dev:
-        result = run(toolkit, "bs_sweep_test.bash", *ARGS, "--target", dev)
+        result = run(toolkit, "bs_sweep_test.bash", *ARGS, "--target", dev, "--destroy", dev)
         assert result.returncode == 0, result.stderr
         check_section_outputs(toolkit, dev)
         assert (toolkit / "results" / "bs_sweep" / "prefill.done").exists()

@@ -311,7 +311,7 @@ def trees():
         with zram_device() as ram:
             if ram is None:
                 pytest.skip("no zram-control here to make a zram device")
-            for name, extra in (("slow", []), ("fast", ["--target", ram])):
+            for name, extra in (("slow", []), ("fast", ["--target", ram, "--destroy", ram])):
                 result = run(root, "qd1_test.bash", *RUN, "--engine", "psync", *extra)
                 assert result.returncode == 0, result.stderr
                 out[name] = root / "trees" / name

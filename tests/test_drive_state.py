@@ -119,8 +119,8 @@ def test_partition_whole_by_default_purge_planned_then_done(toolkit):
 
         before_p1 = sha256_of(p1)
         discarded = discarded_sectors(p2)
-        res = run(toolkit, "qd1_test.bash", "--target", p2, "--state", "purged", *SHORT,
-                  "--size", "all")
+        res = run(toolkit, "qd1_test.bash", "--target", p2, "--destroy", p2, "--state", "purged",
+                  *SHORT, "--size", "all")
         assert res.returncode == 0, res.stderr
         # the plan said what would happen, before it happened
         assert res.stderr.index("discard the region") < res.stderr.index("state: writing")
@@ -142,8 +142,8 @@ def test_partition_whole_by_default_purge_planned_then_done(toolkit):
 
     # the same tree refuses another state before writing anything
     with partitioned_loop(work, 16, 96) as (_, _, p2b):
-        again = run(toolkit, "qd1_test.bash", "--target", p2b, "--state", "sustained", *SHORT,
-                    "--size", "all")
+        again = run(toolkit, "qd1_test.bash", "--target", p2b, "--destroy", p2b, "--state",
+                    "sustained", *SHORT, "--size", "all")
     assert again.returncode == 2 and "was prepared with other settings" in again.stderr
 
 
@@ -156,8 +156,8 @@ def test_sustained_rounds_until_steady(toolkit):
     shm.mkdir()
     try:
         with loop_device(shm / "ram.img", size_mb=64) as dev:
-            res = run(toolkit, "qd1_test.bash", "--target", dev, "--state", "sustained",
-                      *SHORT, "--max-rounds", "7", "--size", "32M")
+            res = run(toolkit, "qd1_test.bash", "--target", dev, "--destroy", dev,
+                      "--state", "sustained", *SHORT, "--max-rounds", "7", "--size", "32M")
     finally:
         shutil.rmtree(shm, ignore_errors=True)
     assert res.returncode == 0, res.stderr
@@ -177,21 +177,25 @@ def test_sustained_rounds_until_steady(toolkit):
 @pytest.mark.root
 def test_state_refused_where_writing_is(toolkit):
     """A mounted filesystem: --state purged is refused (exit 3) before anything is written, even
-    for a section that only reads; auto falls back to as-is and the plan says why."""
+    for a section that only reads, and even with --destroy; auto's plan says the writes are
+    refused, and how to only read."""
     with loop_device(toolkit / "tmp" / "fs.img", size_mb=64, fill=False) as dev:
         mkfs_ext4(dev)
         with mounted(dev, toolkit / "tmp" / "mnt"):
             subprocess.run(["mount", "-o", "remount,ro", str(toolkit / "tmp" / "mnt")],
                            check=True)
             before = sha256_of(dev)
-            refused = run(toolkit, "qd_sweep_test.bash", "--target", dev, "--state", "purged",
-                          *SHORT, "--qd", "1", "--no-seq", "--no-peak")
+            refused = run(toolkit, "qd_sweep_test.bash", "--target", dev, "--destroy", dev,
+                          "--state", "purged", *SHORT, "--qd", "1", "--no-seq", "--no-peak")
             auto = run(toolkit, "qd_sweep_test.bash", "--target", dev, "--dry-run",
                        "--qd", "1", "--no-seq", "--no-peak")
             after = sha256_of(dev)
     assert refused.returncode == 3, refused.stderr
+    assert "No option overrides this" in refused.stderr
+    assert "add --state as-is --no-prefill" in refused.stderr
     assert before == after
-    assert "state    as-is (auto: writing is refused here" in auto.stderr
+    assert "state    sustained (auto: a block device in the standard profile)" in auto.stderr
+    assert "REFUSED as given" in auto.stderr and "is mounted at" in auto.stderr
 
 
 # --------------------------------------------------------------------------- jobs and engines

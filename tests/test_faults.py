@@ -229,7 +229,7 @@ def test_kill_9_of_the_whole_script_then_the_same_command_completes(toolkit, tmp
 def test_loop_device_detached_under_the_run(toolkit, tmp_path):
     backing = tmp_path / "disk.img"
     with loop_device(backing, size_mb=24) as dev:
-        args = [*ARGS, "--target", dev]
+        args = [*ARGS, "--target", dev, "--destroy", dev]
         proc = start(toolkit, SCRIPT, *args)
         wait_for_line(proc, IN_THE_READ_CASE)
         section = toolkit / "results" / SECTION

@@ -101,10 +101,14 @@ def stop_server(server: Server) -> None:
 
 @contextlib.contextmanager
 def serving(root: Path, state: Path, targets: list[str], *args: str):
+    """A server per target; a block device is served for writes only with --destroy naming it,
+    which the test gives here unless it serves read-only."""
     servers = []
     try:
         for target in targets:
-            servers.append(start_server(root, state, target, *args))
+            destroy = [] if "--read-only" in args or not target.startswith("/dev/") else \
+                ["--destroy", target]
+            servers.append(start_server(root, state, target, *args, *destroy))
         yield servers
     finally:
         for server in servers:

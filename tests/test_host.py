@@ -169,7 +169,8 @@ def test_qd1_engine_on_zram_avoids_the_worker_thread(toolkit):
     5% tie), which on zram is never io_uring."""
     if zram_size() < 64 << 20:
         pytest.skip("/dev/zram0 is missing or smaller than 64 MiB")
-    result = run(toolkit, "qd1_test.bash", *TINY, "--engine", "auto", "--target", "/dev/zram0")
+    result = run(toolkit, "qd1_test.bash", *TINY, "--engine", "auto", "--target", "/dev/zram0",
+                 "--destroy", "/dev/zram0")
     assert result.returncode == 0, result.stderr
     manifest = load_json(toolkit / "results" / "qd1" / "manifest.json")
     probes = dict(re.findall(r"(io_uring|libaio|psync) ([\d.]+) µs",
@@ -182,7 +183,8 @@ def test_qd1_engine_on_zram_avoids_the_worker_thread(toolkit):
     assert float(probes[chosen]) <= 1.05 * min(map(float, probes.values())) + 0.1
     assert manifest["engines"].split()[0] == chosen
     # a rerun resumes with the engines the first run chose, without probing again
-    again = run(toolkit, "qd1_test.bash", *TINY, "--engine", "auto", "--target", "/dev/zram0")
+    again = run(toolkit, "qd1_test.bash", *TINY, "--engine", "auto", "--target", "/dev/zram0",
+                 "--destroy", "/dev/zram0")
     assert again.returncode == 0, again.stderr
     assert "chosen by the first run of these results" in again.stderr
 

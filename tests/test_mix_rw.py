@@ -365,7 +365,8 @@ def test_default_file_target(toolkit):
 @pytest.mark.root
 def test_loop_device_without_a_pure_read(toolkit):
     with loop_device(toolkit / "tmp" / "loop.img", fill=False) as dev:
-        result = run(toolkit, "mix_rw_test.bash", *TINY, "--mix", "70,0", "--target", dev)
+        result = run(toolkit, "mix_rw_test.bash", *TINY, "--mix", "70,0", "--target", dev,
+                     "--destroy", dev)
         assert result.returncode == 0, result.stderr
         check_section_outputs(toolkit, dev, [70, 0])
     snippet = (toolkit / "out" / "section_4_mix_rw.md").read_text()

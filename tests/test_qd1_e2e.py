@@ -102,7 +102,7 @@ def test_default_file_target(toolkit):
 @pytest.mark.root
 def test_loop_device(toolkit):
     with loop_device(toolkit / "tmp" / "loop.img", fill=False) as dev:
-        result = run(toolkit, "qd1_test.bash", *TINY, "--target", dev)
+        result = run(toolkit, "qd1_test.bash", *TINY, "--target", dev, "--destroy", dev)
         assert result.returncode == 0, result.stderr
         check_section_outputs(toolkit, dev)
         # The zero-filled device was prefilled with random data before the reads (and then
@@ -117,7 +117,8 @@ def test_loop_device(toolkit):
 def test_zram(toolkit):
     if zram_size() < 64 << 20:
         pytest.skip("/dev/zram0 is missing or smaller than 64 MiB")
-    result = run(toolkit, "qd1_test.bash", *TINY, "--target", "/dev/zram0")
+    result = run(toolkit, "qd1_test.bash", *TINY, "--target", "/dev/zram0",
+                 "--destroy", "/dev/zram0")
     assert result.returncode == 0, result.stderr
     check_section_outputs(toolkit, "/dev/zram0")
     manifest = load_json(toolkit / "results" / "qd1" / "manifest.json")

@@ -289,7 +289,8 @@ def test_default_file_target(toolkit):
 @pytest.mark.root
 def test_loop_device(toolkit, tmp_path):
     with loop_device(tmp_path / "backing.img", size_mb=96) as dev:
-        result = run(toolkit, "qd_sweep_test.bash", *QUICK, "--target", dev, "--qd", "1,8",
+        result = run(toolkit, "qd_sweep_test.bash", *QUICK, "--target", dev, "--destroy", dev,
+                     "--qd", "1,8",
                      "--no-seq", "--no-peak", env={"SLO_P99_US": "50000", "KNEE_GAIN_PCT": "7"})
     assert result.returncode == 0, result.stderr
     check_outputs(toolkit, ["randread-4k-qd1", "randread-4k-qd8"], 50000)

@@ -8,19 +8,20 @@ import subprocess
 
 import pytest
 
+from analysis.core.registry import read_sections
 from tests.toolkit import TINY, loop_device, mkfs_ext4, mounted, rep_files, run, sha256_of
 
 pytestmark = pytest.mark.root
 
 
-def refused(toolkit, dev, *extra):
+def refused(toolkit, dev, *extra, script="qd1_test.bash"):
     subprocess.run(["sync"], check=True)
     before = sha256_of(dev)
-    result = run(toolkit, "qd1_test.bash", *TINY, "--target", dev, *extra)
+    result = run(toolkit, script, *TINY, "--target", dev, *extra)
     subprocess.run(["sync"], check=True)
     assert result.returncode == 3, result.stderr
     assert sha256_of(dev) == before
-    assert not rep_files(toolkit)
+    assert not list((toolkit / "results").rglob("*.json"))
     return result.stderr
 
 
@@ -51,6 +52,41 @@ def test_filesystem_signature_without_destroy_is_refused(toolkit):
         mkfs_ext4(dev)
         err = refused(toolkit, dev)
         assert "partition signature (ext4;" in err and f"--destroy {dev}" in err
+
+
+def test_a_device_with_no_signature_is_written_by_no_section_without_destroy(toolkit):
+    """A raw volume shows no signature, yet may hold someone's data: every section refuses it
+    (exit 3) before touching a byte, the ones that only read included (their prefill writes),
+    and says what it would have written and the flag to add."""
+    with loop_device(toolkit / "tmp" / "raw.img", size_mb=64) as dev:
+        for section in read_sections().values():
+            if section.id == "env":
+                continue
+            err = refused(toolkit, dev, script=section.script)
+            assert f"refusing to write to {dev} without --destroy naming it" in err, section.id
+            assert "no filesystem or partition signature was found" in err
+            assert f"pass --destroy {dev}" in err and "This run would write:" in err
+        # a section that only reads: its prefill is what would write, and it can read instead
+        err = refused(toolkit, dev, "--qd", "1", "--no-seq", "--peak", "off",
+                      script="qd_sweep_test.bash")
+        assert "the prefill: the region (64 MiB) written once" in err
+        assert "the write cases" not in err and "add --state as-is --no-prefill" in err
+
+
+def test_a_section_that_only_reads_needs_no_destroy(toolkit):
+    """--state as-is --no-prefill writes nothing: the plan says so, the run reads, the device's
+    bytes stay as they were."""
+    with loop_device(toolkit / "tmp" / "raw.img", size_mb=64) as dev:
+        args = [*TINY, "--target", dev, "--qd", "1", "--no-seq", "--peak", "off"]
+        plan = run(toolkit, "qd_sweep_test.bash", *args, "--dry-run")
+        assert plan.returncode == 0, plan.stderr
+        assert "REFUSED as given" in plan.stderr and "the prefill" in plan.stderr
+        before = sha256_of(dev)
+        result = run(toolkit, "qd_sweep_test.bash", *args, "--state", "as-is", "--no-prefill")
+        assert result.returncode == 0, result.stderr
+        assert f"writes   none: this run only reads {dev}" in result.stderr
+        assert sha256_of(dev) == before
+        assert rep_files(toolkit, "qd_sweep")
 
 
 def test_destroy_naming_another_device_is_refused(toolkit):

@@ -128,7 +128,8 @@ def test_uring_options_on_zram(toolkit):
     with host_ceiling.zram_device() as ram:
         if ram is None:
             pytest.skip("no zram-control here to make a zram device")
-        args = [*PROBE, "--engine", "io_uring", "--target", ram, "--size", "64M"]
+        args = [*PROBE, "--engine", "io_uring", "--target", ram, "--destroy", ram,
+                "--size", "64M"]
         result = run(toolkit, "qd_sweep_test.bash", *args)
         manifest = check_uring_run(toolkit, result, ram)
         # A resumed run keeps the choice without probing again, and a later section of the tree
@@ -140,7 +141,7 @@ def test_uring_options_on_zram(toolkit):
         # --uring-tuning off on the same results is another experiment (unless the probe kept
         # nothing): refused
         off = run(toolkit, "qd_sweep_test.bash", *QUICK, "--engine", "io_uring", "--target", ram,
-                  "--size", "64M", "--uring-tuning", "off")
+                  "--destroy", ram, "--size", "64M", "--uring-tuning", "off")
         if manifest["io_uring_options"] != "defaults":
             assert off.returncode == 2 and "io_uring_options" in off.stderr
         else:

@@ -138,7 +138,8 @@ def test_default_file_target(toolkit):
 @pytest.mark.root
 def test_loop_device_burst_and_a_skipped_working_set(toolkit, tmp_path):
     with loop_device(tmp_path / "backing.img", size_mb=96) as dev:
-        result = run(toolkit, "wss_burst_test.bash", *QUICK, "--target", dev, "--duration", "10",
+        result = run(toolkit, "wss_burst_test.bash", *QUICK, "--target", dev, "--destroy", dev,
+                     "--duration", "10",
                      "--parts", "burst,wss", "--wss", "16m,1g", "--burst-rw", "randwrite",
                      "--burst-bs", "64k")
     assert result.returncode == 0, result.stderr

@@ -3,9 +3,10 @@
 The device may hold someone's data. Before any write the scripts ask this module about the
 resolved device, its parent disk and its partitions. It refuses when any of them is mounted, is
 swap, has holders (LVM, md, dm) or carries /, /boot or /boot/efi; nothing overrides that. It also
-refuses when the device carries a filesystem or partition signature, unless `destroy` names that
-same device. fio's own allow_mounted_write is not enough: it compares path strings and exits 0
-when it refuses.
+refuses unless `destroy` names that same device: a missing signature proves nothing (a plain
+dm-crypt volume, a raw database volume or a fresh namespace shows none), so only the user's own
+word allows a write; a signature found is named in the refusal. fio's own allow_mounted_write is
+not enough: it compares path strings and exits 0 when it refuses.
 
 Facts come from the tools' JSON (lsblk -J, findmnt -J, wipefs -J) and the kernel's own files
 (/proc/swaps, /sys/class/block/*/holders). A fact that cannot be read is a refusal, never a pass.
@@ -164,11 +165,17 @@ def check_write(target: str, destroy: str = "") -> str:
         raise Refusal(
             f"refusing to write to {target}: --destroy names {destroy}, not this device; "
             f"--destroy must name the target itself ({target})")
-    signatures = signatures_of(resolved)
-    if signatures and not destroy:
+    if not destroy:
+        signatures = signatures_of(resolved)
+        if signatures:
+            found = (f"it carries a filesystem or partition signature ({', '.join(signatures)}; "
+                     "someone's data may be there)")
+        else:
+            found = ("no filesystem or partition signature was found, but an encrypted or raw "
+                     "volume, or a namespace about to be used, shows none")
         raise Refusal(
-            f"refusing to write to {target}: it carries a filesystem or partition signature "
-            f"({', '.join(signatures)}; someone's data may be there); if it may be overwritten, pass --destroy {target}")
+            f"refusing to write to {target} without --destroy naming it: {found}; if it may be "
+            f"overwritten, pass --destroy {target}")
     return resolved
 
 
