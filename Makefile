@@ -98,7 +98,7 @@ lint:
 	bash env.bash --install-only
 	@# one shellcheck per file, on every CPU: each script re-reads the libraries it sources
 	printf '%s\n' $(SHELL_FILES) | xargs -P "$$(nproc)" -n 1 shellcheck -x
-	$(PYTHON) -m ruff check analysis tests
+	$(PYTHON) -m ruff check analysis tests tools
 
 clean:
 	rm -rf tables/* figs/* out/* tmp/*

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # lib/uring.bash: io_uring's own options, probed where a case runs on io_uring (sourced by
-# lib/run.bash, whose helper service, case_option and placement it uses).
+# lib/run.bash; it uses the helper service, case_option and the placement).
 
 # io_uring's own options (choose_uring_options) are probed at this depth, one job; the batching
 # option submits and reaps a quarter of each case's depth at a time, as fio's t/io_uring does.

@@ -36,8 +36,8 @@ from analysis.rules.burst import (
     written_GiB,
 )
 from tests.conftest import REPO, SAMPLES
-from tests.model_drive import Throttle
 from tests.toolkit import loop_device
+from tools.model_drive import Throttle
 
 GIB = 2**30
 SSD860_BW = (SAMPLES / "louwrentius__fio-plot" / "benchmark_data" / "HPMICROSERVERG8"

@@ -48,7 +48,7 @@ def test_cpu_load_from_two_snapshots():
 
 
 def test_the_run_loops_snapshots_parse():
-    """What lib/run.bash cpu_snapshot writes (a busy loop of 0.5 s between the two) is a load
+    """What lib/loop.bash cpu_snapshot writes (a busy loop of 0.5 s between the two) is a load
     over every CPU, spanning the time between, with the loop's CPU busy."""
     out = subprocess.run(["bash", "-c", ("source lib/common.bash; source lib/run.bash; "
                           "cpu_snapshot before; t0=${EPOCHREALTIME/./}; "
@@ -108,7 +108,7 @@ def test_host_line_says_when_no_ceiling_was_measured():
 
 
 def snapshot(when: str) -> str:
-    """What lib/run.bash cpu_snapshot writes."""
+    """What lib/loop.bash cpu_snapshot writes."""
     lines = [ln for ln in Path("/proc/stat").read_text().splitlines()
              if ln.startswith("cpu") and ln[3:4].isdigit()]
     return f"{when} {time.time()}\n" + "\n".join(lines) + "\n"

@@ -1,4 +1,4 @@
-"""The model drive (tests/model_drive.py) against its known answers, as plain fio sees them.
+"""The model drive (tools/model_drive.py) against its known answers, as plain fio sees them.
 
 The model is first checked on its own (``CacheModel`` fed made-up counters: every rule of its
 docstring). Then for real, as root: a drive with a 1 GiB cache writing at 200 MB/s, then 50 MB/s,
@@ -26,7 +26,7 @@ from statistics import median
 import pytest
 
 from tests.conftest import REPO
-from tests.model_drive import (
+from tools.model_drive import (
     BLKIO,
     CacheModel,
     Event,
@@ -339,7 +339,7 @@ def test_nothing_is_left_after_the_drive(scenario):
 # --------------------------------------------------------------------------- the command line
 
 def cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "tests.model_drive", *args]
+    return [sys.executable, "-m", "tools.model_drive", *args]
 
 
 SMALL = ["--size", "64M", "--cache", "32M", "--fast", "200M", "--slow", "50M", "--recover", "100M"]

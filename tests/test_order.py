@@ -1,4 +1,4 @@
-"""The order a section runs its repetitions in (analysis/run/order.py, lib/run.bash run_all).
+"""The order a section runs its repetitions in (analysis/run/order.py, lib/loop.bash run_all).
 
 The rule, derived here again with nothing but hashlib: round k runs repetition k of every case
 that has one, the cases sorted by sha256("<seed>:<k>:<name>"). The end-to-end tests run real fio

@@ -1,6 +1,6 @@
 """How busy each CPU was while a repetition ran: the host's limit, measured where it happens.
 
-lib/run.bash (cpu_snapshot) copies the per-CPU lines of /proc/stat right before and right after
+lib/loop.bash (cpu_snapshot) copies the per-CPU lines of /proc/stat right before and right after
 fio into results/<section>/<case>/rep<k>.cpu (a name the analysis never takes for a repetition,
 which are rep<k>.json). The difference is each CPU's ticks in user, nice, system, irq, softirq,
 idle, iowait and steal over the repetition. A CPU's busy share is

@@ -24,7 +24,7 @@ from analysis.run.manifest import case_options
 
 # Options fio applies when a job does not set them: a case that leaves them out means these.
 FIO_DEFAULTS = {"iodepth": "1", "numjobs": "1"}
-# The manifest's settings that every job of the run was rendered with (lib/run.bash
+# The manifest's settings that every job of the run was rendered with (lib/jobfile.bash
 # render_jobfile): fio option -> manifest key.
 RUN_OPTIONS = {"direct": "direct", "size": "region_bytes"}
 
@@ -35,7 +35,7 @@ class BadRepetition(Exception):
 
 def run_engines(manifest: dict) -> str:
     """The engines the run's jobfiles name: `engines` ("psync io_uring": one at QD=1, one
-    deeper, lib/run.bash engine_for_case), or the one `engine` of an older manifest."""
+    deeper, lib/engine.bash engine_for_case), or the one `engine` of an older manifest."""
     return str(manifest.get("engines") or "").strip() or str(manifest.get("engine") or "")
 
 
@@ -67,7 +67,7 @@ SEQUENTIAL = ("read", "write", "rw", "readwrite")
 
 
 def with_stripes(expected: dict[str, str]) -> dict[str, str]:
-    """Sequential jobs of one case each get a stripe of their own (job_stripes in lib/run.bash:
+    """Sequential jobs of one case each get a stripe of their own (job_stripes in lib/jobfile.bash:
     size and offset_increment of region/jobs, whole MiB): their job options show the stripe."""
     jobs = int(expected.get("numjobs") or 1)
     whole = parse_size(expected.get("size") or "")

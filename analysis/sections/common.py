@@ -139,7 +139,7 @@ def rerun_advice(script: str, ws: Workspace) -> str:
 
 def remeasured_note(cases: list[Case], manifest: dict) -> str:
     """' · re-measured until stable (±5%, at most 6): randwrite-4k (5 repetitions)': the points
-    --until-stable gave more repetitions than planned (lib/run.bash until_stable)."""
+    --until-stable gave more repetitions than planned (lib/loop.bash until_stable)."""
     pct = manifest.get("until_stable")
     more = [f"{c.name} ({len(c.reps)} repetitions)" for c in cases
             if (planned := planned_repeats(manifest, c.name)) and len(c.reps) > planned]

@@ -49,14 +49,14 @@ context manager exits, also on an exception, Ctrl-C or SIGTERM (setup and cleanu
 SIGINT and SIGTERM held back, so a signal cannot leave half of it behind). Processes still in the
 cgroup then get a second to exit, then are stopped (SIGTERM, then SIGKILL): they were writing to
 a device about to vanish.
-After a SIGKILL of the owner, ``python -m tests.model_drive cleanup`` removes what it left.
+After a SIGKILL of the owner, ``python -m tools.model_drive cleanup`` removes what it left.
 
 Standard library only (the toolkit's ``analysis`` package is not imported), so the CLI runs with
 any python3:
 
-    python -m tests.model_drive run --cache 1G -- bash wss_burst_test.bash \\
+    python -m tools.model_drive run --cache 1G -- bash wss_burst_test.bash \\
         --target '$MODEL_DRIVE' --destroy '$MODEL_DRIVE'
-    python -m tests.model_drive start --size 4G --cache 1G --fast 400M --slow 100M --recover 50M
+    python -m tools.model_drive start --size 4G --cache 1G --fast 400M --slow 100M --recover 50M
 """
 
 from __future__ import annotations
@@ -567,7 +567,7 @@ def _human(n: int, rate: bool = False) -> str:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m tests.model_drive",
+        prog="python -m tools.model_drive",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="A model drive: a RAM-backed loop device throttled by a cgroup so that it "
                     "writes like an SSD with a write (SLC) cache of known size.",
@@ -589,10 +589,10 @@ Sizes: 1G = 1 GiB (binary, like fio's --size); speeds: 400M = 400 MB/s = 400e6 b
 Write GiB/MiB or GB/MB to say it explicitly.
 
 Examples:
-  python -m tests.model_drive run --cache 1G -- bash wss_burst_test.bash \\
+  python -m tools.model_drive run --cache 1G -- bash wss_burst_test.bash \\
       --target '$MODEL_DRIVE' --destroy '$MODEL_DRIVE'
-  python -m tests.model_drive start --size 4G --cache 1G --fast 400M --slow 100M --recover 50M
-  python -m tests.model_drive cleanup     # after the owner was killed with SIGKILL
+  python -m tools.model_drive start --size 4G --cache 1G --fast 400M --slow 100M --recover 50M
+  python -m tools.model_drive cleanup     # after the owner was killed with SIGKILL
 Needs root. Exit codes: `run` exits with CMD's code; 1 the model drive failed; 2 bad usage;
 130 interrupted (SIGINT), 143 terminated (SIGTERM).""")
     sub = p.add_subparsers(dest="command", required=True, metavar="{start,run,cleanup}")

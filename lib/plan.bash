@@ -1,0 +1,140 @@
+# shellcheck shell=bash
+# lib/plan.bash: the plan printed before anything is touched (target, region, state, cases, time,
+# order, what is written), --dry-run, and the refusal of writes that --destroy does not name.
+# shellcheck disable=SC2153  # ENGINE is an option's variable, set by parse_common_options
+# Sourced by lib/run.bash; never run on its own.
+
+print_plan() {
+    local runs=0 ms=0 i
+    info "§$SECTION_NUMBER $SECTION_TITLE: plan"
+    info "  target   $TARGET_PATH ($TARGET_KIND$([[ -n $TARGET_DEFAULT ]] && echo ", the toolkit's default file"))"
+    info "  region   $(region_share)${REGION_NOTE:+ ($REGION_NOTE)}"
+    state_plan_lines
+    info "  profile  $PROFILE: ${RUNTIME}s after ${RAMP}s ramp, $REPEAT repetitions"
+    if [[ -n ${ENGINE_NOTE:-} || $ENGINE != auto ]]; then
+        info "  engine   ${ENGINE_NOTE:-$ENGINE}"
+    else
+        info "  engine   auto: per queue depth, the engine that costs least in short read-only probes"
+        info "           (lowest mean latency at QD=1; most IOPS at QD 32 for deeper queues)"
+    fi
+    [[ $ENGINE != auto && $ENGINE != io_uring ]] || uring_plan_line
+    for i in "${!CASE_NAMES[@]}"; do
+        info "  case     ${CASE_NAMES[$i]}: ${CASE_OPTS[$i]}$(case_writes "$i" && echo "  (writes)")"
+        runs=$((runs + $(case_repeat "$i")))
+        ms=$((ms + $(case_repeat "$i") * $(case_ms "$i")))
+    done
+    info "  runs     $runs, about $(human_seconds $(((ms + 500) / 1000)))"
+    if [[ -n $UNTIL_STABLE && $CASE_ORDER != declared && -z $HOSTS ]]; then
+        local extra=0 extra_ms=0
+        for i in "${!CASE_NAMES[@]}"; do
+            ((MAX_REPEAT > $(case_repeat "$i"))) || continue
+            extra=$((extra + MAX_REPEAT - $(case_repeat "$i")))
+            extra_ms=$((extra_ms + (MAX_REPEAT - $(case_repeat "$i")) * $(case_ms "$i")))
+        done
+        info "  until    stable: a point whose 95% interval is wider than ±$UNTIL_STABLE% gets one more repetition"
+        info "           per round, up to $MAX_REPEAT in all: at most $extra more runs, $(human_seconds $(((extra_ms + 500) / 1000)))"
+    fi
+    plan_order
+    if [[ -z $HOSTS && $HOST_CEILING == 0 ]]; then
+        info "  ceiling  not measured (--no-host-ceiling): a point is marked host-bound by the CPUs' load alone"
+    elif [[ -z $HOSTS ]]; then
+        info "  ceiling  first, each case's shape on a RAM device with no media (null_blk, zram or fio's null engine): about a second each, none of it on the target"
+    fi
+    if declare -F section_plan_note >/dev/null; then section_plan_note; fi
+    [[ $TARGET_KIND != block ]] || writes_plan_lines
+    if [[ $STATE_USED != as-is ]]; then
+        info "  prefill  none beyond the state's: it leaves the region written"
+    elif [[ -n $TARGET_CREATE ]]; then
+        info "  prefill  creates $TARGET_PATH full of random data first"
+    elif [[ -n $TARGET_DEFAULT ]]; then
+        info "  prefill  none needed: the default file was created full of random data"
+    elif [[ -n $NO_PREFILL ]]; then
+        info "  prefill  skipped (--no-prefill): reads may hit never-written space and measure nothing"
+    else
+        info "  prefill  writes the region once with random data before the first case"
+    fi
+}
+
+# What this run would write to the block device, "" when nothing: the state, the prefill, the
+# write cases. Any of it needs --destroy naming the device.
+planned_writes() {
+    local parts=() names=() i part out=""
+    [[ $TARGET_KIND == block ]] || return 0
+    parts+=("$(state_writes)")
+    prefill_pending && parts+=("the prefill: the region ($(human_bytes "$REGION_BYTES")) written once with random data")
+    for i in "${!CASE_NAMES[@]}"; do case_writes "$i" && names+=("${CASE_NAMES[$i]}"); done
+    ((${#names[@]} == 0)) || parts+=("the write cases ${names[*]}")
+    for part in "${parts[@]}"; do [[ -z $part ]] || out+="${out:+; }$part"; done
+    printf '%s' "$out"
+}
+
+prefill_pending() { # the section's own prefill is still to run
+    [[ -z $NO_PREFILL && $STATE_USED == as-is ]] || return 1
+    [[ -n $FRESH || ! -e $RESULTS/$SECTION/prefill.done ]]
+}
+
+writes_plan_lines() { # the plan's account of what is written to the device, and whether it may be
+    local writes reason
+    writes=$(planned_writes)
+    if [[ -z $writes ]]; then
+        info "  writes   none: this run only reads $TARGET_PATH"
+        return 0
+    fi
+    info "  writes   $writes"
+    [[ -n $DRY_RUN ]] || return 0
+    if reason=$(tk_python safety "$TARGET_PATH" "$DESTROY" 2>&1); then
+        info "           allowed: --destroy names $TARGET_PATH and nothing on it is in use"
+    else
+        info "           REFUSED as given: $reason"
+    fi
+}
+
+# Nothing is written to a block device that --destroy does not name, and nothing in use at all:
+# refused (exit 3) before anything is touched, saying what the run would write and how to go on.
+refuse_unless_writes_allowed() {
+    local writes reason hint=""
+    writes=$(planned_writes)
+    [[ -n $writes ]] || return 0
+    reason=$(tk_python safety "$TARGET_PATH" "$DESTROY" 2>&1) && return 0
+    section_writes ||
+        hint=" To only read it, add --state as-is --no-prefill (reads may then hit never-written space, which measures nothing)."
+    die "$EXIT_UNSAFE" "${reason:-refusing to write to $TARGET_PATH}. This run would write: $writes.$hint"
+}
+
+dry_run() { # the plan and the jobfiles (of the first host, in a fleet run)
+    local engine=$ENGINE i whose=""
+    [[ $ENGINE == auto ]] && engine=io_uring
+    if [[ -n $HOSTS ]]; then fleet_print_plan && whose=" of $(fleet_name 0)"; else print_plan; fi
+    info ""
+    info "Nothing was touched (--dry-run). Jobfiles$whose:"
+    for i in "${!CASE_NAMES[@]}"; do
+        printf '\n'
+        [[ $ENGINE == auto ]] && printf '; ioengine auto: chosen at run time by short read-only probes (io_uring shown)\n'
+        [[ $engine != io_uring ]] || ! uring_probes ||
+            printf "; io_uring's options (fixedbufs, registerfiles, batching...): probed at run time (the plan says which)\n"
+        render_jobfile "$i" "$engine" 1 ${HOSTS:+0}
+    done
+}
+
+# The plan's order line, and the seed of this run (ORDER_SEED_USED): the one the results being
+# resumed began with, else --seed, else a new one (analysis/run/order.py). A --seed that is not
+# the stored one is refused here, before anything is touched.
+plan_order() {
+    local reply manifests=()
+    mapfile -t manifests < <(order_manifests)
+    reply=$(tk_python order seed "$ORDER_SEED" "$FRESH" "${manifests[@]}" 2>&1) || die "$EXIT_USAGE" "$reply"
+    ORDER_SEED_USED=${reply%%$'\t'*}
+    if [[ $CASE_ORDER == declared ]]; then
+        info "  order    as the section declares its cases, each case's repetitions back to back"
+        return 0
+    fi
+    info "  order    in rounds: repetition 1 of every case, then repetition 2...; the cases shuffled"
+    case ${reply#*$'\t'} in
+        kept) info "           anew in each round, seed $ORDER_SEED_USED (kept: the order these results began with)" ;;
+        given) info "           anew in each round, seed $ORDER_SEED_USED (given with --seed)" ;;
+        *) info "           anew in each round, seed $ORDER_SEED_USED (new; --seed $ORDER_SEED_USED gives this order again)" ;;
+    esac
+    if declare -F section_more_cases >/dev/null; then
+        info "           cases the section adds after its sweep run after all of it, in rounds of their own"
+    fi
+}

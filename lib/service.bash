@@ -1,0 +1,54 @@
+# shellcheck shell=bash
+# lib/service.bash: the run loop's helper process (one Python for the whole section: is this
+# result good, is writing still safe, what went wrong...) and the lock that lets one run at a time
+# use a target.
+# Sourced by lib/run.bash; never run on its own.
+
+# One Python process for the whole section answers "is this result good?" and "is writing still
+# safe?" in milliseconds (see analysis/run/runner_service.py).
+service_start() {
+    coproc TK_SERVICE { tk_python serve; }
+}
+
+service_ask() { # FIELD... -> the reply line on stdout
+    local IFS=$'\t' reply
+    printf '%s\n' "$*" >&"${TK_SERVICE[1]}" || die "$EXIT_FAIL" "the toolkit's helper process is gone"
+    read -r reply <&"${TK_SERVICE[0]}" || die "$EXIT_FAIL" "the toolkit's helper process is gone"
+    printf '%s' "$reply"
+}
+
+# Right before a write that is not a repetition (the state's purge and writes, §6's
+# preconditioning): is writing to the block device still safe? Exit 3 with the reason if not.
+still_safe_to_write() {
+    [[ $TARGET_KIND == block ]] || return 0
+    local reply
+    reply=$(service_ask safety "$TARGET_PATH" "$DESTROY")
+    [[ $reply == ok ]] || die "$EXIT_UNSAFE" "${reply#refused$'\t'}"
+}
+
+service_stop() {
+    if [[ -n ${TK_SERVICE_PID:-} ]]; then
+        local fd=${TK_SERVICE[1]:-}
+        [[ -z $fd ]] || exec {fd}>&-
+        wait "$TK_SERVICE_PID" 2>/dev/null || true
+    fi
+}
+
+manifest_value() { # KEY: what this section's manifest records for KEY; nothing when it has none
+    local reply
+    reply=$(service_ask manifest-value "$RESULTS_DIR/manifest.json" "$1")
+    [[ $reply != ok$'\t'* ]] || printf '%s' "${reply#ok$'\t'}"
+}
+
+# --- one run per target ---------------------------------------------------------------------
+
+acquire_lock() {
+    local dir=/run/lock
+    [[ -w $dir ]] || dir=${TMPDIR:-/tmp}
+    TK_LOCK="$dir/ssd-toolkit.$(printf '%s' "$TARGET_PATH" | md5sum | cut -c1-16).lock"
+    exec {TK_LOCK_FD}>>"$TK_LOCK"
+    if ! flock -n "$TK_LOCK_FD"; then
+        die "$EXIT_UNSAFE" "another run is using $TARGET_PATH ($(cat "$TK_LOCK" 2>/dev/null)); wait for it to finish or stop it"
+    fi
+    printf 'pid %s, %s, since %(%F %T)T\n' "$$" "$TK_PROG" -1 >"$TK_LOCK"
+}
