@@ -12,6 +12,9 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/run.bash"
 
 SECTION=bs_sweep # lib/sections.tsv: §3, Block-size sweep; its options are in lib/options.tsv
+# The sustained state's rounds (lib/state.bash): 128 KiB sequential writes at QD 32, tracking MB/s
+# (SNIA PTS's throughput test tracks its large sequential transfers the same way).
+STEADY_OPTS="rw=write bs=128k iodepth=32" STEADY_TRACK=bw
 
 usage() {
     cat <<EOF

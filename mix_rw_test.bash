@@ -12,6 +12,9 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/run.bash"
 
 SECTION=mix_rw # lib/sections.tsv: §4, Read/write mix; its options are in lib/options.tsv
+# The sustained state's rounds (lib/state.bash): 4 KiB random writes at QD 32, tracking IOPS, as
+# SNIA PTS's IOPS test does.
+STEADY_OPTS="rw=randwrite bs=4k iodepth=32" STEADY_TRACK=iops
 
 usage() {
     cat <<EOF

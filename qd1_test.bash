@@ -12,6 +12,9 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/run.bash"
 
 SECTION=qd1 # lib/sections.tsv: §2, QD=1 baselines
+# The sustained state's rounds (lib/state.bash): 4 KiB random writes at QD=1, tracking their mean
+# latency, the quantity this section reports (SNIA PTS's latency test tracks the same).
+STEADY_OPTS="rw=randwrite bs=4k iodepth=1" STEADY_TRACK=lat
 
 usage() {
     cat <<EOF

@@ -29,7 +29,9 @@ check_manifest() {
         section="$SECTION" target="$TARGET_PATH" target_kind="$TARGET_KIND" \
         profile="$PROFILE" runtime="$RUNTIME" ramp="$RAMP" repeat="$REPEAT" size="$SIZE" \
         region_bytes="$REGION_BYTES" target_bytes="$TARGET_BYTES" state="$STATE_USED" \
-        state_note="$STATE_NOTE" until_stable="$UNTIL_STABLE" max_repeat="$MAX_REPEAT" \
+        state_note="$STATE_NOTE" steady_rounds="$STEADY_ROUNDS" steady_opts="$STEADY_OPTS" \
+        steady_track="$STEADY_TRACK" round_s="$ROUND_S" max_rounds="$MAX_ROUNDS" \
+        until_stable="$UNTIL_STABLE" max_repeat="$MAX_REPEAT" \
         engine="$(engine_label)" direct="$DIRECT" \
         engines="$ENGINE_QD1 $ENGINE_DEEP" engine_note="$ENGINE_NOTE" cases="${CASE_NAMES[*]}" \
         io_uring_options="$URING_OPTS" io_uring_note="$URING_NOTE" \
@@ -288,10 +290,7 @@ run_all() {
     elif ((DONE_RUNS > 0)); then
         info "resuming: $DONE_RUNS of $total repetitions already done, $todo to run"
     fi
-    for i in "${!CASE_NAMES[@]}"; do
-        prepare_case "$i" 2>"$TK_TMP/prepare.stderr" || results_write_failed "the jobfile of ${CASE_NAMES[$i]}"
-    done
-    [[ -n $HOSTS || $HOST_CEILING == 0 ]] || measure_host_ceiling
+    prepare_cases
     started=$(now_ms)
     local batch=()
     for j in "${!ORDER_CASE[@]}"; do
@@ -325,6 +324,20 @@ run_all_batch() {
         done_ms=$((done_ms + $(case_ms "${ORDER_CASE[j]}")))
         if rep_done "${ORDER_CASE[j]}" "${ORDER_REP[j]}"; then DONE_RUNS=$((DONE_RUNS + 1)); fi
     done
+}
+
+# Every case's jobfile, then the host's ceiling of the shapes not measured yet. Called before the
+# sustained state's rounds, so that the drive goes from its last round to the first case without
+# idling, and again by run_all for cases added since (§5's peak search).
+CEILING_KNOWN=0 # cases whose ceiling this run measured (or found measured)
+prepare_cases() {
+    local i
+    for i in "${!CASE_NAMES[@]}"; do
+        prepare_case "$i" 2>"$TK_TMP/prepare.stderr" || results_write_failed "the jobfile of ${CASE_NAMES[$i]}"
+    done
+    [[ -z $HOSTS && $HOST_CEILING != 0 ]] && ((CEILING_KNOWN < ${#CASE_NAMES[@]})) || return 0
+    measure_host_ceiling
+    CEILING_KNOWN=${#CASE_NAMES[@]}
 }
 
 # The host's ceiling of every case's shape (analysis/run/host_ceiling.py): its engine on null_blk,

@@ -104,6 +104,7 @@ section_main() {
     check_manifest
     health_snapshot before
     if declare -F section_prepare >/dev/null; then section_prepare; fi
+    prepare_cases
     steady_rounds
     run_all
     # A section whose next cases depend on the results so far (§5's peak search) adds them in

@@ -8,21 +8,26 @@
 #              once sequentially with random data: every LBA mapped, none overwritten yet
 #   sustained  SNIA PTS: purged, then workload-independent preconditioning (the region written
 #              twice in 128 KiB sequential writes), then before each section its own
-#              workload-dependent rounds (4 KiB random writes, QD 32, --runtime each) until the
-#              5-round steady-state window holds (range <= 20%, line excursion <= 10% of the mean)
-#              or --max-rounds ran out, which the snippet then says
+#              workload-dependent rounds (STEADY_OPTS, --round seconds each) until SNIA's
+#              5-round window holds (range <= 20%, line excursion <= 10%) after the rounds wrote
+#              the region once and after the last lasting cliff (analysis/core/steady.py), or
+#              --max-rounds rounds past that minimum ran out, which the snippet then says
 #
 # The purge and the sequential writes are done once per results tree (before its first section),
-# recorded in RESULTS/state/; the rounds once per section, in RESULTS/<section>/steady/. Both
-# resume: a rerun does not redo what finished. docs/methodology.md says why and what it costs.
+# recorded in RESULTS/state/; the rounds before each section measures, in RESULTS/<section>/steady/.
+# The tree's steps resume; a section with repetitions still to run runs its rounds again, from the
+# first (the earlier ones set aside): the state it is measured in is the one its rounds just set.
+# docs/methodology.md says why and what it costs.
 # shellcheck disable=SC2034  # STATE_USED, STATE_NOTE... are read by lib/run.bash
 # Sourced by lib/run.bash; never run on its own.
 
-# SNIA PTS's steady-state window and the tracking workload of the rounds (its IOPS test tracks
-# 4 KiB random writes). A section may set STEADY_OPTS before section_main; §6 sets
-# STEADY_ROUNDS=0: its burst is itself a long write whose steady state it reports.
+# SNIA PTS's steady-state window, and each section's rounds: their workload (STEADY_OPTS, fio's
+# options: the section's own stimulus) and the variable they track (STEADY_TRACK: iops, bw, or
+# lat, the mean total latency). Each section script declares both (methodology.md says why
+# each); §6 sets STEADY_ROUNDS=0: its burst is itself a long write whose steady state it reports.
 readonly STEADY_WINDOW=5 STEADY_RANGE_PCT=20 STEADY_SLOPE_PCT=10
 STEADY_OPTS="rw=randwrite bs=4k iodepth=32"
+STEADY_TRACK=iops
 STEADY_ROUNDS=1
 # The short sequential write that measures the target's write speed for the time estimates.
 readonly SPEED_PROBE_S=3
@@ -65,7 +70,7 @@ state_writes() {
         state_step_done written || what+="$(human_bytes "$REGION_BYTES") of sequential writes (the region once), "
     else
         state_step_done precondition || what+="$(human_bytes $((2 * REGION_BYTES))) of sequential writes (the region twice), "
-        ((STEADY_ROUNDS)) && what+="4 KiB random-write rounds of ${RUNTIME}s each (up to $MAX_ROUNDS), "
+        ((STEADY_ROUNDS)) && what+="this section's rounds ($STEADY_OPTS): at least $(human_bytes "$REGION_BYTES"), then up to $MAX_ROUNDS rounds of ${ROUND_S}s, "
     fi
     [[ -z $what ]] || printf -- '--state %s: %s' "$STATE_USED" "${what%, }"
 }
@@ -114,9 +119,12 @@ state_plan_lines() {
             ;;
     esac
     if [[ $STATE_USED == sustained ]] && ((STEADY_ROUNDS)); then
-        rounds_s=$((MAX_ROUNDS * RUNTIME))
-        info "           then this section's rounds: ${STEADY_OPTS} for ${RUNTIME}s each, until $STEADY_WINDOW rounds"
-        info "           hold steady (range <= ${STEADY_RANGE_PCT}%, line excursion <= ${STEADY_SLOPE_PCT}%); $STEADY_WINDOW to $MAX_ROUNDS rounds, at most $(human_seconds "$rounds_s")"
+        rounds_s=$((MAX_ROUNDS * ROUND_S))
+        info "           then this section's rounds, ${STEADY_OPTS} for ${ROUND_S}s each, tracking $(track_label):"
+        info "           no verdict before they wrote the region once ($(human_bytes "$REGION_BYTES") of $(track_workload));"
+        info "           then until $STEADY_WINDOW rounds after the last lasting cliff hold steady (range <= ${STEADY_RANGE_PCT}%,"
+        info "           line excursion <= ${STEADY_SLOPE_PCT}%), at most $MAX_ROUNDS rounds more ($(human_seconds "$rounds_s"))"
+        ((ROUND_S >= 60)) || info "           rounds shorter than SNIA's 60 s: the verdict is indicative"
     fi
 }
 
@@ -201,38 +209,95 @@ prepare_state() {
         >"$RESULTS_DIR/prefill.done"
 }
 
-# Sustained state, before the section measures: rounds of STEADY_OPTS (--runtime each, over the
-# region) until the last STEADY_WINDOW rounds hold steady, or MAX_ROUNDS. The rounds' JSON and the
-# verdict stay in RESULTS/<section>/steady/ for the snippet; a rerun keeps a verdict reached.
+track_workload() { # "4 KiB random writes at QD 32", from STEADY_OPTS
+    local opt rw="" bs="" qd=1
+    for opt in $STEADY_OPTS; do
+        case $opt in
+            rw=*) rw=${opt#rw=} ;;
+            bs=*) bs=${opt#bs=} ;;
+            iodepth=*) qd=${opt#iodepth=} ;;
+        esac
+    done
+    bs=${bs^^}
+    printf '%s KiB %s writes at QD %s' "${bs%K}" "$([[ $rw == rand* ]] && echo random || echo sequential)" "$qd"
+}
+
+track_label() { # what the rounds track, for the plan
+    case $STEADY_TRACK in
+        iops) printf 'IOPS' ;;
+        bw) printf 'MB/s' ;;
+        lat) printf 'mean latency' ;;
+    esac
+}
+
+# fio's per-second log of the tracked variable, beside each round's JSON: the cliffs are searched
+# in it (analysis/run/steady_rounds.py).
+round_log_options() { # PREFIX
+    case $STEADY_TRACK in
+        iops) printf '%s\n' "--write_iops_log=$1" ;;
+        bw) printf '%s\n' "--write_bw_log=$1" ;;
+        lat) printf '%s\n' "--write_lat_log=$1" ;;
+    esac
+    printf '%s\n' --log_avg_msec=1000
+}
+
+section_measured() { # every planned repetition of the section is done already
+    local i k
+    for i in "${!CASE_NAMES[@]}"; do
+        for ((k = 1; k <= $(case_repeat "$i"); k++)); do rep_done "$i" "$k" || return 1; done
+    done
+}
+
+# Sustained state, right before the section measures: rounds of STEADY_OPTS (--round seconds each,
+# over the region), judged after each (analysis/run/steady_rounds.py): steady once the rounds wrote
+# the region once and a 5-round window after the last lasting cliff holds, else on after up to
+# MAX_ROUNDS rounds past that minimum. The rounds and the verdict stay in RESULTS/<section>/steady/
+# for the snippet, with the time the last round ended (the idle time before the cases is stated).
 steady_rounds() {
     [[ $STATE_USED == sustained ]] && ((STEADY_ROUNDS)) || return 0
-    local dir="$RESULTS_DIR/steady" k=0 reply opt
-    [[ ! -s $dir/verdict ]] || return 0
+    local dir="$RESULTS_DIR/steady" k=0 reply opt past aside
+    local -a opts=() logs=()
+    if [[ -e $dir ]]; then
+        section_measured && return 0
+        aside="$dir.$(date +%Y%m%d-%H%M%S)"
+        mv -- "$dir" "$aside"
+        info "state: repetitions remain to be measured: this section's rounds run again (the earlier ones kept in ${aside#"$RESULTS"/})"
+    fi
     mkdir -p "$dir"
-    local -a opts=()
     for opt in $STEADY_OPTS; do opts+=("--$opt"); done
-    while ((k < MAX_ROUNDS)); do
+    while :; do
         k=$((k + 1))
-        [[ -e $dir/round$k.json ]] && continue
-        info "state: steady-state round $k (at most $MAX_ROUNDS): ${STEADY_OPTS}, ${RUNTIME}s"
+        info "state: round $k: ${STEADY_OPTS}, ${ROUND_S}s"
         still_safe_to_write
+        mapfile -t logs < <(round_log_options "$dir/round$k")
         run_fio "$dir/round$k.stderr" --name="steady-round$k" \
             --filename="$(fio_filename "$TARGET_PATH")" --size="$REGION_BYTES" "${opts[@]}" \
-            --ioengine="$ENGINE_DEEP" --direct="$DIRECT" --time_based --runtime="$RUNTIME" \
-            --randrepeat=0 --norandommap=1 --refill_buffers=0 --scramble_buffers=1 \
+            --ioengine="$ENGINE_DEEP" --direct="$DIRECT" --time_based --runtime="$ROUND_S" \
+            --randrepeat=0 --norandommap=1 --refill_buffers=0 --scramble_buffers=1 "${logs[@]}" \
             --output-format=json --output="$dir/.round$k.partial" ||
-            die "$EXIT_FAIL" "steady-state round $k failed (see $dir/round$k.stderr); rerun the same command to go on"
+            die "$EXIT_FAIL" "steady-state round $k failed (see $dir/round$k.stderr); rerun the same command to start the rounds again"
         mv -f -- "$dir/.round$k.partial" "$dir/round$k.json"
         [[ -s $dir/round$k.stderr ]] || rm -f -- "$dir/round$k.stderr"
-        reply=$(service_ask steady "$dir" "$STEADY_WINDOW" "$STEADY_RANGE_PCT" "$STEADY_SLOPE_PCT")
-        if [[ $reply == steady$'\t'* ]]; then
-            printf '%s\n' "${reply#steady$'\t'}" >"$dir/verdict"
-            info "state: ${reply#steady$'\t'}"
-            return 0
-        fi
+        reply=$(service_ask steady "$dir" "$STEADY_TRACK" "$REGION_BYTES" "$ROUND_S" \
+            "$STEADY_WINDOW" "$STEADY_RANGE_PCT" "$STEADY_SLOPE_PCT")
+        case ${reply%%$'\t'*} in
+            steady)
+                printf '%s\n' "${reply#steady$'\t'}" >"$dir/verdict"
+                info "state: ${reply#steady$'\t'}"
+                break
+                ;;
+            more)
+                reply=${reply#more$'\t'} past=${reply%%$'\t'*}
+                if ((past >= MAX_ROUNDS)); then
+                    printf 'NOT reached: %s\n' "${reply#*$'\t'}" >"$dir/verdict"
+                    warn "steady state not reached in $MAX_ROUNDS rounds past the region written once (${reply#*$'\t'}); measuring anyway, and the snippet says so"
+                    break
+                fi
+                ;;
+            *) die "$EXIT_FAIL" "could not judge the rounds in $dir: ${reply#*$'\t'}" ;;
+        esac
     done
-    printf 'NOT reached: %s\n' "${reply#*$'\t'}" >"$dir/verdict"
-    warn "steady state not reached in $MAX_ROUNDS rounds (${reply#*$'\t'}); measuring anyway, and the snippet says so"
+    printf '%s\n' "$EPOCHREALTIME" >"$dir/end"
 }
 
 # --- the engine probe, once per results tree ---------------------------------------------------

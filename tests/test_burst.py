@@ -23,21 +23,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from analysis.core.segments import DEFAULT_CLIFF, change_points, find_cliff, plateau, written_GiB
+from analysis.core.steady import DEFAULT_STEADY, steady_state
 from analysis.fio.logs import find_logs, read_per_second
 from analysis.fio.output import load_document
-from analysis.rules.burst import (
-    DEFAULT_CLIFF,
-    DEFAULT_STEADY,
-    analyse_burst,
-    change_points,
-    find_cliff,
-    plateau,
-    steady_state,
-    written_GiB,
-)
+from analysis.rules.burst import analyse_burst
 from tests.conftest import REPO, SAMPLES
 from tests.toolkit import loop_device
-from tools.model_drive import Throttle
+from tools.ram_device import Throttle
 
 GIB = 2**30
 SSD860_BW = (SAMPLES / "louwrentius__fio-plot" / "benchmark_data" / "HPMICROSERVERG8"
@@ -183,11 +176,11 @@ def test_steady_state_reached_where_the_rule_first_holds(tmp_path):
     st = steady_state(bw)
     assert st.reached and st.reason == "reached"
     assert (st.first_round, st.last_round) == (6, 10) and st.n_rounds == 12
-    assert st.level_MBps == pytest.approx(600, rel=0.01)
+    assert st.level == pytest.approx(600, rel=0.01)
     assert st.range_pct < 3 and st.slope_pct < 3 and st.snia_rounds
     assert st.message.startswith("steady state reached at rounds 6\u201310 of 12 "
                                  "(1-minute rounds): 600 MB/s")
-    assert [round(r) for r in st.rounds_MBps[:5]] == pytest.approx(
+    assert [round(r) for r in st.rounds[:5]] == pytest.approx(
         [2000, 1800, 1400, 1000, 700], abs=5)
     # the same series, judged over rounds 5-9 only: the range passes, the slope fails
     st59 = steady_state(bw[240:540])
@@ -232,7 +225,7 @@ def test_a_run_of_exactly_five_rounds_lacks_only_fios_last_second():
     assert steady_state(bw).reason == "not enough rounds"
     st = steady_state(bw, planned_s=300)
     assert st.reached and st.n_rounds == 5 and (st.first_round, st.last_round) == (1, 5)
-    assert st.rounds_MBps[4] == pytest.approx(float(np.mean(bw[240:])))
+    assert st.rounds[4] == pytest.approx(float(np.mean(bw[240:])))
     assert steady_state(bw[:-1], planned_s=300).reason == "not enough rounds"  # 2 s short
     assert steady_state(bw, planned_s=360).reason == "not enough rounds"  # a run cut short
     assert analyse_burst(bw, planned_s=300).steady.reached
@@ -243,7 +236,7 @@ def test_a_one_sample_round_missing_its_sample_is_not_a_round():
     round empty. It is not counted; it used to be, as a NaN mean (numpy's 'Mean of empty slice')."""
     bw = [600.0] * 9
     st = steady_state(bw, round_s=1, planned_s=10)
-    assert st.n_rounds == 9 and not any(np.isnan(st.rounds_MBps))
+    assert st.n_rounds == 9 and not any(np.isnan(st.rounds))
 
 
 def test_steady_state_thresholds_are_parameters():
@@ -375,4 +368,4 @@ def test_real_cliff_on_a_throttled_loop_device():
                       round_s=2)
     assert f.cliff is None
     assert f.plateau.median_MBps == pytest.approx(high, rel=0.05)
-    assert f.steady.reached and f.steady.level_MBps == pytest.approx(high, rel=0.05)
+    assert f.steady.reached and f.steady.level == pytest.approx(high, rel=0.05)

@@ -21,8 +21,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from analysis.core.segments import find_cliff
+from analysis.core.steady import steady_state
 from analysis.device.health_log import samples_table
-from analysis.rules.burst import analyse_burst, cliff_cause, find_cliff, steady_state
+from analysis.rules.burst import analyse_burst, cliff_cause
 
 GIB = 2**30
 HEALTH = Path(__file__).parent / "fixtures" / "health"
@@ -42,13 +44,13 @@ def test_steady_state_after_a_cache_that_outlasts_five_rounds():
     # what the rule did before: the first window that passes is the cache
     first_pass = steady_state(bw)
     assert first_pass.reached and first_pass.first_round == 1
-    assert first_pass.level_MBps == pytest.approx(6500, rel=0.01)
+    assert first_pass.level == pytest.approx(6500, rel=0.01)
     b = analyse_burst(bw, planned_s=900)
     assert b.cliff is not None and abs(b.cliff.time_s - 420) <= 2
     st = b.steady
     assert st.reached and st.first_judged == 8
     assert (st.first_round, st.last_round) == (8, 12)
-    assert st.level_MBps == pytest.approx(1800, rel=0.02)
+    assert st.level == pytest.approx(1800, rel=0.02)
     assert "after the cliff at 420 s" in st.message
 
 
@@ -58,7 +60,7 @@ def test_steady_state_after_the_last_of_a_staircase():
     assert [round(c.time_s, -1) for c in b.cliffs] == [120, 300]
     assert b.cliff is b.cliffs[0]
     assert b.steady.reached and b.steady.first_round == 6
-    assert b.steady.level_MBps == pytest.approx(500, rel=0.02)
+    assert b.steady.level == pytest.approx(500, rel=0.02)
 
 
 def test_too_few_rounds_after_the_cliff():

@@ -17,10 +17,22 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
-from analysis.core.steady import last_window, window
-from tests.toolkit import TINY, load_json, loop_device, mkfs_ext4, mounted, run, sha256_of
+from analysis.core.steady import judge, window_stats
+from analysis.core.units import human_size
+from tests.toolkit import (
+    TINY,
+    load_json,
+    loop_device,
+    mkfs_ext4,
+    mounted,
+    run,
+    script_env,
+    sha256_of,
+)
+from tools.gc_drive import gc_drive
 
 MIB = 1 << 20
 # One repetition of 1 s: these tests check what the state does, not the numbers.
@@ -33,22 +45,29 @@ SHORT = ["--profile", "quick", "--runtime", "1", "--ramp", "0", "--repeat", "1",
 def test_window_known_answers():
     """SNIA's window: flat rounds hold; a 3%-per-round trend moves its line 12% across five
     rounds and fails the 10% limit with a range of 12% that passes 20%; a step fails both."""
-    flat = window([100, 101, 99, 100, 100])
-    assert flat.holds() and flat.range_pct == pytest.approx(2.0)
-    trend = window([100 * (1 + 0.03 * i) for i in range(5)])
-    assert trend.excursion_pct == pytest.approx(100 * 12 / 106, rel=1e-6)
-    assert trend.range_pct <= 20 and not trend.holds()
-    assert not window([6500, 6500, 1800, 1800, 1800]).holds()
+    _, rng, _ = window_stats([100, 101, 99, 100, 100])
+    assert rng == pytest.approx(2.0)
+    assert judge([100, 101, 99, 100, 100], round_s=60).reached
+    _, rng, exc = window_stats([100 * (1 + 0.03 * i) for i in range(5)])
+    assert exc == pytest.approx(100 * 12 / 106, rel=1e-6) and rng <= 20
+    assert judge([100 * (1 + 0.03 * i) for i in range(5)], round_s=60).reason == "slope"
+    assert judge([6500, 6500, 1800, 1800, 1800], round_s=60).reason == "range and slope"
 
 
-def test_last_window_is_judged_not_the_first():
-    """A drive fast for 7 rounds (its cache), then slow: the rounds are judged on the last five,
-    so the verdict is the slow level, never the cache's (the first five hold too)."""
+def test_no_verdict_on_the_fresh_plateau_before_the_minimum_is_written():
+    """A drive fast for 7 rounds, then slow. The first five rounds hold, and SNIA's window on
+    them alone would call the fresh level steady; with the minimum written first reached at
+    round 9 and the cliff after round 7, the verdict is the slow level, from round 8 on."""
     rounds = [6500.0] * 7 + [1800.0] * 8
-    assert window(rounds[:5]).holds()
-    w = last_window(rounds)
-    assert w.holds() and w.mean == pytest.approx(1800.0)
-    assert last_window(rounds[:4]) is None
+    assert judge(rounds[:5], round_s=60).reached           # what a rule without a gate says
+    gated = judge(rounds[:8], round_s=60, min_end=9, gate="not yet")
+    assert not gated.reached and gated.reason == "not enough written"
+    st = judge(rounds, round_s=60, first=7, min_end=9)
+    assert st.reached and (st.first_round, st.last_round) == (8, 12)
+    assert st.level == pytest.approx(1800.0)
+    # judged round after round, the first window that passes is the last one
+    assert st.last_round == next(k for k in range(1, len(rounds) + 1)
+                                 if judge(rounds[:k], round_s=60, first=7, min_end=9).reached)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -138,7 +157,7 @@ def test_partition_whole_by_default_purge_planned_then_done(toolkit):
     assert int(manifest["target_bytes"]) == capacity
     snippet = (toolkit / "out" / "section_2_qd1.md").read_text()
     assert f"region {region >> 20} MiB, the whole target" in snippet
-    assert "state purged (region discarded, then written once)" in snippet
+    assert "state purged: region discarded and written once at the results tree's start" in snippet
 
     # the same tree refuses another state before writing anything
     with partitioned_loop(work, 16, 96) as (_, _, p2b):
@@ -148,30 +167,86 @@ def test_partition_whole_by_default_purge_planned_then_done(toolkit):
 
 
 @pytest.mark.root
-def test_sustained_rounds_until_steady(toolkit):
+def test_sustained_rounds_each_section_and_what_earlier_sections_wrote(toolkit):
     """--state sustained on a loop device over a RAM file: the region is written twice
-    sequentially, then 4 KiB random-write rounds run until the last five hold steady (a RAM disk
-    is steady from the start: five rounds) or the budget ends; the snippet states the verdict."""
+    sequentially, then §2's own rounds (4 KiB random writes at QD=1, tracking mean latency)
+    until they wrote the region once and five hold steady; then §4 in the same tree runs its own
+    rounds (4 KiB random writes at QD 32, tracking IOPS) and its setup line states what §2 wrote
+    since the fill, to the byte as fio counted it; a resumed §2 runs its rounds again."""
     shm = Path("/dev/shm") / f"ssd-toolkit-test-{os.getpid()}"
     shm.mkdir()
+    args = ["--state", "sustained", *SHORT, "--round", "1", "--size", "32M"]
     try:
         with loop_device(shm / "ram.img", size_mb=64) as dev:
-            res = run(toolkit, "qd1_test.bash", "--target", dev, "--destroy", dev,
-                      "--state", "sustained", *SHORT, "--max-rounds", "7", "--size", "32M")
+            qd1 = run(toolkit, "qd1_test.bash", "--target", dev, "--destroy", dev, *args)
+            mix = run(toolkit, "mix_rw_test.bash", "--target", dev, "--destroy", dev, *args,
+                      "--mix", "70")
+            assert qd1.returncode == 0 and mix.returncode == 0, qd1.stderr + mix.stderr
+            results = toolkit / "results"
+            # a rep lost: the resumed section runs its rounds again before measuring it
+            (results / "qd1" / "randread-4k" / "rep1.json").unlink()
+            again = run(toolkit, "qd1_test.bash", "--target", dev, "--destroy", dev, *args)
     finally:
         shutil.rmtree(shm, ignore_errors=True)
-    assert res.returncode == 0, res.stderr
-    results = toolkit / "results"
+    assert again.returncode == 0, again.stderr
     pre = load_json(results / "state" / "precondition.json")
     assert pre["jobs"][0]["write"]["io_bytes"] == 2 * 32 * MIB
     rounds = sorted((results / "qd1" / "steady").glob("round*.json"))
-    assert 5 <= len(rounds) <= 7
-    assert all(load_json(r)["jobs"][0]["job options"]["rw"] == "randwrite" for r in rounds)
-    verdict = (results / "qd1" / "steady" / "verdict").read_text()
-    assert verdict.startswith(("steady state reached in", "NOT reached"))
-    snippet = (toolkit / "out" / "section_2_qd1.md").read_text()
-    assert "state sustained (purged, written twice sequentially" in snippet
-    assert verdict.strip() in snippet
+    opts = [load_json(r)["jobs"][0]["job options"] for r in rounds]
+    assert all((o["rw"], o["bs"], o["iodepth"]) == ("randwrite", "4k", "1") for o in opts)
+    written = sum(load_json(r)["jobs"][0]["write"]["io_bytes"] for r in rounds)
+    assert written >= 32 * MIB and len(rounds) >= 5
+    assert (results / "qd1" / "steady" / "verdict").read_text().startswith(
+        ("steady state reached", "NOT reached"))
+    assert len(list((results / "qd1").glob("steady.*"))) == 1      # the first rounds kept aside
+    assert "this section's rounds run again" in again.stderr
+    # what §2 wrote before §4 began, as fio counted it: its first rounds (set aside by the
+    # resume) and its write repetitions (the one measured again after §4 is a read)
+    by_qd1 = sum(load_json(p)["jobs"][0]["write"]["io_bytes"]
+                 for p in [*(results / "qd1").glob("*/rep*.json"),
+                           *(results / "qd1").glob("steady.*/round*.json")])
+    mix_md = (toolkit / "out" / "section_4_mix_rw.md").read_text()
+    assert re.search(r"state sustained: region discarded and written twice at the results "
+                     r"tree's start, §2 wrote [\d.]+ [MG]iB since, then \d+ rounds of its own: "
+                     r"(steady at [\d,]+ IOPS|steady state NOT reached) \(indicative\)", mix_md)
+    assert f"§2 wrote {human_size(by_qd1)} since" in mix_md
+    qd1_md = (toolkit / "out" / "section_2_qd1.md").read_text()
+    assert "### Drive state" in qd1_md and "µs" in qd1_md.split("### Drive state")[1]
+    assert "the section resumed" in qd1_md.lower()
+
+
+@pytest.mark.root
+def test_sustained_state_declared_after_the_drop_not_on_the_fresh_plateau(toolkit):
+    """A drive whose writes drop from 1,000 to 400 IOPS for good once it has completed 20,000
+    write I/Os (tools/gc_drive.py: its spare area used up). The speed probe and the sequential
+    fill take a few thousand of them, so the rounds (4 KiB random writes, 2 s each) run about
+    eight rounds at 1,000 IOPS: more than SNIA's five-round window, which they pass, and fewer
+    than the 96 MiB (24,576 I/Os) the rounds must write before any verdict. The sustained state
+    is declared after the drop, at 400 IOPS +-10%, and the rounds' table and figure show it."""
+    with gc_drive(size=128 * MIB, fast_iops=1000, slow_iops=400, after_ios=20_000) as drive:
+        dev = drive.device
+        cmd = ["bash", str(toolkit / "qd_sweep_test.bash"), "--target", dev, "--destroy", dev,
+               "--state", "sustained", *SHORT, "--round", "2", "--size", "96M", "--qd", "1",
+               "--no-seq", "--peak", "off"]
+        res = subprocess.run(drive.wrap(cmd), capture_output=True, text=True, cwd=toolkit,
+                             env=script_env(), timeout=300, check=False)
+        switched = drive.switched_at
+    assert res.returncode == 0, res.stderr
+    steady = toolkit / "results" / "qd_sweep" / "steady"
+    assert (steady / "verdict").read_text().startswith("steady state reached"), res.stderr
+    rounds = pd.read_csv(toolkit / "tables" / "qd_sweep_steady.csv")
+    ends = [load_json(steady / f"round{k}.json")["timestamp_ms"] / 1000 for k in rounds["round"]]
+    fast = [v for v, end in zip(rounds.value, ends, strict=True) if end < switched["wall"]]
+    assert len(fast) >= 5 and all(v == pytest.approx(1000, rel=0.1) for v in fast)
+    assert judge(fast[:5], round_s=2).reached      # the fresh plateau alone passes SNIA's window
+    window = rounds[rounds.window]
+    assert len(window) == 5 and window.steady.all()
+    assert window["round"].min() > len(fast)           # every round of the window after the drop
+    assert window.value.mean() == pytest.approx(400, rel=0.10)
+    assert rounds.written_total_bytes[window["round"].max() - 1] >= 96 * MIB
+    assert (toolkit / "figs" / "qd_sweep_steady.png").stat().st_size > 10_000
+    snippet = (toolkit / "out" / "section_5_qd_sweep.md").read_text()
+    assert "### Drive state" in snippet and "steady at 4" in snippet and "(indicative)" in snippet
 
 
 @pytest.mark.root

@@ -26,15 +26,8 @@ from statistics import median
 import pytest
 
 from tests.conftest import REPO
-from tools.model_drive import (
-    BLKIO,
-    CacheModel,
-    Event,
-    Throttle,
-    main,
-    model_drive,
-    parse_bytes,
-)
+from tools.model_drive import CacheModel, Event, main, model_drive, parse_bytes
+from tools.ram_device import BLKIO, Throttle
 
 MB, MIB, GIB = 10**6, 2**20, 2**30
 # The real drive. 1 GiB at 200 MB/s is 5.4 s of plateau, so the per-second log has whole seconds

@@ -5,10 +5,8 @@ native flash (the cliff of §6), and regains cache while it is idle. This module
 device from parts whose behaviour is known exactly, so a test (or a sample report) can check what
 the toolkit finds against the truth:
 
-- a sparse file on a private tmpfs (RAM) attached as a loop device with direct I/O; it writes at
-  several GB/s, so the device itself is never the limit;
-- a cgroup (v1 blkio, else v2 io) whose write throttle caps this one device for the processes in
-  it (``wrap`` runs a command there); reads are never throttled;
+- a RAM-backed loop device whose writes a cgroup throttles for the processes in it
+  (tools/ram_device.py; ``wrap`` runs a command there); reads are never throttled;
 - a watcher thread that polls the device's ``/sys/block/loopN/stat`` (write sectors, field 7;
   discard sectors, field 14) every ``poll_s`` and moves the throttle between FAST and SLOW by the
   model below (``CacheModel``, pure bookkeeping, tested without a device).
@@ -69,18 +67,23 @@ import re
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-SECTOR = 512                      # the unit of the stat file's sector counts
-PREFIX = "model-drive"            # names of the cgroup, the tmpfs and its mount point
-BLKIO = Path("/sys/fs/cgroup/blkio")
-CGROUP2 = Path("/sys/fs/cgroup")
+from tools.ram_device import (
+    PREFIX,
+    Terminated,
+    Throttle,
+    _raise_terminated,
+    _signals_held,
+    clean_leftovers,
+    ram_loop,
+    read_stat,
+)
+
 # Defaults of the CLI (a drive with a 1 GiB cache) and of the watcher.
 DEFAULTS = {"size": "4G", "cache": "1G", "fast": "400M", "slow": "100M", "recover": "50M"}
 # Idle is judged from completions, and the kernel's throttle dispatches in 100 ms slices: a
@@ -89,78 +92,6 @@ DEFAULTS = {"size": "4G", "cache": "1G", "fast": "400M", "slow": "100M", "recove
 IDLE_S = 0.25
 POLL_S = 0.02
 MIN_SLEEP_S = 0.001
-
-
-# --------------------------------------------------------------------------- the cgroup throttle
-
-class Throttle:
-    """A cgroup that caps write bandwidth per block device (v1 blkio, else v2 io), removed
-    afterwards. Commands given through ``wrap`` run in it."""
-
-    def __init__(self, prefix: str = "ssd-toolkit-test"):
-        name = f"{prefix}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
-        if (BLKIO / "blkio.throttle.write_bps_device").exists():
-            self.path, self.v2 = BLKIO / name, False
-        elif (CGROUP2 / "cgroup.controllers").exists() and \
-                "io" in (CGROUP2 / "cgroup.controllers").read_text().split():
-            (CGROUP2 / "cgroup.subtree_control").write_text("+io")
-            self.path, self.v2 = CGROUP2 / name, True
-        else:
-            raise OSError("no blkio (v1) or io (v2) cgroup controller")
-        self.path.mkdir()
-
-    @property
-    def procs(self) -> Path:
-        """The file a process writes its pid to, to join the cgroup."""
-        return self.path / "cgroup.procs"
-
-    def limit(self, dev: str, bytes_per_s: int, afresh: bool = False) -> None:
-        """Cap writes to ``dev`` at ``bytes_per_s``. ``afresh`` removes the old cap first: the
-        kernel dispatches up to one 100 ms slice ahead of the rate, and a new, lower cap alone
-        would make that advance be paid back at the new rate, a pause of up to 0.1 s x old/new
-        (0.36 s measured from 200 to 50 MB/s); without a cap for a moment, the bios waiting in
-        the throttle (at most the queue depth) go at once instead."""
-        rdev = os.stat(dev).st_rdev
-        mm = f"{os.major(rdev)}:{os.minor(rdev)}"
-        if self.v2:
-            if afresh:
-                (self.path / "io.max").write_text(f"{mm} wbps=max")
-            (self.path / "io.max").write_text(f"{mm} wbps={int(bytes_per_s)}")
-        else:
-            if afresh:
-                (self.path / "blkio.throttle.write_bps_device").write_text(f"{mm} 0")
-            (self.path / "blkio.throttle.write_bps_device").write_text(f"{mm} {int(bytes_per_s)}")
-
-    def wrap(self, cmd: list[str]) -> list[str]:
-        """``cmd`` run inside the cgroup (the shell joins it, then execs the command)."""
-        return ["sh", "-c", 'echo $$ > "$0" && exec "$@"', str(self.procs), *cmd]
-
-    def pids(self) -> list[int]:
-        try:
-            return [int(p) for p in self.procs.read_text().split()]
-        except FileNotFoundError:
-            return []
-
-    def remove(self, wait_s: float = 1.0, grace_s: float = 5.0) -> None:
-        """Remove the cgroup (possible only once it is empty). Processes still in it get
-        ``wait_s`` to exit, then SIGTERM and ``grace_s``, then SIGKILL and ``grace_s``."""
-        for sig, within in ((None, wait_s), (signal.SIGTERM, grace_s), (signal.SIGKILL, grace_s)):
-            if sig is not None:
-                for pid in self.pids():
-                    with contextlib.suppress(ProcessLookupError):
-                        os.kill(pid, sig)
-            deadline = time.monotonic() + within
-            while True:
-                try:
-                    self.path.rmdir()
-                    return
-                except FileNotFoundError:
-                    return
-                except OSError:                     # EBUSY: not empty yet
-                    if time.monotonic() > deadline:
-                        break
-                    time.sleep(0.05)
-        raise OSError(f"cannot remove cgroup {self.path}: processes {self.pids()} remain")
 
 
 # --------------------------------------------------------------------------- the cache model
@@ -277,14 +208,6 @@ class CacheModel:
         return min(self.poll_s, max(MIN_SLEEP_S, self.available(t) / self.fast))
 
 
-def read_stat(name: str) -> tuple[int, int]:
-    """Bytes written and discarded so far by block device ``name`` (e.g. loop3), from its stat
-    file (Documentation/block/stat.rst: field 7 write sectors, field 14 discard sectors)."""
-    fields = Path(f"/sys/block/{name}/stat").read_text().split()
-    discard = int(fields[13]) if len(fields) > 13 else 0
-    return int(fields[6]) * SECTOR, discard * SECTOR
-
-
 class Watcher(threading.Thread):
     """Polls the device's counters, feeds the model and applies its write limit."""
 
@@ -295,7 +218,7 @@ class Watcher(threading.Thread):
         self.on_event = on_event
         self.error: BaseException | None = None
         self._stop_flag = threading.Event()
-        self._base = read_stat(self.block)
+        self._base = read_stat(self.block)[:2]
 
     def run(self) -> None:
         try:
@@ -304,7 +227,7 @@ class Watcher(threading.Thread):
             sleep = self.model.next_poll(self.model.t0)
             while not self._stop_flag.wait(sleep):
                 t = time.monotonic()
-                written, discarded = read_stat(self.block)
+                written, discarded, _ = read_stat(self.block)
                 limit = self.model.step(t, written - self._base[0], discarded - self._base[1])
                 if limit != applied:
                     self.throttle.limit(self.dev, limit, afresh=True)
@@ -367,74 +290,10 @@ class ModelDrive:
             raise RuntimeError(f"model drive watcher failed: {self.watcher.error!r}")
 
 
-class Terminated(BaseException):
-    """Raised in the main thread by SIGTERM while a model drive is up (cleanup then runs)."""
-
-
-def _raise_terminated(signum, frame):
-    raise Terminated(signum)
-
-
-@contextlib.contextmanager
-def _signals_held():
-    """Hold SIGINT and SIGTERM back (main thread only): setup and cleanup run to the end, then
-    a signal that came meanwhile is acted on."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
-
-
-def _run(*cmd: str) -> str:
-    done = subprocess.run(cmd, check=False, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise OSError(f"{' '.join(cmd)}: {done.stderr.strip() or f'exit {done.returncode}'}")
-    return done.stdout.strip()
-
-
-def _detach(dev: str) -> None:
-    """Detach a loop device and wait until it is free (udev's probes may hold it a moment, and
-    the file system under it cannot be unmounted before)."""
-    subprocess.run(["losetup", "-d", dev], check=False, capture_output=True)
-    backing = Path("/sys/block") / Path(dev).name / "loop" / "backing_file"
-    deadline = time.monotonic() + 10
-    while backing.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-
-
-def _unmount(where: Path) -> None:
-    for _ in range(100):                        # busy for a moment after a loop detach
-        if subprocess.run(["umount", str(where)], check=False,
-                          capture_output=True).returncode == 0:
-            break
-        if not os.path.ismount(where):
-            break
-        time.sleep(0.1)
-    else:
-        raise OSError(f"cannot unmount {where}")
-
-
 def _set_up(stack: contextlib.ExitStack, size: int, cache: int, fast: int, slow: int,
             recover: int, idle_s: float, poll_s: float,
             on_event: Callable[[Event], None] | None) -> ModelDrive:
-    if os.geteuid() != 0:
-        raise PermissionError("a model drive needs root (loop device, mount, cgroup)")
-    where = Path(tempfile.mkdtemp(prefix=f"{PREFIX}-{os.getpid()}-"))
-    stack.callback(where.rmdir)
-    # A private tmpfs: its size bounds the RAM used, and unmounting it frees everything. Its
-    # source names the owner, so `cleanup` can tell a dead owner's mount.
-    _run("mount", "-t", "tmpfs", "-o", f"size={size + (1 << 20)},mode=0700",
-         f"{PREFIX}-{os.getpid()}", str(where))
-    stack.callback(_unmount, where)
-    backing = where / "drive.img"
-    with open(backing, "wb") as f:             # sparse: RAM is used only where written
-        f.truncate(size)
-    dev = _run("losetup", "-f", "--show", "--direct-io=on", str(backing))
-    stack.callback(_detach, dev)
+    dev, where = ram_loop(stack, size)
     throttle = Throttle(prefix=PREFIX)
     stack.callback(throttle.remove)
     throttle.limit(dev, fast)
@@ -484,56 +343,6 @@ def model_drive(size: int = 1 << 30, cache: int = 1 << 30, fast: int = 400_000_0
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             if terminated:
                 os.kill(os.getpid(), signal.SIGTERM)    # end as SIGTERM would have
-
-
-# --------------------------------------------------------------------------- leftovers
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _owner(name: str) -> int | None:
-    m = re.match(rf"{PREFIX}-(\d+)-", name + "-")
-    return int(m.group(1)) if m else None
-
-
-def leftovers() -> dict[str, list[str]]:
-    """Cgroups, loop devices and mounts of model drives whose owner process is gone."""
-    found: dict[str, list[str]] = {"cgroups": [], "loops": [], "mounts": []}
-    for root in (BLKIO, CGROUP2):
-        for p in sorted(root.glob(f"{PREFIX}-*")) if root.is_dir() else ():
-            if p.is_dir() and (pid := _owner(p.name)) and not _alive(pid):
-                found["cgroups"].append(str(p))
-    for line in Path("/proc/self/mounts").read_text().splitlines():
-        source, target = line.split()[:2]
-        if (pid := _owner(source)) and not _alive(pid):
-            found["mounts"].append(target)
-    for backing in sorted(Path("/sys/block").glob("loop*/loop/backing_file")):
-        path = backing.read_text().strip()
-        if any(path.startswith(m + "/") for m in found["mounts"]):
-            found["loops"].append("/dev/" + backing.parent.parent.name)
-    return found
-
-
-def clean_leftovers() -> dict[str, list[str]]:
-    """Remove what model drives of dead owners left (processes in their cgroups are stopped)."""
-    found = leftovers()
-    for path in found["cgroups"]:
-        t = Throttle.__new__(Throttle)
-        t.path, t.v2 = Path(path), not path.startswith(str(BLKIO))
-        t.remove(wait_s=0, grace_s=1.0)
-    for dev in found["loops"]:
-        _detach(dev)
-    for where in found["mounts"]:
-        _unmount(Path(where))
-        Path(where).rmdir()
-    return found
 
 
 # --------------------------------------------------------------------------- the CLI

@@ -6,6 +6,7 @@ import json
 import math
 from pathlib import Path
 
+from analysis.core.units import human_size
 from analysis.device.health import health_summary
 
 
@@ -57,15 +58,6 @@ def bs_label(bs) -> str:
     return str(bs)
 
 
-def human_size(n: float) -> str:
-    """Bytes as a reader wants them: '256 MiB', '8 GiB', '1.5 GiB' (powers of 1024)."""
-    for unit, shift in (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if n >= 1 << shift:
-            value = n / (1 << shift)
-            return f"{value:.0f} {unit}" if value == int(value) else f"{value:.1f} {unit}"
-    return f"{int(n)} B"
-
-
 def image(alt: str, link: str) -> str:
     return f"![{alt}]({link})"
 
@@ -98,13 +90,15 @@ def device_model(tree: Path, results_dir: Path) -> str:
     return f"{device} (model not reported)" if device else "model not reported"
 
 
-def setup_line(manifest: dict, model: str, steady: str | None = None) -> str:
+def setup_line(manifest: dict, model: str, state: str = "state not recorded") -> str:
+    """The snippet's setup line; ``state``: the drive's state before the section, in words
+    (analysis.sections.state_part.clause)."""
     runs = (f"{manifest.get('runtime', '?')} s after {manifest.get('ramp', '?')} s ramp, "
             f"{manifest.get('repeat', '?')} repetitions")
     direct = "direct I/O" if str(manifest.get("direct", "1")) == "1" else "BUFFERED I/O"
     return (f"Device: {model} · target `{manifest.get('target', '?')}` "
             f"({manifest.get('target_kind', '?')}) · {span_text(manifest)} · "
-            f"{state_text(manifest, steady)} · profile {manifest.get('profile', '?')} "
+            f"{state} · profile {manifest.get('profile', '?')} "
             f"({runs}) · engine {manifest.get('engine_note') or manifest.get('engine', '?')}"
             f"{uring_text(manifest)}, {direct}{placement_text(manifest)}")
 
@@ -141,20 +135,3 @@ def span_text(manifest: dict) -> str:
     return f"region {human_size(region)}"
 
 
-STATE_WORDS = {
-    "as-is": "state as-is (not controlled)",
-    "purged": "state purged (region discarded, then written once)",
-    "sustained": "state sustained (purged, written twice sequentially, then 4 KiB random-write rounds",
-}
-
-
-def state_text(manifest: dict, steady: str | None = None) -> str:
-    """The drive's state the section measured (lib/state.bash); a sustained state with the
-    verdict of its steady-state rounds."""
-    state = manifest.get("state")
-    if not state:
-        return "state not recorded (a run before --state existed: not controlled)"
-    words = STATE_WORDS.get(state, f"state {state}")
-    if state == "sustained":
-        words += f": {steady})" if steady else ")"
-    return words

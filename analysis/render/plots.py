@@ -250,7 +250,8 @@ class Event:
 def timeseries_chart(path: Path, t: list[float], y: list[float], *, ylabel: str, title: str,
                      label: str = "", spans: list[Span] = (), events: list[Event] = (),
                      levels: list[tuple[float, str]] = (), second: Series | None = None,
-                     second_ylabel: str = "", yscale: str = "linear", note: str = "") -> Path:
+                     second_ylabel: str = "", yscale: str = "linear", note: str = "",
+                     xlabel: str = "time since the start of the run (s)") -> Path:
     """A per-second series over time, phases shaded, events marked, an optional second series
     (e.g. the drive's temperature) on its own right-hand axis."""
     fig, ax = plt.subplots(figsize=(10, 4.8), dpi=120)
@@ -265,7 +266,7 @@ def timeseries_chart(path: Path, t: list[float], y: list[float], *, ylabel: str,
     if yscale == "linear":
         ax.set_ylim(bottom=0)  # a rate drawn from zero: a 10% wobble looks like 10%
         ax.yaxis.set_major_formatter(PLAIN)
-    ax.set_xlabel("time since the start of the run (s)")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(alpha=0.3)

@@ -169,19 +169,30 @@ def methodology(states: list[SectionState]) -> list[str]:
             METHOD, "", table, ""]
 
 
-def drive_state(results: Path, states: list[SectionState]) -> list[str]:
-    """§1's statement of what the report describes: which span of the target, in which state
-    (lib/state.bash sets it once per results tree: RESULTS/state/)."""
-    ran = [s.manifest for s in states if s.manifest]
+def drive_state(states: list[SectionState]) -> list[str]:
+    """What the report describes: which span of the target, and what the drive went through
+    before each section (its setup line's state, analysis.sections.state_part); first, a
+    warning where a section measured before its steady state was reached."""
+    ran = [s for s in states if s.manifest]
     if not ran:
         return []
-    spans = sorted({md.span_text(m) for m in ran})
-    words = sorted({md.state_text(m) for m in ran})
-    lines = [f"**Span and state.** The numbers describe {'; '.join(spans)}, {'; '.join(words)}."]
-    steps = sorted((results / "state").glob("*.done")) if (results / "state").is_dir() else []
-    lines += [f"- {p.stem}: {p.read_text().strip()}" for p in steps]
-    if len(spans) > 1 or len(words) > 1:
-        lines.append("- The sections differ in span or state: compare them with care.")
+    lines = []
+    unsteady = [s.info.heading for s in ran
+                if any(a.kind == "steady_state" for a in s.facts.anomalies)]
+    if unsteady:
+        lines += [(f"**Steady state NOT reached** before {', '.join(unsteady)}: those numbers "
+                  "describe a drive still changing (see Anomalies and limitations)."), ""]
+    spans = sorted({md.span_text(s.manifest) for s in ran})
+    words = {s.facts.state or "state not recorded" for s in ran}
+    if len(words) == 1:
+        lines.append(f"**Span and state.** The numbers describe {'; '.join(spans)}, "
+                     f"{words.pop()}.")
+    else:
+        lines.append(f"**Span and state.** The numbers describe {'; '.join(spans)}. Before "
+                     "each section the drive went through:")
+        lines += [f"- {s.info.heading}: {s.facts.state or 'state not recorded'}" for s in ran]
+    if len(spans) > 1:
+        lines.append("- The sections differ in span: compare them with care.")
     return lines + [""]
 
 
@@ -256,7 +267,7 @@ def assemble(ws: Workspace) -> tuple[str, list[SectionState]]:
     env_txt = ws.path("out/env.txt")
     if env_txt.is_file():
         parts += ["## §1 Environment", "", "```", env_txt.read_text().rstrip(), "```", ""]
-    parts += drive_state(ws.results, states)
+    parts += drive_state(states)
     parts += methodology(states)
     for s in states:
         if s.snippet is not None:

@@ -14,8 +14,11 @@ Protocol: one request per line, fields separated by tabs; one reply line per req
                                                        -> stop|go|<TAB>message
     probe-cost<TAB>PATH              -> ok<TAB>IOPS<TAB>mean latency ns | bad<TAB>reason
     manifest-value<TAB>PATH<TAB>KEY  -> ok<TAB>value | none
-    steady<TAB>DIR<TAB>WINDOW<TAB>RANGE%<TAB>SLOPE%   (DIR/round<k>.json, the sustained state's rounds)
-                                     -> steady<TAB>verdict | not<TAB>why
+    steady<TAB>DIR<TAB>TRACK<TAB>MIN_BYTES<TAB>ROUND_S<TAB>WINDOW<TAB>RANGE%<TAB>SLOPE%
+                                     (DIR/round<k>.json, the sustained state's rounds:
+                                     analysis.run.steady_rounds)
+                                     -> steady<TAB>verdict | more<TAB>ROUNDS PAST THE GATE<TAB>why
+                                        | bad<TAB>reason
     order<TAB>SEED<TAB>RULE<TAB>STAGE<TAB>NAME:REPS ...[<TAB>MANIFEST...]
                                      -> ok<TAB>INDEX:REP ... (analysis.run.order) | bad<TAB>reason
     unstable<TAB>RESULTS_DIR<TAB>PCT<TAB>CASE ...
@@ -34,10 +37,9 @@ import signal
 import sys
 from pathlib import Path
 
-from analysis.core.steady import last_window
 from analysis.device.safety import Refusal, check_write
 from analysis.fio.output import FioOutputError, read_groups
-from analysis.run import faults, order, repetition, stability, uring_probe
+from analysis.run import faults, order, repetition, stability, steady_rounds, uring_probe
 
 
 def check_result(path: str, manifest: str = "", case: str = "") -> str:
@@ -76,28 +78,6 @@ def manifest_value(path: str, key: str) -> str:
     return "none" if value in (None, "") else f"ok\t{value}"
 
 
-def steady(folder: str, size: str, range_pct: str, slope_pct: str) -> str:
-    """Is the sustained state's last window of rounds steady? Each round's IOPS (of its one
-    direction: the rounds write only) in round order."""
-    rounds = sorted(Path(folder).glob("round*.json"), key=lambda p: int(p.stem[5:]))
-    values = []
-    for path in rounds:
-        try:
-            (group, *_) = read_groups(path)
-        except (FioOutputError, OSError) as e:
-            return f"not\t{path.name}: {e}"
-        values.append(sum(d.iops for d in group.directions.values()))
-    n, limits = int(size), (float(range_pct), float(slope_pct))
-    w = last_window(values, n)
-    if w is None:
-        return f"not\t{len(values)} of the {n} rounds the window needs"
-    what = (f"rounds {len(values) - n + 1}-{len(values)}: {w.mean:.0f} IOPS, range "
-            f"{w.range_pct:.1f}%, line excursion {w.excursion_pct:.1f}%")
-    if w.holds(*limits):
-        return f"steady\tsteady state reached in {len(values)} rounds ({what})"
-    return f"not\tlast window {what} (limits {limits[0]:g}% and {limits[1]:g}%)"
-
-
 def run_order(*fields: str) -> str:
     try:
         return order.answer(*fields)
@@ -129,8 +109,8 @@ def answer(line: str) -> str:
         return probe_cost(fields[1])
     if fields[0] == "manifest-value" and len(fields) == 3:
         return manifest_value(fields[1], fields[2])
-    if fields[0] == "steady" and len(fields) == 5:
-        return steady(*fields[1:])
+    if fields[0] == "steady" and len(fields) == 8:
+        return steady_rounds.answer(*fields[1:])
     if fields[0] == "order" and len(fields) >= 5:
         return run_order(*fields[1:])
     if fields[0] == "unstable" and len(fields) == 4:

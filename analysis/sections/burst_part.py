@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from analysis.core.steady import DEFAULT_STEADY, SNIA_ROUND_S
 from analysis.core.workspace import Workspace
 from analysis.device.health_log import counter_moves, samples_table
 from analysis.device.health_log import events as health_events
@@ -32,8 +33,7 @@ from analysis.sections.facts import Facts
 TABLE = "tables/wss_burst_burst.csv"
 FIG_BW = "figs/wss_burst_burst_bw.png"
 FIG_P99 = "figs/wss_burst_burst_p99.png"
-SNIA_ROUND_S = 60
-SNIA_WINDOW = 5
+SNIA_WINDOW = DEFAULT_STEADY["window"]
 
 
 @dataclass(frozen=True)
@@ -152,7 +152,7 @@ def blocks(b: BurstRun) -> list[str]:
     s = r.steady
     rows.append(["steady state", (f"rounds {s.first_round}–{s.last_round} of {s.round_s:g} s"
                                   if s.reached else "not reached"),
-                 md.num(s.level_MBps) if s.reached else "–", s.reason])
+                 md.num(s.level) if s.reached else "–", s.reason])
     table = md.table(["burst → steady state", "when", "MB/s (median)", "p5–p95 / note"], rows)
     return ["### Burst → steady state",
             (f"{workload(b)} for {r.run_s:.0f} s, {r.written_GiB:.1f} GiB written; per-second "
@@ -190,7 +190,7 @@ def findings(b: BurstRun) -> list[str]:
     s = r.steady
     text = f"**Steady state (SNIA PTS rule):** {s.message.rstrip('.')}."
     if s.round_s < SNIA_ROUND_S:
-        text += (f" The run is shorter than 5 SNIA rounds of {SNIA_ROUND_S} s, so it was judged "
+        text += (f" The run is shorter than 5 SNIA rounds of {SNIA_ROUND_S:g} s, so it was judged "
                  f"over {s.round_s:g} s rounds: an indication only; run the standard profile "
                  "(15 minutes) for the SNIA verdict.")
     out.append(text)
@@ -275,8 +275,8 @@ def record_facts(b: BurstRun, facts: Facts) -> None:
     s = r.steady
     if s.reached:
         facts.headline("steady_state", label,
-                       f"{md.num(s.level_MBps)} MB/s (SNIA rule met over rounds "
-                       f"{s.first_round}–{s.last_round} of {s.round_s:g} s)", s.level_MBps, "MB/s")
+                       f"{md.num(s.level)} MB/s (SNIA rule met over rounds "
+                       f"{s.first_round}–{s.last_round} of {s.round_s:g} s)", s.level, "MB/s")
     else:
         last = r.post or r.plateau
         facts.headline("steady_state", label,
@@ -284,7 +284,7 @@ def record_facts(b: BurstRun, facts: Facts) -> None:
                        f"{md.num(last.median_MBps)} MB/s, an indication only")
     if s.round_s < SNIA_ROUND_S:
         facts.anomaly("short_burst", f"the burst ran {r.run_s:.0f} s, shorter than 5 SNIA rounds "
-                      f"of {SNIA_ROUND_S} s: the steady-state verdict and the cache estimate are "
+                      f"of {SNIA_ROUND_S:g} s: the steady-state verdict and the cache estimate are "
                       "indications; the standard profile runs 15 minutes.")
     moves = counter_moves(b.health) if not b.health.empty else []
     if moves:

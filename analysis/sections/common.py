@@ -39,7 +39,7 @@ from analysis.run.host_ceiling import (
     read_ceilings,
 )
 from analysis.run.manifest import planned_repeats
-from analysis.sections import SECTIONS
+from analysis.sections import SECTIONS, snippet_path, state_part
 from analysis.sections import facts as facts_file
 from analysis.sections.facts import Anomaly, Facts
 
@@ -102,12 +102,21 @@ def run_section(argv: list[str], *, section: str, description: str,
         print(f"{section}: {line}", file=sys.stderr)
     if table.empty:
         return 1
+    story = state_part.story(ws.results, results_dir, manifest)
     setup = md.setup_line(manifest, md.device_model(ws.results, results_dir),
-                          steady_verdict(results_dir))
+                          state_part.clause(story))
     setup += left_out_note(cases, missing, rerun) + remeasured_note(cases, manifest)
     run = SectionRun(ws, results_dir, table, setup, args, cases=cases)
+    run.facts.state = state_part.clause(story)
     written = produce(run)
+    state_blocks, state_figures = state_part.blocks(story, run, f"tables/{section}_steady.csv",
+                                                    f"figs/{section}_steady.png")
+    if state_blocks:
+        path = ws.path(snippet_path(section))
+        path.write_text(path.read_text() + drive_state_part(state_blocks, state_figures, ws.link))
     anomalies = [a for a in (unstable_anomaly(table), host_anomaly(table)) if a]
+    if state_part.anomaly_text(story):
+        anomalies.append(Anomaly("steady_state", state_part.anomaly_text(story)))
     run.facts.anomalies += anomalies + facts_file.health_anomalies(results_dir)
     run.facts.anomalies += left_out_anomalies(cases, missing, rerun)
     short = short_points(cases, manifest)
@@ -174,13 +183,6 @@ def completeness(cases: list[Case], missing: list[str], short: list[str],
         return [(f"{len(short)} point(s) have fewer good repetitions than planned: "
                  f"{', '.join(short)}; {rerun}.")]
     return []
-
-
-def steady_verdict(results_dir: Path) -> str | None:
-    """The sustained state's verdict on this section's preconditioning rounds (lib/state.bash
-    writes steady/verdict), or None where the section ran none."""
-    path = results_dir / "steady" / "verdict"
-    return path.read_text().strip() if path.is_file() else None
 
 
 def left_out_note(cases: list[Case], missing: list[str], rerun: str) -> str:
@@ -302,7 +304,8 @@ def snippet(heading: str, setup: str, blocks: list[str], figures: list[tuple[str
             findings: list[str], link: Callable[[str], str] = md.link_from_out) -> str:
     """A section's out/section_<n>_<name>.md: heading, setup line, its blocks (table, notes),
     the figures as (alt text, path such as figs/x.png) linked from out/ by `link` (a workspace's
-    `link` for a named results tree), then the findings."""
+    `link` for a named results tree), then the findings. run_section adds the drive's state
+    after them (drive_state_part)."""
     parts = [heading, "", setup, ""]
     for block in blocks:
         parts += [block, ""]
@@ -310,6 +313,17 @@ def snippet(heading: str, setup: str, blocks: list[str], figures: list[tuple[str
         parts += [md.image(alt, link(path)), ""]
     parts += ["### Findings", ""] + [f"- {f}" for f in findings]
     return "\n".join(parts) + "\n"
+
+
+def drive_state_part(blocks: list[str], figures: list[tuple[str, str]],
+                     link: Callable[[str], str]) -> str:
+    """The snippet's last part after a sustained state's rounds: their line and figure."""
+    parts = ["", "### Drive state", ""]
+    for block in blocks:
+        parts += [block, ""]
+    for alt, path in figures:
+        parts += [md.image(alt, link(path)), ""]
+    return "\n".join(parts)
 
 
 def widest(row) -> str:

@@ -58,6 +58,7 @@ class Anomaly:
 class Facts:
     headlines: list[Headline] = field(default_factory=list)
     anomalies: list[Anomaly] = field(default_factory=list)
+    state: str = ""  # the drive's state before the section, as its setup line says it
 
     def headline(self, kind: str, label: str, text: str, value: float | None = None,
                  unit: str = "", std: float | None = None, settings: str = "",
@@ -103,11 +104,11 @@ def health_anomalies(results_dir: Path) -> list[Anomaly]:
 def write(path: Path, section: str, facts: Facts) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     doc = {"section": section, "headlines": [asdict(h) for h in facts.headlines],
-           "anomalies": [asdict(a) for a in facts.anomalies]}
+           "anomalies": [asdict(a) for a in facts.anomalies], "state": facts.state}
     path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
 
 
 def read(path: Path) -> Facts:
     doc = json.loads(path.read_text())
     return Facts([Headline(**h) for h in doc.get("headlines", [])],
-                 [Anomaly(**a) for a in doc.get("anomalies", [])])
+                 [Anomaly(**a) for a in doc.get("anomalies", [])], doc.get("state", ""))

@@ -1,0 +1,293 @@
+"""The drive's state before a section measured it: the setup line's state clause, the sustained
+state's rounds (SNIA PTS's convergence: a table and a figure with the window marked) and the
+anomaly when steady state was not reached.
+
+What a section says the drive went through, from the results tree alone (lib/state.bash):
+* the tree's purge and sequential fill, once, before its first section (RESULTS/state/);
+* what the other sections of the tree wrote after that fill and before this section began to
+  measure (their repetitions, rounds and preconditioning, by fio's own end time, timestamp_ms);
+* its own rounds, judged again here from their files by the rule the run loop used
+  (analysis.run.steady_rounds), and the idle time from the last round to the first repetition.
+A file target's state is its filesystem's: the clause says so.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.core.steady import SNIA_ROUND_S
+from analysis.core.units import human_size
+from analysis.fio.output import FioOutputError, load_document
+from analysis.render.plots import Event, Series, Span, timeseries_chart
+from analysis.run.steady_rounds import TRACKED, Rounds, RoundsError, judge_rounds
+from analysis.sections import SECTIONS
+
+STATE_WORDS = {
+    "as-is": "state as-is (not controlled)",
+    "purged": "state purged",
+    "sustained": "state sustained",
+}
+
+
+@dataclass(frozen=True)
+class Write:
+    """One fio run of the tree that wrote."""
+    section: str            # the folder under the tree: qd1, state, ...
+    end_ms: int             # fio's timestamp_ms: when it ended
+    written: int            # bytes
+
+
+@dataclass
+class StateStory:
+    state: str | None               # as-is | purged | sustained; None: not recorded
+    kind: str                       # the target's: file | block
+    prepared: str = ""              # the tree's purge and fill, in words
+    prepared_end_ms: int | None = None
+    earlier: dict = field(default_factory=dict)  # section -> bytes written since the fill
+    rounds: Rounds | None = None
+    rounds_run: bool = True         # False: the section runs none (§6: its burst is the write)
+    idle_s: float | None = None     # from the last round to the first repetition
+    reruns: int = 0                 # earlier rounds set aside: the section resumed
+
+    @property
+    def not_reached(self) -> bool:
+        return self.rounds is not None and not self.rounds.verdict.reached
+
+    @property
+    def indicative(self) -> bool:
+        return self.rounds is not None and self.rounds.verdict.round_s < SNIA_ROUND_S
+
+
+@lru_cache(maxsize=4096)
+def _written(path: Path, mtime_ns: int) -> tuple[int, int] | None:
+    """(end ms, bytes written) of one fio JSON, None when it is not one."""
+    try:
+        doc = load_document(path)
+    except (FioOutputError, OSError, ValueError):
+        return None
+    jobs = doc.get("jobs") or []
+    written = sum(int((j.get("write") or {}).get("io_bytes") or 0) for j in jobs)
+    return int(doc.get("timestamp_ms") or 1000 * int(doc.get("timestamp") or 0)), written
+
+
+def tree_writes(results: Path) -> list[Write]:
+    """Every fio run of the tree that wrote: the sections' repetitions and rounds, §6's
+    preconditioning, the state's own writes."""
+    paths = [*results.glob("*/*/rep*.json"), *results.glob("*/steady/round*.json"),
+             *results.glob("*/precondition.json"), *results.glob("state/*.json")]
+    out = []
+    for path in paths:
+        name = path.name
+        if name.startswith("rep") and not name[3:-5].isdigit():
+            continue                                  # failed, rejected, superseded
+        got = _written(path, path.stat().st_mtime_ns)
+        if got and got[1] > 0:
+            out.append(Write(path.relative_to(results).parts[0], *got))
+    return out
+
+
+def _start_ms(results_dir: Path, manifest: dict) -> int | None:
+    """When this section began to measure: its rounds' start, else its first repetition's."""
+    rounds = [_written(p, p.stat().st_mtime_ns) for p in (results_dir / "steady").glob("round*.json")]
+    round_s = float(manifest.get("round_s") or manifest.get("runtime") or 0)
+    ends = [r[0] - round_s * 1000 for r in rounds if r]
+    if not ends:
+        length = float(manifest.get("runtime") or 0) + float(manifest.get("ramp") or 0)
+        ends = [r[0] - length * 1000 for p in results_dir.glob("*/rep*.json")
+                if p.name[3:-5].isdigit() and (r := _written(p, p.stat().st_mtime_ns))]
+    return int(min(ends)) if ends else None
+
+
+def _first_rep_after(results_dir: Path, t: float) -> float | None:
+    """The start (epoch s) of the first repetition after t, from rep<k>.cpu's 'before' line."""
+    starts = []
+    for cpu in results_dir.glob("*/rep*.cpu"):
+        try:
+            first = cpu.read_text().split("\n", 1)[0].split()
+            start = float(first[1]) if first[0] == "before" else math.nan
+        except (OSError, IndexError, ValueError):
+            continue
+        if start >= t:
+            starts.append(start)
+    return min(starts) if starts else None
+
+
+def _prepared(results: Path, state: str) -> tuple[str, int | None]:
+    """The tree's purge and fill in words, and when the fill ended."""
+    folder = results / "state"
+    purge = folder / "purge.json"
+    how = "the region discarded"
+    if purge.is_file():
+        with_tool = json.loads(purge.read_text()).get("method")
+        how += f" ({with_tool})" if with_tool else ""
+    fill = folder / ("written.json" if state == "purged" else "precondition.json")
+    got = _written(fill, fill.stat().st_mtime_ns) if fill.is_file() else None
+    times = "once" if state == "purged" else "twice"
+    return ((f"{how}, then written {times} sequentially ({human_size(got[1]) if got else '?'}) "
+            "before the tree's first section"), got[0] if got else None)
+
+
+def story(results: Path, results_dir: Path, manifest: dict) -> StateStory:
+    state = manifest.get("state") or None
+    out = StateStory(state, manifest.get("target_kind", "?"))
+    if state in ("purged", "sustained"):
+        out.prepared, out.prepared_end_ms = _prepared(results, state)
+        start = _start_ms(results_dir, manifest)
+        if out.prepared_end_ms is not None and start is not None:
+            for w in tree_writes(results):
+                if w.section not in (results_dir.name, "state") \
+                        and out.prepared_end_ms < w.end_ms <= start:
+                    out.earlier[w.section] = out.earlier.get(w.section, 0) + w.written
+    if state == "sustained":
+        out.rounds_run = str(manifest.get("steady_rounds", "1")) != "0"
+        folder = results_dir / "steady"
+        out.reruns = len(list(results_dir.glob("steady.*")))
+        track = manifest.get("steady_track") or "iops"
+        if out.rounds_run and folder.is_dir() and any(folder.glob("round*.json")):
+            try:
+                out.rounds = judge_rounds(folder, track, int(manifest.get("region_bytes") or 0),
+                                          float(manifest.get("round_s") or
+                                                manifest.get("runtime") or 60))
+            except (RoundsError, OSError, ValueError):
+                out.rounds = None
+            end = folder / "end"
+            if end.is_file():
+                t = float(end.read_text().strip() or "nan")
+                first = _first_rep_after(results_dir, t)
+                out.idle_s = first - t if first is not None else None
+    return out
+
+
+def _heading(section: str) -> str:
+    info = SECTIONS.get(section)
+    return f"§{info.number}" if info else section
+
+
+def _since(s: StateStory) -> str:
+    if s.earlier:
+        return ", ".join(f"{_heading(k)} wrote {human_size(v)}"
+                         for k, v in sorted(s.earlier.items(), key=lambda kv: _order(kv[0]))) \
+            + " since"
+    return "no other section wrote since" if s.prepared_end_ms is not None else ""
+
+
+def _order(section: str) -> int:
+    info = SECTIONS.get(section)
+    return info.number if info else 99
+
+
+def clause(s: StateStory) -> str:
+    """The setup line's state clause, short: what the drive went through before this section."""
+    if s.state is None:
+        return "state not recorded (a run before --state existed: not controlled)"
+    words = STATE_WORDS.get(s.state, f"state {s.state}")
+    if s.state == "as-is":
+        return words + (": a file's state is its filesystem's" if s.kind == "file" else "")
+    times = "once" if s.state == "purged" else "twice"
+    parts = [f"region discarded and written {times} at the results tree's start", _since(s)]
+    if s.state == "sustained" and not s.rounds_run:
+        parts.append("no rounds of its own: its burst is the sustained write")
+    elif s.state == "sustained" and s.rounds is not None:
+        v = s.rounds.verdict
+        parts.append(f"then {len(s.rounds.rounds)} rounds of its own: "
+                     + (f"steady at {v.level:,.{1 if s.rounds.track == 'lat' else 0}f} {v.unit}"
+                        if v.reached else "steady state NOT reached")
+                     + (" (indicative)" if s.indicative else ""))
+    elif s.state == "sustained":
+        parts.append("its rounds' record is missing")
+    return f"{words}: {', '.join(p for p in parts if p)}"
+
+
+def details(s: StateStory) -> list[str]:
+    """The Drive state part's sentences: the fill, what other sections wrote, the rounds'
+    verdict in full, the idle time, a resumption."""
+    if s.state not in ("purged", "sustained"):
+        return []
+    out = [f"Before this section: {s.prepared}; {_since(s) or 'what other sections wrote since is not known'}."]
+    if s.rounds is not None:
+        r, v = s.rounds, s.rounds.verdict
+        out.append(f"Then {len(r.rounds)} rounds of the section's own workload "
+                   f"({human_size(r.written)} written): "
+                   + ("" if v.reached else "steady state NOT reached: ") + v.message + "."
+                   + (" The rounds are shorter than SNIA's 60 s: the verdict is indicative."
+                      if s.indicative else ""))
+        if s.idle_s is not None:
+            out.append(f"The first repetition began {s.idle_s:.1f} s after the last round.")
+        if s.reruns:
+            out.append("The section resumed after an interruption: its rounds ran again, from "
+                       "the first, before the repetitions still to run (the earlier rounds are "
+                       "kept beside them).")
+    return out
+
+
+def _label(track: str) -> str:
+    """'IOPS', 'MB/s', 'mean latency (µs)'."""
+    name, unit, _ = TRACKED[track]
+    return name if name == unit else f"{name} ({unit})"
+
+
+def rounds_table(r: Rounds) -> pd.DataFrame:
+    v = r.verdict
+    written = 0
+    rows = []
+    _name, unit, _ = TRACKED[r.track]
+    for k, rd in enumerate(r.rounds, start=1):
+        written += rd.written
+        in_window = v.first_round is not None and v.first_round <= k <= v.last_round
+        rows.append({"round": k, "value": rd.value, "unit": unit, "written_bytes": rd.written,
+                     "written_total_bytes": written, "judged": k >= v.first_judged,
+                     "window": in_window, "steady": in_window and v.reached})
+    return pd.DataFrame(rows)
+
+
+def draw_rounds(r: Rounds, path: Path, title: str) -> None:
+    """SNIA's convergence plot: the tracked variable per round, the window shaded, the last
+    lasting cliff and the round that completed the minimum written marked, the bytes written
+    on the right-hand axis."""
+    v = r.verdict
+    t = [k * v.round_s for k in range(1, len(r.rounds) + 1)]
+    total, written = 0, []
+    for rd in r.rounds:
+        total += rd.written
+        written.append(total / 2**30)
+    spans = []
+    if v.first_round is not None:
+        spans.append(Span((v.first_round - 1) * v.round_s, v.last_round * v.round_s,
+                          "steady-state window" if v.reached else "closest window (NOT steady)",
+                          "#54A24B" if v.reached else "#E45756"))
+    events = []
+    if r.cliff_s is not None:
+        events.append(Event(r.cliff_s, f"last lasting cliff ({r.cliff_s:g} s)"))
+    if r.gate_round:
+        events.append(Event(r.gate_round * v.round_s, "the region written once", "#4C78A8"))
+    timeseries_chart(path, t, [rd.value for rd in r.rounds], ylabel=_label(r.track),
+                     title=title, label="mean of each round", spans=spans, events=events,
+                     second=Series("written (GiB)", t, written), second_ylabel="GiB written",
+                     xlabel="time since the first round (s): one point per round")
+
+
+def blocks(s: StateStory, run, table: str, fig: str) -> tuple[list[str], list[tuple[str, str]]]:
+    """The snippet's 'Drive state' part and its figure; the rounds' table and figure written."""
+    text = details(s)
+    if not text:
+        return [], []
+    if s.rounds is None:
+        return [" ".join(text)], []
+    shown = run.write_table(table, rounds_table(s.rounds))
+    draw_rounds(s.rounds, run.ws.path(fig),
+                f"Preconditioning rounds: {_label(s.rounds.track)} per round")
+    return [" ".join(text) + f" Each round: `{shown}`."], [
+        ("Preconditioning rounds: the tracked variable per round, the window judged shaded", fig)]
+
+
+def anomaly_text(s: StateStory) -> str | None:
+    if not s.not_reached:
+        return None
+    return ("steady state NOT reached before measuring: " + s.rounds.verdict.message
+            + ". The numbers describe a drive still changing.")

@@ -1,0 +1,243 @@
+"""A RAM-backed loop device whose writes a cgroup throttles: the base of the model drives.
+
+- a sparse file on a private tmpfs (RAM) attached as a loop device with direct I/O; it writes at
+  several GB/s, so the device itself is never the limit;
+- a cgroup (v1 blkio, else v2 io) whose write throttle (bytes/s or I/Os per second) caps this
+  one device for the processes in it (``wrap`` runs a command there); reads are never throttled.
+
+tools/model_drive.py moves the bandwidth cap as a write cache fills and empties; tools/gc_drive.py
+moves the IOPS cap once the drive's spare area is used. Everything made here is removed by the
+owner's ExitStack, with SIGINT and SIGTERM held back meanwhile; ``clean_leftovers`` removes what
+an owner killed with SIGKILL left. Standard library only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+
+SECTOR = 512                      # the unit of the stat file's sector counts
+PREFIX = "model-drive"            # names of the cgroup, the tmpfs and its mount point
+BLKIO = Path("/sys/fs/cgroup/blkio")
+CGROUP2 = Path("/sys/fs/cgroup")
+
+
+# --------------------------------------------------------------------------- the cgroup throttle
+
+class Throttle:
+    """A cgroup that caps write bandwidth per block device (v1 blkio, else v2 io), removed
+    afterwards. Commands given through ``wrap`` run in it."""
+
+    def __init__(self, prefix: str = "ssd-toolkit-test"):
+        name = f"{prefix}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+        if (BLKIO / "blkio.throttle.write_bps_device").exists():
+            self.path, self.v2 = BLKIO / name, False
+        elif (CGROUP2 / "cgroup.controllers").exists() and \
+                "io" in (CGROUP2 / "cgroup.controllers").read_text().split():
+            (CGROUP2 / "cgroup.subtree_control").write_text("+io")
+            self.path, self.v2 = CGROUP2 / name, True
+        else:
+            raise OSError("no blkio (v1) or io (v2) cgroup controller")
+        self.path.mkdir()
+
+    @property
+    def procs(self) -> Path:
+        """The file a process writes its pid to, to join the cgroup."""
+        return self.path / "cgroup.procs"
+
+    def limit(self, dev: str, bytes_per_s: int, afresh: bool = False) -> None:
+        """Cap writes to ``dev`` at ``bytes_per_s``. ``afresh`` removes the old cap first: the
+        kernel dispatches up to one 100 ms slice ahead of the rate, and a new, lower cap alone
+        would make that advance be paid back at the new rate, a pause of up to 0.1 s x old/new
+        (0.36 s measured from 200 to 50 MB/s); without a cap for a moment, the bios waiting in
+        the throttle (at most the queue depth) go at once instead."""
+        rdev = os.stat(dev).st_rdev
+        mm = f"{os.major(rdev)}:{os.minor(rdev)}"
+        if self.v2:
+            if afresh:
+                (self.path / "io.max").write_text(f"{mm} wbps=max")
+            (self.path / "io.max").write_text(f"{mm} wbps={int(bytes_per_s)}")
+        else:
+            if afresh:
+                (self.path / "blkio.throttle.write_bps_device").write_text(f"{mm} 0")
+            (self.path / "blkio.throttle.write_bps_device").write_text(f"{mm} {int(bytes_per_s)}")
+
+    def limit_iops(self, dev: str, ios_per_s: int) -> None:
+        """Cap write I/Os to ``dev`` at ``ios_per_s`` (whatever their size)."""
+        rdev = os.stat(dev).st_rdev
+        mm = f"{os.major(rdev)}:{os.minor(rdev)}"
+        if self.v2:
+            (self.path / "io.max").write_text(f"{mm} wiops={int(ios_per_s)}")
+        else:
+            (self.path / "blkio.throttle.write_iops_device").write_text(f"{mm} {int(ios_per_s)}")
+
+    def wrap(self, cmd: list[str]) -> list[str]:
+        """``cmd`` run inside the cgroup (the shell joins it, then execs the command)."""
+        return ["sh", "-c", 'echo $$ > "$0" && exec "$@"', str(self.procs), *cmd]
+
+    def pids(self) -> list[int]:
+        try:
+            return [int(p) for p in self.procs.read_text().split()]
+        except FileNotFoundError:
+            return []
+
+    def remove(self, wait_s: float = 1.0, grace_s: float = 5.0) -> None:
+        """Remove the cgroup (possible only once it is empty). Processes still in it get
+        ``wait_s`` to exit, then SIGTERM and ``grace_s``, then SIGKILL and ``grace_s``."""
+        for sig, within in ((None, wait_s), (signal.SIGTERM, grace_s), (signal.SIGKILL, grace_s)):
+            if sig is not None:
+                for pid in self.pids():
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, sig)
+            deadline = time.monotonic() + within
+            while True:
+                try:
+                    self.path.rmdir()
+                    return
+                except FileNotFoundError:
+                    return
+                except OSError:                     # EBUSY: not empty yet
+                    if time.monotonic() > deadline:
+                        break
+                    time.sleep(0.05)
+        raise OSError(f"cannot remove cgroup {self.path}: processes {self.pids()} remain")
+
+
+# --------------------------------------------------------------------------- the device
+
+def read_stat(name: str) -> tuple[int, int, int]:
+    """Bytes written, bytes discarded and write I/Os completed so far by block device ``name``
+    (e.g. loop3), from its stat file (Documentation/block/stat.rst: field 5 write I/Os, field 7
+    write sectors, field 14 discard sectors)."""
+    fields = Path(f"/sys/block/{name}/stat").read_text().split()
+    discard = int(fields[13]) if len(fields) > 13 else 0
+    return int(fields[6]) * SECTOR, discard * SECTOR, int(fields[4])
+
+
+class Terminated(BaseException):
+    """Raised in the main thread by SIGTERM while a model drive is up (cleanup then runs)."""
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated(signum)
+
+
+@contextlib.contextmanager
+def _signals_held():
+    """Hold SIGINT and SIGTERM back (main thread only): setup and cleanup run to the end, then
+    a signal that came meanwhile is acted on."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def _run(*cmd: str) -> str:
+    done = subprocess.run(cmd, check=False, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise OSError(f"{' '.join(cmd)}: {done.stderr.strip() or f'exit {done.returncode}'}")
+    return done.stdout.strip()
+
+
+def _detach(dev: str) -> None:
+    """Detach a loop device and wait until it is free (udev's probes may hold it a moment, and
+    the file system under it cannot be unmounted before)."""
+    subprocess.run(["losetup", "-d", dev], check=False, capture_output=True)
+    backing = Path("/sys/block") / Path(dev).name / "loop" / "backing_file"
+    deadline = time.monotonic() + 10
+    while backing.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def _unmount(where: Path) -> None:
+    for _ in range(100):                        # busy for a moment after a loop detach
+        if subprocess.run(["umount", str(where)], check=False,
+                          capture_output=True).returncode == 0:
+            break
+        if not os.path.ismount(where):
+            break
+        time.sleep(0.1)
+    else:
+        raise OSError(f"cannot unmount {where}")
+
+
+def ram_loop(stack: contextlib.ExitStack, size: int) -> tuple[str, Path]:
+    """A loop device (direct I/O) over a sparse file of ``size`` bytes on a private tmpfs, each
+    removed by ``stack``: (device, mount point)."""
+    if os.geteuid() != 0:
+        raise PermissionError("a model drive needs root (loop device, mount, cgroup)")
+    where = Path(tempfile.mkdtemp(prefix=f"{PREFIX}-{os.getpid()}-"))
+    stack.callback(where.rmdir)
+    # A private tmpfs: its size bounds the RAM used, and unmounting it frees everything. Its
+    # source names the owner, so `cleanup` can tell a dead owner's mount.
+    _run("mount", "-t", "tmpfs", "-o", f"size={size + (1 << 20)},mode=0700",
+         f"{PREFIX}-{os.getpid()}", str(where))
+    stack.callback(_unmount, where)
+    backing = where / "drive.img"
+    with open(backing, "wb") as f:             # sparse: RAM is used only where written
+        f.truncate(size)
+    dev = _run("losetup", "-f", "--show", "--direct-io=on", str(backing))
+    stack.callback(_detach, dev)
+    return dev, where
+
+
+# --------------------------------------------------------------------------- leftovers
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _owner(name: str) -> int | None:
+    m = re.match(rf"{PREFIX}-(\d+)-", name + "-")
+    return int(m.group(1)) if m else None
+
+
+def leftovers() -> dict[str, list[str]]:
+    """Cgroups, loop devices and mounts of model drives whose owner process is gone."""
+    found: dict[str, list[str]] = {"cgroups": [], "loops": [], "mounts": []}
+    for root in (BLKIO, CGROUP2):
+        for p in sorted(root.glob(f"{PREFIX}-*")) if root.is_dir() else ():
+            if p.is_dir() and (pid := _owner(p.name)) and not _alive(pid):
+                found["cgroups"].append(str(p))
+    for line in Path("/proc/self/mounts").read_text().splitlines():
+        source, target = line.split()[:2]
+        if (pid := _owner(source)) and not _alive(pid):
+            found["mounts"].append(target)
+    for backing in sorted(Path("/sys/block").glob("loop*/loop/backing_file")):
+        path = backing.read_text().strip()
+        if any(path.startswith(m + "/") for m in found["mounts"]):
+            found["loops"].append("/dev/" + backing.parent.parent.name)
+    return found
+
+
+def clean_leftovers() -> dict[str, list[str]]:
+    """Remove what model drives of dead owners left (processes in their cgroups are stopped)."""
+    found = leftovers()
+    for path in found["cgroups"]:
+        t = Throttle.__new__(Throttle)
+        t.path, t.v2 = Path(path), not path.startswith(str(BLKIO))
+        t.remove(wait_s=0, grace_s=1.0)
+    for dev in found["loops"]:
+        _detach(dev)
+    for where in found["mounts"]:
+        _unmount(Path(where))
+        Path(where).rmdir()
+    return found
