@@ -23,6 +23,7 @@ COMMANDS = {
     "all": ("analysis.report.redraw", "every section present, fleet hosts, then the report (make analysis)"),
     "report": ("analysis.report.build", "assemble out/report.md from env.txt and section snippets"),
     "safety": ("analysis.device.safety", "may this block device be written? exit 0 yes, 3 no"),
+    "purge": ("analysis.device.purge", "the purge of --state purged|sustained: plan (method, command), verify, nuse"),
     "manifest": ("analysis.run.manifest", "write or compare results/<section>/manifest.json"),
     "order": ("analysis.run.order", "the order of a section's repetitions: order seed GIVEN FRESH MANIFEST..."),
     "fleet": ("analysis.run.fleet", "fio client/server output: probe FILE; split OUT LABEL=HOST,PORT=FILE"),

@@ -67,6 +67,7 @@ section_main() {
     RESULTS_DIR="$RESULTS/$SECTION"
     ENGINE_NOTE=""
     resolve_state
+    resolve_purge
 
     if [[ -n $DRY_RUN ]]; then
         dry_run

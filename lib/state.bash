@@ -58,13 +58,28 @@ resolve_state() {
     [[ -z $NO_PREFILL ]] || die "$EXIT_USAGE" "--state $STATE_USED writes the region; --no-prefill contradicts it (use --state as-is to leave the region as it is)"
 }
 
+# PURGE_METHOD, PURGE_WHAT (for the plan) and PURGE_CMD (the command) from --purge and what the
+# target supports (analysis/device/purge.py); a method it does not support, or one that would
+# erase more than the target, is refused here, before anything is touched. Nothing to plan when
+# the tree's purge is done, or the state needs none.
+resolve_purge() {
+    PURGE_METHOD="" PURGE_WHAT="" PURGE_CMD=()
+    [[ $STATE_USED != as-is ]] && ! state_step_done purge || return 0
+    local reply rc=0
+    reply=$(tk_python purge plan "$TARGET_PATH" "$PURGE" "$REGION_BYTES" "$TARGET_BYTES" 2>&1) || rc=$?
+    ((rc == 0)) || die "$rc" "$reply"
+    mapfile -t PURGE_CMD <<<"$reply"
+    PURGE_METHOD=${PURGE_CMD[0]%%$'\t'*} PURGE_WHAT=${PURGE_CMD[0]#*$'\t'}
+    PURGE_CMD=("${PURGE_CMD[@]:1}")
+}
+
 # What the state still has to write, "" when nothing: for the plan and a refusal.
 state_writes() {
     local what=""
     [[ $STATE_USED != as-is ]] || return 0
     if ! state_step_done purge; then
         [[ -n $(stored_write_speed) ]] || what="a ${SPEED_PROBE_S} s sequential write that measures its speed, then "
-        what+="the region discarded ($(purge_tool)), then "
+        what+="$PURGE_WHAT, then "
     fi
     if [[ $STATE_USED == purged ]]; then
         state_step_done written || what+="$(human_bytes "$REGION_BYTES") of sequential writes (the region once), "
@@ -113,7 +128,9 @@ state_plan_lines() {
             if state_step_done purge; then
                 info "           done for this results tree: $(state_step_line purge)"
             else
-                info "           discard the region ($(purge_tool)), then write it with random data:"
+                info "           purge: $PURGE_WHAT (--purge $PURGE), checked after (sampled"
+                info "           blocks read back as purged; on NVMe the namespace's utilization falls); then"
+                info "           write the region with random data:"
                 info "           $(human_bytes "$bytes") of 128 KiB sequential writes, $(write_time_text "$bytes")"
             fi
             ;;
@@ -128,9 +145,6 @@ state_plan_lines() {
     fi
 }
 
-purge_tool() {
-    if [[ $TARGET_KIND == block ]]; then printf 'blkdiscard'; else printf "fallocate --punch-hole: the file's blocks freed"; fi
-}
 
 state_step_done() { [[ -e $RESULTS/state/$1.done ]]; } # STEP
 state_step_line() { head -n 1 "$RESULTS/state/$1.done"; }  # STEP
@@ -160,18 +174,24 @@ measure_write_speed() {
     printf '%s\t%s\n' "$TARGET_PATH" $((iops * 1048576 / 1000000)) >"$RESULTS/state/write_speed"
 }
 
-# Discard the region: the drive's FTL forgets every mapping in it, as on a new drive (a whole
-# namespace could use `nvme format --ses=1`; a region needs a range, which only a discard takes).
+# The purge (resolve_purge chose it), then its check: sampled blocks read back as purged, the
+# namespace's utilization fell (NVMe); both recorded in RESULTS/state/purge.json with the method,
+# the device and its serial. A purge the check cannot confirm is said so, and the run goes on: the
+# state line carries it.
 purge_region() {
+    local nuse="" summary rc=0
     still_safe_to_write
-    if [[ $TARGET_KIND == block ]]; then
-        blkdiscard --offset 0 --length "$REGION_BYTES" "$TARGET_PATH" 2>"$TK_TMP/purge.stderr" ||
-            die "$EXIT_FAIL" "purging $TARGET_PATH failed: $(head -n 1 "$TK_TMP/purge.stderr"); the device may not support discard: use --state as-is, or sustained after a purge of your own (nvme format --ses=1)"
-    else
-        fallocate --punch-hole --offset 0 --length "$REGION_BYTES" "$TARGET_PATH" 2>"$TK_TMP/purge.stderr" ||
-            die "$EXIT_FAIL" "purging $TARGET_PATH failed: $(head -n 1 "$TK_TMP/purge.stderr"); its filesystem cannot free a file's blocks: use --state as-is"
-    fi
-    printf '%s: %s bytes discarded (%s) at %(%F %T)T\n' "$TARGET_PATH" "$REGION_BYTES" "$(purge_tool)" -1 \
+    info "state: purge: $PURGE_WHAT"
+    [[ $TARGET_KIND != block ]] || nuse=$(tk_python purge nuse "$TARGET_PATH" 2>/dev/null) || nuse=""
+    "${PURGE_CMD[@]}" >"$TK_TMP/purge.out" 2>"$TK_TMP/purge.stderr" ||
+        die "$EXIT_FAIL" "purging $TARGET_PATH failed ($PURGE_METHOD: ${PURGE_CMD[*]}): $(head -n 1 "$TK_TMP/purge.stderr"); choose another --purge, or --state as-is"
+    [[ $PURGE_METHOD != sanitize ]] || tk_python purge wait "$TARGET_PATH" ||
+        die "$EXIT_FAIL" "the sanitize of $TARGET_PATH did not complete (see above)"
+    summary=$(tk_python purge verify "$TARGET_PATH" "$PURGE_METHOD" "$REGION_BYTES" \
+        "$RESULTS/state/purge.json" "$nuse") || rc=$?
+    ((rc <= 1)) || die "$EXIT_FAIL" "could not check the purge of $TARGET_PATH: $summary"
+    if ((rc)); then warn "purge: $summary; going on, and the state line says so"; else info "state: purge checked: $summary"; fi
+    printf '%s: %s (%s): %s at %(%F %T)T\n' "$TARGET_PATH" "$PURGE_METHOD" "$PURGE_WHAT" "$summary" -1 \
         >"$RESULTS/state/purge.done"
 }
 

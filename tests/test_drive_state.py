@@ -133,7 +133,7 @@ def test_partition_whole_by_default_purge_planned_then_done(toolkit):
         assert plan.returncode == 0, plan.stderr
         assert f"region   {region >> 20} MiB, the whole target" in plan.stderr
         assert "state    sustained (auto: a block device in the standard profile)" in plan.stderr
-        assert "discard the region (blkdiscard)" in plan.stderr
+        assert "purge: the region discarded (blkdiscard) (--purge auto)" in plan.stderr
         assert f"{(2 * region) >> 20} MiB of 128 KiB sequential writes" in plan.stderr
 
         before_p1 = sha256_of(p1)
@@ -142,14 +142,19 @@ def test_partition_whole_by_default_purge_planned_then_done(toolkit):
                   *SHORT, "--size", "all")
         assert res.returncode == 0, res.stderr
         # the plan said what would happen, before it happened
-        assert res.stderr.index("discard the region") < res.stderr.index("state: writing")
+        assert res.stderr.index("purge: the region discarded") < res.stderr.index("state: writing")
         assert re.search(rf"state: writing {region >> 20} MiB of {p2} sequentially \(1 x the "
                          r"region\), about \d+s at the \d+ MB/s this target wrote", res.stderr)
         assert discarded_sectors(p2) - discarded >= region // 512
         assert sha256_of(p1) == before_p1
 
     results = toolkit / "results"
-    assert "bytes discarded (blkdiscard)" in (results / "state" / "purge.done").read_text()
+    # the purge checked: every sampled block of the region reads back as zeros (a loop device
+    # frees what is discarded), and recorded
+    purge = load_json(results / "state" / "purge.json")
+    assert (purge["method"], purge["device"], purge["region_bytes"]) == ("discard", p2, region)
+    assert purge["verified"] and purge["samples"] == {"sampled": 64, "zeros": 64, "ones": 0,
+                                                      "data": 0}
     written = load_json(results / "state" / "written.json")
     assert written["jobs"][0]["write"]["io_bytes"] == region
     manifest = load_json(results / "qd1" / "manifest.json")
@@ -157,7 +162,7 @@ def test_partition_whole_by_default_purge_planned_then_done(toolkit):
     assert int(manifest["target_bytes"]) == capacity
     snippet = (toolkit / "out" / "section_2_qd1.md").read_text()
     assert f"region {region >> 20} MiB, the whole target" in snippet
-    assert "state purged: region discarded and written once at the results tree's start" in snippet
+    assert "state purged: region discarded, written once at the results tree's start" in snippet
 
     # the same tree refuses another state before writing anything
     with partitioned_loop(work, 16, 96) as (_, _, p2b):
@@ -206,7 +211,7 @@ def test_sustained_rounds_each_section_and_what_earlier_sections_wrote(toolkit):
                  for p in [*(results / "qd1").glob("*/rep*.json"),
                            *(results / "qd1").glob("steady.*/round*.json")])
     mix_md = (toolkit / "out" / "section_4_mix_rw.md").read_text()
-    assert re.search(r"state sustained: region discarded and written twice at the results "
+    assert re.search(r"state sustained: region discarded, written twice at the results "
                      r"tree's start, §2 wrote [\d.]+ [MG]iB since, then \d+ rounds of its own: "
                      r"(steady at [\d,]+ IOPS|steady state NOT reached) \(indicative\)", mix_md)
     assert f"§2 wrote {human_size(by_qd1)} since" in mix_md

@@ -47,7 +47,8 @@ class Write:
 class StateStory:
     state: str | None               # as-is | purged | sustained; None: not recorded
     kind: str                       # the target's: file | block
-    prepared: str = ""              # the tree's purge and fill, in words
+    purge: str = ""                 # the tree's purge, in a few words
+    prepared: str = ""              # the tree's purge and fill, in a sentence
     prepared_end_ms: int | None = None
     earlier: dict = field(default_factory=dict)  # section -> bytes written since the fill
     rounds: Rounds | None = None
@@ -118,26 +119,34 @@ def _first_rep_after(results_dir: Path, t: float) -> float | None:
     return min(starts) if starts else None
 
 
-def _prepared(results: Path, state: str) -> tuple[str, int | None]:
-    """The tree's purge and fill in words, and when the fill ended."""
+PURGED = {"format": "namespace formatted (user data erase)",
+          "sanitize": "controller sanitized", "discard": "region discarded",
+          "punch-hole": "region freed (punch-hole)"}
+
+
+def _prepared(results: Path, state: str) -> tuple[str, str, int | None]:
+    """The tree's purge and fill: (the purge in a few words, the whole in a sentence, when the
+    fill ended)."""
     folder = results / "state"
-    purge = folder / "purge.json"
-    how = "the region discarded"
-    if purge.is_file():
-        with_tool = json.loads(purge.read_text()).get("method")
-        how += f" ({with_tool})" if with_tool else ""
+    record = folder / "purge.json"
+    purge = json.loads(record.read_text()) if record.is_file() else {}
+    short = PURGED.get(purge.get("method", ""), "region discarded")
+    if purge.get("problems"):
+        short += f" (purge NOT verified: {'; '.join(purge['problems'])})"
     fill = folder / ("written.json" if state == "purged" else "precondition.json")
     got = _written(fill, fill.stat().st_mtime_ns) if fill.is_file() else None
     times = "once" if state == "purged" else "twice"
-    return ((f"{how}, then written {times} sequentially ({human_size(got[1]) if got else '?'}) "
-            "before the tree's first section"), got[0] if got else None)
+    device = f" of {purge['model']} (serial {purge['serial']})" if purge.get("serial") else ""
+    long = (f"the {short}{device}, then the region written {times} sequentially "
+            f"({human_size(got[1]) if got else '?'}) before the tree's first section")
+    return short, long, got[0] if got else None
 
 
 def story(results: Path, results_dir: Path, manifest: dict) -> StateStory:
     state = manifest.get("state") or None
     out = StateStory(state, manifest.get("target_kind", "?"))
     if state in ("purged", "sustained"):
-        out.prepared, out.prepared_end_ms = _prepared(results, state)
+        out.purge, out.prepared, out.prepared_end_ms = _prepared(results, state)
         start = _start_ms(results_dir, manifest)
         if out.prepared_end_ms is not None and start is not None:
             for w in tree_writes(results):
@@ -190,7 +199,7 @@ def clause(s: StateStory) -> str:
     if s.state == "as-is":
         return words + (": a file's state is its filesystem's" if s.kind == "file" else "")
     times = "once" if s.state == "purged" else "twice"
-    parts = [f"region discarded and written {times} at the results tree's start", _since(s)]
+    parts = [f"{s.purge}, written {times} at the results tree's start", _since(s)]
     if s.state == "sustained" and not s.rounds_run:
         parts.append("no rounds of its own: its burst is the sustained write")
     elif s.state == "sustained" and s.rounds is not None:
