@@ -92,6 +92,33 @@ choose_sections() { # ARGS...: sets CHOSEN and PASSED
     CHOSEN=("${LIST_ITEMS[@]}")
 }
 
+# What the whole report writes to a block device, per section and in all, before anything runs:
+# each chosen section's plan (its --dry-run, which touches nothing) adds its line to a file
+# (TK_PLAN_WRITES, lib/plan.bash); the state's fill is done once per tree, so counted once.
+plan_writes() { # ARGS...
+    local plan id section state min timed speed capacity total_state=0 total_min=0 total_timed=0
+    local fastest=0 whole=0
+    plan=$(mktemp)
+    for id in "${CHOSEN[@]}"; do
+        TK_PLAN_WRITES=$plan bash "$TK_ROOT/${SECTION_SCRIPT_OF[$id]}" "$@" --dry-run >/dev/null 2>&1 || true
+    done
+    if [[ ! -s $plan ]]; then
+        rm -f -- "$plan"
+        return 0
+    fi
+    info "=== what this report writes to its target ==="
+    while IFS=$'\t' read -r section state min timed speed capacity; do
+        ((state > total_state)) && total_state=$state
+        total_min=$((total_min + min - state)) total_timed=$((total_timed + timed))
+        ((speed > fastest)) && fastest=$speed
+        whole=$capacity
+        info "  $(printf '%-6s' "§${SECTION_NUMBER_OF[$section]}") $(writes_text "$((min - state))" "$timed" "$speed" 0)"
+    done <"$plan"
+    rm -f -- "$plan"
+    ((total_state == 0)) || info "  state  $(human_bytes "$total_state"): the state's sequential fill, once for the results tree"
+    info "  in all $(writes_text "$((total_min + total_state))" "$total_timed" "$fastest" "$whole")"
+}
+
 main() {
     choose_sections "$@"
     set -- "${PASSED[@]}"
@@ -117,6 +144,7 @@ main() {
     trap ':' INT
 
     local failed=0 rc id
+    [[ -n $fleet ]] || plan_writes "$@"
     run_part env env.bash "$@" || failed=1
     for id in "${SECTION_IDS[@]}"; do
         if [[ " ${CHOSEN[*]} " != *" $id "* ]]; then

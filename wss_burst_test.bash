@@ -19,9 +19,10 @@ SECTION=wss_burst # lib/sections.tsv: §6; its options are in lib/options.tsv
 # The sustained state runs no rounds of its own here: the burst is itself a long write whose steady
 # state the section reports (lib/state.bash).
 STEADY_ROUNDS=0
-# The order is part of the method: the burst first, on a drive only the prefill wrote, then the
-# parts, each case's repetitions back to back; not the shuffled rounds of the other sections.
-CASE_ORDER=declared
+# The order of the burst and its recovery probes is part of the method (@fixed=1): the burst
+# first, after a stated idle, then each probe after its gap; the working-set and compressibility
+# cases after them, in shuffled rounds as in the other sections.
+CASE_ORDER=fixed-first
 readonly HEALTH_SAMPLE_S=5
 # A guess of sustained write speed for the precondition's time estimate only.
 readonly PRECONDITION_GUESS_MBPS=500
@@ -126,7 +127,7 @@ section_plan() {
     if has_part burst; then
         # One long run logged per second (a time series, not a sample to repeat); the clat
         # histogram log gives a p99 per second.
-        add_case "$BURST_NAME" "${BURST_OPTS[@]}" @repeat=1 "write_bw_log=\${TK_LOG}" \
+        add_case "$BURST_NAME" "${BURST_OPTS[@]}" @repeat=1 @fixed=1 "write_bw_log=\${TK_LOG}" \
             "write_iops_log=\${TK_LOG}" "write_lat_log=\${TK_LOG}" log_avg_msec=1000 \
             "write_hist_log=\${TK_LOG}" log_hist_msec=1000
     fi
@@ -134,7 +135,7 @@ section_plan() {
     # order): the same write for --recovery-probe seconds; @idle is the gap before it.
     local name
     for name in "${RECOVERY_NAMES[@]}"; do
-        add_case "$name" "${BURST_OPTS[@]:0:3}" "runtime=$RECOVERY_PROBE" ramp_time=0 @repeat=1 \
+        add_case "$name" "${BURST_OPTS[@]:0:3}" "runtime=$RECOVERY_PROBE" ramp_time=0 @repeat=1 @fixed=1 \
             "@idle=${name//[!0-9]/}" "write_bw_log=\${TK_LOG}" log_avg_msec=1000
     done
     if has_part wss; then
@@ -200,6 +201,7 @@ section_prepare() {
         --ioengine="$ENGINE_DEEP" --direct="$DIRECT" --loops=2 --refill_buffers=1 \
         --output-format=json --output="$RESULTS_DIR/precondition.json" ||
         die "$EXIT_FAIL" "preconditioning failed (see $RESULTS_DIR/precondition.stderr)"
+    LAST_WRITE_END_MS=$(now_ms)
     printf 'device %s written twice sequentially at %(%F %T)T\n' "$TARGET_PATH" -1 >"$marker"
     cp -- "$marker" "$RESULTS_DIR/prefill.done"
 }
@@ -216,7 +218,22 @@ section_before_repetition() {
         return 0
     fi
     [[ ${CASE_NAMES[$1]} == burst-* ]] || return 0
-    local dir="$RESULTS_DIR/${CASE_NAMES[$1]}"
+    local dir="$RESULTS_DIR/${CASE_NAMES[$1]}" rest_ms
+    # The stated rest before the burst: from the last write of this run (the state, the prefill),
+    # or the whole of it when this run wrote nothing yet.
+    rest_ms=$((BURST_IDLE * 1000))
+    [[ -z ${LAST_WRITE_END_MS:-} ]] || rest_ms=$((rest_ms - ($(now_ms) - LAST_WRITE_END_MS)))
+    if ((rest_ms > 0)); then
+        info "burst: the drive idles $(((rest_ms + 999) / 1000)) s first (--burst-idle $BURST_IDLE)"
+        sleep "$((rest_ms / 1000)).$(printf '%03d' $((rest_ms % 1000)))"
+    fi
+    if [[ -n ${LAST_WRITE_END_MS:-} ]]; then
+        printf '%s\n' "$((($(now_ms) - LAST_WRITE_END_MS) / 1000))" >"$dir/rep$2.idle"
+    else
+        printf '%s\n' "$BURST_IDLE" >"$dir/rep$2.idle"
+    fi
+    # How full the drive is as the burst begins (NVMe: NUSE and NSZE), for the snippet.
+    [[ $TARGET_KIND != block ]] || tk_python purge nuse "$TARGET_PATH" >"$dir/rep$2.fill" 2>/dev/null || true
     health_sampler_start "$dir/health" "$TARGET_PATH" "$HEALTH_SAMPLE_S"
     # t = 0 of the health samples: fio starts right after this.
     printf '%s\n' "$EPOCHREALTIME" >"$dir/rep$2.start"

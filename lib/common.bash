@@ -151,6 +151,33 @@ human_seconds() {
     fi
 }
 
+# "0.43%", "99.99%", "<0.01%": PART as a share of WHOLE, never rounded up to 100%.
+share_of() { # PART WHOLE
+    awk -v p="$1" -v w="$2" 'BEGIN {
+        x = 100 * p / w
+        if (x > 0 && x < 0.01) { printf "<0.01%%"; exit }
+        s = sprintf("%.2f", x)
+        if (p < w && s + 0 >= 100) s = "99.99"
+        sub(/\.?0+$/, "", s); printf "%s%%", s }'
+}
+
+# "at least 1.8 TiB, and up to 25m of time-based writes (at most 2.0 TiB at the 1200 MB/s this
+# target wrote): 103% of its capacity" (a CAPACITY of 0 leaves the share out)
+writes_text() { # MIN_BYTES TIMED_S SPEED_MBPS CAPACITY
+    local most=$1 text=""
+    (($1 == 0)) || text="at least $(human_bytes "$1")"
+    ((${2} == 0)) || text+="${text:+, and }up to $(human_seconds "$2") of time-based writes"
+    [[ -n $text ]] || text="nothing"
+    if (($2 && $3 > 0)); then
+        most=$(($1 + $2 * $3 * 1000000))
+        text+=" (at most $(human_bytes "$most") at the $3 MB/s this target wrote)"
+        (($4 == 0)) || text+=": up to $(share_of "$most" "$4") of its capacity"
+    elif (($4 && $1)); then
+        text+=": the least alone is $(share_of "$1" "$4") of its capacity"
+    fi
+    printf '%s' "$text"
+}
+
 # --- the common options -----------------------------------------------------------------------
 # An option that takes a value: fail with the option's name when it has none (the next word
 # being another option, `--qd --dry-run`, counts as none).

@@ -2,13 +2,18 @@
 # lib/loop.bash: the run loop. Repetitions in their order (rounds shuffled by a seed), progress
 # and ETA, atomic result files, resume and --fresh, faults, Ctrl-C, --until-stable, the host's
 # ceiling, the prefill and the health snapshots.
+# shellcheck disable=SC2034  # LAST_WRITE_END_MS is read by the sections' hooks (§6)
 # Sourced by lib/run.bash; never run on its own.
 
 FAILED=() # one line per repetition (or fleet host) that failed
+# when this run last wrote to the target (the state, the prefill): a section that idles a stated
+# time before a write (§6's burst) counts from it
+LAST_WRITE_END_MS=""
 RUN_ROUND=0 # run_all's calls so far: more than one when a section adds cases as it goes
 # The order of the repetitions (analysis/run/order.py): `rounds` (repetition 1 of every case, then
-# 2..., the cases shuffled in each round by the seed), or `declared` for a section whose order is
-# part of its method (each case's repetitions back to back, as declared): its script sets it.
+# 2..., the cases shuffled in each round by the seed); `fixed-first` for a section whose method
+# fixes the order of some cases (@fixed=1: first, as declared, each case's repetitions back to
+# back; the others in rounds after them); `declared` for every case as declared. Its script sets it.
 CASE_ORDER=rounds
 ORDER_CASE=() ORDER_REP=() ORDER_KNOWN=0 # the order so far (case_order) and how many cases it covers
 ORDER_REPS=() # per case: how many of its repetitions the order holds
@@ -27,6 +32,7 @@ check_manifest() {
     [[ -n ${PLACEMENT_NOTE:-} ]] || resolve_placement
     if ! reason=$(tk_python manifest "$RESULTS_DIR/manifest.json" \
         section="$SECTION" target="$TARGET_PATH" target_kind="$TARGET_KIND" \
+        target_fs="$([[ $TARGET_KIND != file ]] || file_fs)" \
         profile="$PROFILE" runtime="$RUNTIME" ramp="$RAMP" repeat="$REPEAT" size="$SIZE" \
         region_bytes="$REGION_BYTES" target_bytes="$TARGET_BYTES" state="$STATE_USED" \
         state_note="$STATE_NOTE" steady_rounds="$STEADY_ROUNDS" steady_opts="$STEADY_OPTS" \
@@ -49,6 +55,7 @@ prefill() {
     info "prefill: writing $(human_bytes "$REGION_BYTES") of $TARGET_PATH once with random data"
     still_safe_to_write
     fill_region "$ENGINE_DEEP" "$DIRECT"
+    LAST_WRITE_END_MS=$(now_ms)
     printf 'region %s bytes of %s written at %(%F %T)T\n' "$REGION_BYTES" "$TARGET_PATH" -1 >"$marker"
 }
 
@@ -221,7 +228,7 @@ case_order() {
     # search measures again, --until-stable): only their new repetitions join the order.
     for i in "${!CASE_NAMES[@]}"; do
         if ((i >= ORDER_KNOWN || $(case_repeat "$i") > ${ORDER_REPS[i]:-0})); then
-            cases+=("${CASE_NAMES[$i]}:$(case_repeat "$i"):${ORDER_REPS[i]:-0}") index+=("$i")
+            cases+=("${CASE_NAMES[$i]}:$(case_repeat "$i"):${ORDER_REPS[i]:-0}:$(case_option "$i" @fixed)") index+=("$i")
         fi
     done
     ((${#cases[@]})) || return 0

@@ -9,6 +9,9 @@ print_plan() {
     info "§$SECTION_NUMBER $SECTION_TITLE: plan"
     info "  target   $TARGET_PATH ($TARGET_KIND$([[ -n $TARGET_DEFAULT ]] && echo ", the toolkit's default file"))"
     info "  region   $(region_share)${REGION_NOTE:+ ($REGION_NOTE)}"
+    local misaligned
+    misaligned=$(partition_misalignment)
+    [[ -z $misaligned ]] || warn "$misaligned"
     state_plan_lines
     info "  profile  $PROFILE: ${RUNTIME}s after ${RAMP}s ramp, $REPEAT repetitions"
     if [[ -n ${ENGINE_NOTE:-} || $ENGINE != auto ]]; then
@@ -73,14 +76,51 @@ prefill_pending() { # the section's own prefill is still to run
     [[ -n $FRESH || ! -e $RESULTS/$SECTION/prefill.done ]]
 }
 
+# WRITES_STATE: the bytes the tree's state writes first (its sequential fill, once per tree);
+# WRITES_MIN: the bytes this run writes for sure, the state's included (then the rounds' minimum,
+# the prefill); WRITES_TIMED_S: seconds of time-based writing on top (the rounds past their
+# minimum at most, the write cases), whose bytes depend on the drive's speed.
+write_estimate() {
+    local i
+    WRITES_STATE=0 WRITES_MIN=0 WRITES_TIMED_S=0
+    [[ $TARGET_KIND == block ]] || return 0
+    if [[ $STATE_USED != as-is ]] && ! state_step_done written && ! state_step_done precondition; then
+        WRITES_STATE=$(state_write_bytes)
+    fi
+    WRITES_MIN=$WRITES_STATE
+    if [[ $STATE_USED == sustained ]] && ((STEADY_ROUNDS)); then
+        WRITES_MIN=$((WRITES_MIN + REGION_BYTES)) WRITES_TIMED_S=$((MAX_ROUNDS * ROUND_S))
+    fi
+    prefill_pending && WRITES_MIN=$((WRITES_MIN + REGION_BYTES))
+    for i in "${!CASE_NAMES[@]}"; do
+        case_writes "$i" || continue
+        WRITES_TIMED_S=$((WRITES_TIMED_S + $(case_repeat "$i") * $(case_ms "$i") / 1000))
+    done
+}
+
+# "at least 1.8 TiB, and up to 25m of time-based writes (at most 2.0 TiB at the 1200 MB/s this
+# target wrote): 103% of its capacity". With TK_PLAN_WRITES (report.bash's plan of the whole
+# run), the numbers also go there, a line per section.
+write_estimate_text() {
+    local speed
+    write_estimate
+    speed=$(stored_write_speed)
+    [[ -z ${TK_PLAN_WRITES:-} ]] ||
+        printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$SECTION" "$WRITES_STATE" "$WRITES_MIN" \
+            "$WRITES_TIMED_S" "${speed:-0}" "$TARGET_BYTES" >>"$TK_PLAN_WRITES"
+    writes_text "$WRITES_MIN" "$WRITES_TIMED_S" "${speed:-0}" "$TARGET_BYTES"
+}
+
 writes_plan_lines() { # the plan's account of what is written to the device, and whether it may be
     local writes reason
     writes=$(planned_writes)
     if [[ -z $writes ]]; then
         info "  writes   none: this run only reads $TARGET_PATH"
+        [[ -z ${TK_PLAN_WRITES:-} ]] || printf '%s\t0\t0\t0\t0\t%s\n' "$SECTION" "$TARGET_BYTES" >>"$TK_PLAN_WRITES"
         return 0
     fi
     info "  writes   $writes"
+    info "           in all $(write_estimate_text)"
     [[ -n $DRY_RUN ]] || return 0
     if reason=$(tk_python safety "$TARGET_PATH" "$DESTROY" 2>&1); then
         info "           allowed: --destroy names $TARGET_PATH and nothing on it is in use"
@@ -119,6 +159,14 @@ dry_run() { # the plan and the jobfiles (of the first host, in a fleet run)
 # The plan's order line, and the seed of this run (ORDER_SEED_USED): the one the results being
 # resumed began with, else --seed, else a new one (analysis/run/order.py). A --seed that is not
 # the stored one is refused here, before anything is touched.
+fixed_cases() { # the cases marked @fixed=1, in declared order
+    local i out=""
+    for i in "${!CASE_NAMES[@]}"; do
+        [[ $(case_option "$i" @fixed) != 1 ]] || out+="${out:+, }${CASE_NAMES[$i]}"
+    done
+    printf '%s' "${out:-none}"
+}
+
 plan_order() {
     local reply manifests=()
     mapfile -t manifests < <(order_manifests)
@@ -128,7 +176,12 @@ plan_order() {
         info "  order    as the section declares its cases, each case's repetitions back to back"
         return 0
     fi
-    info "  order    in rounds: repetition 1 of every case, then repetition 2...; the cases shuffled"
+    if [[ $CASE_ORDER == fixed-first ]]; then
+        info "  order    first the cases whose order is part of the method, as declared: $(fixed_cases)"
+        info "           then the others in rounds: repetition 1 of every case, then repetition 2...; shuffled"
+    else
+        info "  order    in rounds: repetition 1 of every case, then repetition 2...; the cases shuffled"
+    fi
     case ${reply#*$'\t'} in
         kept) info "           anew in each round, seed $ORDER_SEED_USED (kept: the order these results began with)" ;;
         given) info "           anew in each round, seed $ORDER_SEED_USED (given with --seed)" ;;

@@ -183,6 +183,7 @@ purge_region() {
     still_safe_to_write
     info "state: purge: $PURGE_WHAT"
     [[ $TARGET_KIND != block ]] || nuse=$(tk_python purge nuse "$TARGET_PATH" 2>/dev/null) || nuse=""
+    nuse=${nuse%% *}
     "${PURGE_CMD[@]}" >"$TK_TMP/purge.out" 2>"$TK_TMP/purge.stderr" ||
         die "$EXIT_FAIL" "purging $TARGET_PATH failed ($PURGE_METHOD: ${PURGE_CMD[*]}): $(head -n 1 "$TK_TMP/purge.stderr"); choose another --purge, or --state as-is"
     [[ $PURGE_METHOD != sanitize ]] || tk_python purge wait "$TARGET_PATH" ||
@@ -206,6 +207,7 @@ write_region_sequentially() { # LOOPS STEP
         --direct="$DIRECT" --loops="$1" --refill_buffers=0 --scramble_buffers=1 --end_fsync=1 \
         --output-format=json --output="$RESULTS/state/$2.json" ||
         die "$EXIT_FAIL" "writing the region for --state $STATE_USED failed (see $RESULTS/state/$2.stderr); rerun the same command to start that step again"
+    LAST_WRITE_END_MS=$(now_ms)
     printf '%s: %s bytes written sequentially (%s x the region) at %(%F %T)T\n' "$TARGET_PATH" \
         "$bytes" "$1" -1 >"$RESULTS/state/$2.done"
 }
@@ -318,6 +320,7 @@ steady_rounds() {
         esac
     done
     printf '%s\n' "$EPOCHREALTIME" >"$dir/end"
+    LAST_WRITE_END_MS=$(now_ms)
 }
 
 # --- the engine probe, once per results tree ---------------------------------------------------

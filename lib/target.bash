@@ -36,11 +36,17 @@ region_bytes_for() { # CAPACITY KIND
     echo $((want >> 20 << 20))
 }
 
-# "8.0 GiB of 1.8 TiB (0.4%)": the region as a share of the target, for the plan.
+# "8.0 GiB of 1.8 TiB (0.43%); the other 1.8 TiB left as it was": the region as a share of the
+# target, for the plan.
 region_share() {
     if ((TARGET_BYTES > 0 && REGION_BYTES < TARGET_BYTES)); then
-        printf '%s of %s (%s%%)' "$(human_bytes "$REGION_BYTES")" "$(human_bytes "$TARGET_BYTES")" \
-            "$(awk -v r="$REGION_BYTES" -v t="$TARGET_BYTES" 'BEGIN { printf "%.3g", 100 * r / t }')"
+        printf '%s of %s (%s)' "$(human_bytes "$REGION_BYTES")" "$(human_bytes "$TARGET_BYTES")" \
+            "$(share_of "$REGION_BYTES" "$TARGET_BYTES")"
+        [[ $TARGET_KIND != block ]] ||
+            printf '; the other %s is left as it was (its free space, or lack of it, changes steady-state random writes)' \
+                "$(human_bytes $((TARGET_BYTES - REGION_BYTES)))"
+    elif [[ $TARGET_KIND == file ]]; then
+        printf '%s, the whole file' "$(human_bytes "$REGION_BYTES")"
     else
         printf '%s, the whole target' "$(human_bytes "$REGION_BYTES")"
     fi
@@ -107,6 +113,28 @@ resolve_target() {
     fi
     if [[ -n $DESTROY && $TARGET_KIND != block ]]; then
         die "$EXIT_USAGE" "--destroy $DESTROY: the target $given is a file, not a block device; drop --destroy"
+    fi
+}
+
+# The filesystem a file target is on, "/dev/vda (ext4)": a file's numbers are that stack's.
+file_fs() {
+    local dir
+    dir=$(dirname -- "$TARGET_PATH")
+    findmnt -n -r -o SOURCE,FSTYPE -T "$dir" 2>/dev/null | tail -n 1 | awk '{ printf "%s (%s)", $1, $2 }'
+}
+
+# Why a partition's start is a problem, "" when it is aligned: a start off 4 KiB makes every
+# 4 KiB write straddle two of the drive's pages; one off 1 MiB can straddle its erase blocks.
+partition_misalignment() {
+    local name start
+    [[ $TARGET_KIND == block ]] || return 0
+    name=$(basename -- "$TARGET_PATH")
+    [[ -e /sys/class/block/$name/partition && -r /sys/class/block/$name/start ]] || return 0
+    start=$(($(<"/sys/class/block/$name/start") * 512))
+    if ((start % 4096)); then
+        printf 'the partition starts at byte %s, not on a 4 KiB boundary: every 4 KiB I/O straddles two of the drive'"'"'s pages, so writes are slower (and wear faster) than the drive'"'"'s own; repartition on 1 MiB boundaries' "$start"
+    elif ((start % 1048576)); then
+        printf 'the partition starts at byte %s, not on a 1 MiB boundary: large I/Os may straddle the drive'"'"'s erase blocks; partitioning tools align to 1 MiB by default' "$start"
     fi
 }
 

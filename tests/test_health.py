@@ -150,6 +150,7 @@ def test_nvme_id_ctrl_identity_is_stripped():
         "serial": doc["sn"].strip(),
         "firmware": doc["fr"],
         "capacity_bytes": doc["tnvmcap"],
+        "warning_temp_c": 84,  # WCTEMP 357 K
     }
     assert got["model"] == "WDC PC SN730 SDBQNTY-256G-1001"
 

@@ -75,6 +75,18 @@ def test_the_order_depends_on_the_names_not_on_their_place():
             if not r.startswith("peak-")] == first
 
 
+def test_fixed_cases_first_as_declared_then_the_rest_in_shuffled_rounds():
+    """§6's rule: the burst and its probes (fixed) run first, each case's repetitions back to
+    back as declared; the other cases follow in the rounds the seed gives them."""
+    cases = [("burst", 1), ("recovery-2s", 1), ("wss-a", 2), ("wss-b", 2), ("zeros", 2)]
+    got = order.run_order(7, "fixed-first", cases, frozenset({0, 1}))
+    assert got[:2] == [(0, 1), (1, 1)]
+    rest = order.run_order(7, "rounds", cases[2:])
+    assert got[2:] == [(i + 2, k) for i, k in rest]
+    assert order.answer("7", "fixed-first", "0", "burst:1:0:1 recovery-2s:1:0:1 wss-a:2 wss-b:2 "
+                        "zeros:2") == "ok\t" + " ".join(f"{i}:{k}" for i, k in got)
+
+
 def test_fewer_repetitions_leave_later_rounds_and_declared_keeps_the_declaration():
     cases = [("burst-write-128k", 1), ("randread-4k-wss-all", 2), ("write-128k-zeros", 2)]
     got = order.run_order(3, "rounds", cases)
@@ -149,8 +161,9 @@ def test_dry_run_states_the_rule_and_the_seed(toolkit):
     seed = re.search(r"seed (\d+) \(new; --seed \1 gives this order again\)", result.stderr)
     assert seed, result.stderr
     burst = run(toolkit, "wss_burst_test.bash", *TINY, "--dry-run")
-    assert "order    as the section declares its cases, each case's repetitions back to back" \
-        in burst.stderr and "shuffled" not in burst.stderr
+    assert ("order    first the cases whose order is part of the method, as declared: "
+            "burst-write-128k, recovery-") in burst.stderr
+    assert "then the others in rounds" in burst.stderr
 
 
 def test_rounds_recorded_and_the_same_seed_gives_the_same_order(toolkit):

@@ -49,6 +49,7 @@ SUMMARY_KEYS = (
     "smart_passed",
     "critical_warning",
     "temperature_c",
+    "warning_temp_c",  # the temperature at which the drive starts to throttle (NVMe WCTEMP)
     "percentage_used",
     "available_spare",
     "data_units_read",
@@ -290,11 +291,13 @@ def parse_smartctl(doc: dict) -> dict:
 def parse_nvme_id_ctrl(doc: dict) -> dict:
     """`nvme id-ctrl DEV -o json` -> identity. mn/sn/fr are space-padded; tnvmcap 0 means the
     controller does not report it."""
+    wctemp = as_int(doc.get("wctemp"))  # kelvin; 0: not reported
     return {
         "model": _strip(doc.get("mn")),
         "serial": _strip(doc.get("sn")),
         "firmware": _strip(doc.get("fr")),
         "capacity_bytes": as_int(doc.get("tnvmcap")) or None,
+        "warning_temp_c": wctemp - KELVIN_OFFSET if wctemp else None,
     }
 
 

@@ -243,7 +243,7 @@ def main(argv: list[str]) -> int:
     """`python -m analysis purge plan TARGET METHOD REGION CAPACITY`: 'METHOD<TAB>what it does'
     then the command, one argument per line; `... purge verify TARGET METHOD REGION RECORD
     [NUSE_BEFORE]`: writes RECORD (JSON) and says what the check found (exit 1: not verified);
-    `... purge nuse TARGET`: the namespace's utilization, or nothing."""
+    `... purge nuse TARGET`: the namespace's utilization and size in blocks, or nothing."""
     usage = ("usage: python -m analysis purge plan TARGET METHOD REGION CAPACITY | "
              "verify TARGET METHOD REGION RECORD [NUSE_BEFORE] | nuse TARGET | wait TARGET")
     if not argv or argv[0] in ("-h", "--help"):
@@ -262,8 +262,9 @@ def main(argv: list[str]) -> int:
             wait_sanitize(inspect(argv[1]))
             return 0
         if argv[0] == "nuse" and len(argv) == 2:
-            value = nuse(inspect(argv[1]))
-            print("" if value is None else value)
+            t = inspect(argv[1])
+            value = nuse(t)
+            print("" if value is None else f"{value} {int(t.id_ns.get('nsze', 0))}")
             return 0
         if argv[0] == "verify" and len(argv) in (5, 6):
             t = inspect(argv[1])

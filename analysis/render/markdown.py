@@ -122,16 +122,34 @@ def uring_text(manifest: dict) -> str:
 
 
 def span_text(manifest: dict) -> str:
-    """'region 8 GiB of 1.8 TiB (0.43% of the target)': what share of the target the numbers
-    describe (a corner of a drive is not the drive)."""
+    """'region 8 GiB of 1.8 TiB (0.43% of the target; the other 1.8 TiB left as it was)': what
+    share of the target the numbers describe (a corner of a drive is not the drive); a file's
+    region with the filesystem it is on."""
     region = int(manifest.get("region_bytes") or 0)
     target = int(manifest.get("target_bytes") or 0)
+    fs = f", on {manifest['target_fs']}" if manifest.get("target_fs") else ""
+    if manifest.get("target_kind") == "file":
+        whole = ", the whole file" if target and region >= target else (
+            f" of a {human_size(target)} file" if target else " of a file")
+        return f"region {human_size(region)}{whole}{fs}" if region else f"region {manifest.get('size', '?')}"
     if not region:
         return f"region {manifest.get('size', '?')}"
     if target > region:
-        return f"region {human_size(region)} of {human_size(target)} ({100 * region / target:.2g}% of the target)"
+        return (f"region {human_size(region)} of {human_size(target)} ({share(region, target)} "
+                f"of the target; the other {human_size(target - region)} left as it was)")
     if target:
         return f"region {human_size(region)}, the whole target"
     return f"region {human_size(region)}"
+
+
+def share(part: float, whole: float) -> str:
+    """'0.43%', '99.99%', '<0.01%': never rounded up to 100% (lib/target.bash share_of)."""
+    x = 100 * part / whole
+    if 0 < x < 0.01:
+        return "<0.01%"
+    text = f"{x:.2f}"
+    if part < whole and float(text) >= 100:
+        text = "99.99"
+    return text.rstrip("0").rstrip(".") + "%"
 
 

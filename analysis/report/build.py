@@ -131,6 +131,12 @@ def gather(ws: Workspace) -> tuple[list[SectionState], dict[str, Status]]:
 def title(env: dict) -> str:
     target = env.get("target") or {}
     device = target.get("model") or target.get("device") or ""
+    if target.get("type") == "file" and target.get("path"):
+        # a file: the filesystem's device is not what was measured on its own
+        fs = target.get("mounted") or {}
+        device = (f"file {target['path']}"
+                  + (f" on {fs.get('source') or target.get('device')} ({fs['fstype']})"
+                     if fs.get("fstype") else ""))
     # the day the run started (§1's collection), so a report redrawn later keeps its date
     date = (env.get("collected_at") or "")[:10] or datetime.now(UTC).strftime("%Y-%m-%d")
     return f"# SSD performance report{': ' + device if device else ''} ({date})"

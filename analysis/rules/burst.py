@@ -36,11 +36,14 @@ class Burst:
     mean_MBps: float
     plateau: Plateau         # the burst: before the cliff, or the whole run without one
     cliff: Cliff | None      # the first cliff: the cache's
-    post: Plateau | None     # after the cliff
+    post: Plateau | None     # the level right after the first cliff, up to the next one
     steady: SteadyState
     change_points: tuple     # segment boundaries (0-based sample indices) found
     settings: dict           # every threshold used
     cliffs: tuple = ()       # every lasting cliff, the first being ``cliff``
+    levels: tuple = ()       # the level after each cliff, up to the next one or the end: a
+                             # staircase's steps, each its own (a median over all of them would
+                             # mix them)
 
 
 # --------------------------------------------------------------------------- all of it
@@ -61,7 +64,10 @@ def analyse_burst(bw, seconds=None, *, min_drop_pct: float = 25.0,
     cliff = cliffs[0] if cliffs else None
     end = cliff.index if cliff else None
     burst = plateau(x, s, end_index=end, skip_first_s=skip_first_s)
-    post = plateau(x, s, start_index=cliff.index) if cliff else None
+    ends = [c.index for c in cliffs[1:]] + [x.size] if cliffs else []
+    levels = tuple(plateau(x, s, start_index=c.index, end_index=e) for c, e in
+                   zip(cliffs, ends, strict=True))
+    post = levels[0] if levels else None
     steady = steady_state(x, round_s, window, range_pct, slope_pct, seconds=s,
                           planned_s=planned_s, from_s=cliffs[-1].time_s if cliffs else 0.0)
     settings = {"min_drop_pct": min_drop_pct, "min_duration_s": min_duration_s,
@@ -72,7 +78,7 @@ def analyse_burst(bw, seconds=None, *, min_drop_pct: float = 25.0,
     return Burst(run_s=float(x.size * dt), written_GiB=written_GiB(x, s),
                  mean_MBps=float(np.mean(x)), plateau=burst, cliff=cliff, post=post,
                  steady=steady, change_points=tuple(cps), settings=settings,
-                 cliffs=tuple(cliffs))
+                 cliffs=tuple(cliffs), levels=levels)
 
 
 # --------------------------------------------------------------------------- the cliff's cause
@@ -87,7 +93,8 @@ class CliffCause:
 
 
 def cliff_cause(cliff_s: float, health, *, within_s: float = 10.0, rise_c: float = 5.0,
-                fall_c: float = 2.0, fall_within_s: float = 60.0) -> CliffCause:
+                fall_c: float = 2.0, fall_within_s: float = 60.0,
+                warn_c: float | None = None) -> CliffCause:
     """Thermal or cache, from the health samples (analysis.device.health_log.samples_table:
     t_s on the burst's time axis, temperature_c, the THROTTLE_KEYS counters) around the cliff.
 
@@ -98,6 +105,8 @@ def cliff_cause(cliff_s: float, health, *, within_s: float = 10.0, rise_c: float
     * the temperature peaked there, at least ``rise_c`` °C above the run's first sample, and
       fell at least ``fall_c`` °C within ``fall_within_s`` after: heat built up until the drop
       and eased once the drive slowed, the signature of throttling on a drive that counts none.
+    * the temperature reached the drive's warning threshold (``warn_c``: NVMe's WCTEMP) there:
+      a drive throttles at it, whether or not it counts the time;
     Otherwise 'cache' when samples cover the cliff, else 'unknown'. A cache that runs out while
     the drive is hot but not throttling stays 'cache' unless the temperature turns at the cliff.
     """
@@ -113,6 +122,14 @@ def cliff_cause(cliff_s: float, health, *, within_s: float = 10.0, rise_c: float
         if earlier - within_s <= cliff_s <= at + within_s:
             return CliffCause("thermal", f"a throttle counter moved at the cliff: {what}")
     temps = health[["t_s", "temperature_c"]].dropna()
+    if warn_c is not None and len(temps):
+        near = temps[(temps.t_s - cliff_s).abs() <= within_s]
+        hot = near[near.temperature_c >= warn_c]
+        if len(hot):
+            return CliffCause("thermal", (
+                f"the temperature reached {hot.temperature_c.iloc[0]:.0f} °C at "
+                f"{hot.t_s.iloc[0]:g} s, the drive's warning threshold of {warn_c:.0f} °C, at "
+                "the cliff"))
     if len(temps) >= 3:
         tt = temps["t_s"].to_numpy(dtype=float)
         tc = temps["temperature_c"].to_numpy(dtype=float)

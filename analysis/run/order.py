@@ -9,8 +9,10 @@ the cases shuffled anew in each round (docs/methodology.md, "Order").
 The shuffle ranks each case of round k by sha256("<seed>:<k>:<case name>"), so the order is a
 function of the seed and the names alone: the same on every machine and Python version, the same
 when a resumed run (or §5's peak search) adds cases, and checkable by anyone with a hash. A section
-that must keep its declared order (§6: the burst first, on a drive only the prefill wrote) sets
-CASE_ORDER=declared in its script: each case's repetitions back to back, as declared.
+whose method fixes the order of some cases (§6: the burst first, on a drive only the state
+wrote, then the recovery probes, each after its idle gap) marks them (@fixed=1) and sets
+CASE_ORDER=fixed-first: those run first, as declared, each case's repetitions back to back; the
+rest follow in shuffled rounds. CASE_ORDER=declared runs every case that way.
 
 The seed is new for each fresh run (os.urandom), set with --seed, and kept in the manifest
 (order_seed) so that a rerun of the same command resumes in the order the first run began; the
@@ -32,7 +34,7 @@ from pathlib import Path
 
 from analysis.run.manifest import write_atomically
 
-RULES = ("rounds", "declared")
+RULES = ("rounds", "declared", "fixed-first")
 
 
 class OrderError(Exception):
@@ -43,15 +45,19 @@ def rank(seed: int, round_: int, name: str) -> str:
     return hashlib.sha256(f"{seed}:{round_}:{name}".encode()).hexdigest()
 
 
-def run_order(seed: int, rule: str, cases: list[tuple[str, int]]) -> list[tuple[int, int]]:
-    """[(case index, repetition)] in the order they run. cases: (name, repetitions) as declared."""
-    if rule == "declared":
-        return [(i, k) for i, (_, n) in enumerate(cases) for k in range(1, n + 1)]
-    if rule != "rounds":
+def run_order(seed: int, rule: str, cases: list[tuple[str, int]],
+              fixed: frozenset[int] = frozenset()) -> list[tuple[int, int]]:
+    """[(case index, repetition)] in the order they run. cases: (name, repetitions) as declared;
+    fixed: the indices that keep their declared order first (rule fixed-first)."""
+    if rule not in RULES:
         raise OrderError(f"unknown order rule {rule!r}; expected one of {', '.join(RULES)}")
-    order = []
+    if rule == "declared":
+        fixed = frozenset(range(len(cases)))
+    elif rule == "rounds":
+        fixed = frozenset()
+    order = [(i, k) for i, (_, n) in enumerate(cases) if i in fixed for k in range(1, n + 1)]
     for k in range(1, max((n for _, n in cases), default=0) + 1):
-        members = [i for i, (_, n) in enumerate(cases) if n >= k]
+        members = [i for i, (_, n) in enumerate(cases) if n >= k and i not in fixed]
         order += [(i, k) for i in sorted(members, key=lambda i: rank(seed, k, cases[i][0]))]
     return order
 
@@ -106,14 +112,16 @@ def record(manifests: list[Path], seed: int, rule: str, stage: int, names: list[
 
 
 def answer(seed: str, rule: str, stage: str, cases: str, *manifests: str) -> str:
-    """The run loop's request (analysis.run.runner_service): CASES is "name:repetitions[:ordered]
-    ...", ordered (0 if left out) being how many of the case's repetitions an earlier stage already ordered (a
-    point measured again joins with its new repetitions only); the reply lists "index:repetition"
-    in running order, after recording it."""
-    triples = [(c.split(":") + ["0"])[:3] for c in cases.split()]
-    parsed = [(name, int(n)) for name, n, _ in triples]
-    ordered = [int(k) for _, _, k in triples]
-    order = [(i, k) for i, k in run_order(int(seed), rule, parsed) if k > ordered[i]]
+    """The run loop's request (analysis.run.runner_service): CASES is
+    "name:repetitions[:ordered[:fixed]] ...", ordered (0 if left out) being how many of the case's
+    repetitions an earlier stage already ordered (a point measured again joins with its new
+    repetitions only), fixed 1 for a case that keeps its declared place (rule fixed-first); the
+    reply lists "index:repetition" in running order, after recording it."""
+    fields = [(c.split(":") + ["0", "0"])[:4] for c in cases.split()]
+    parsed = [(name, int(n)) for name, n, _, _ in fields]
+    ordered = [int(k) for _, _, k, _ in fields]
+    fixed = frozenset(i for i, f in enumerate(fields) if f[3] == "1")
+    order = [(i, k) for i, k in run_order(int(seed), rule, parsed, fixed) if k > ordered[i]]
     record([Path(m) for m in manifests], int(seed), rule, int(stage), [n for n, _ in parsed], order)
     return "ok\t" + " ".join(f"{i}:{k}" for i, k in order)
 

@@ -19,6 +19,7 @@ import pandas as pd
 
 from analysis.core.steady import DEFAULT_STEADY, SNIA_ROUND_S
 from analysis.core.workspace import Workspace
+from analysis.device.health import health_summary
 from analysis.device.health_log import counter_moves, samples_table
 from analysis.device.health_log import events as health_events
 from analysis.fio.hist_log import logged_latency, percentile_series, read_hist_log
@@ -27,7 +28,7 @@ from analysis.fio.output import JobGroup, time_option_s
 from analysis.render import markdown as md
 from analysis.render.plots import Event, Series, Span, timeseries_chart
 from analysis.rules import burst as rules
-from analysis.rules.cases import Case
+from analysis.rules.cases import Case, read_manifest
 from analysis.sections.facts import Facts
 
 TABLE = "tables/wss_burst_burst.csv"
@@ -46,7 +47,10 @@ class BurstRun:
     health_reason: str | None  # why there are no samples, if there are none
     health_events: list  # (t_s, what): counters that moved, the temperature peak
     p99_latency: str  # what the histogram log holds: 'clat' or 'lat' (fio <= 3.17)
-    cause: rules.CliffCause | None = None  # thermal or cache, when there is a cliff
+    cause: rules.CliffCause | None = None  # thermal or cache: the first cliff's
+    causes: tuple = ()  # every lasting cliff's, in order (the first is ``cause``)
+    idle_s: float | None = None  # how long the drive idled before the burst began
+    fill: str = ""  # how full the drive was when the burst began, in words
 
     @property
     def name(self) -> str:
@@ -54,7 +58,13 @@ class BurstRun:
 
     @property
     def thermal(self) -> bool:
+        """The first cliff, the cache's, was the heat's: no cache estimate."""
         return self.cause is not None and self.cause.kind == "thermal"
+
+    @property
+    def any_thermal(self) -> bool:
+        """Some lasting cliff was the heat's: what followed was a hot drive's."""
+        return any(c.kind == "thermal" for c in self.causes)
 
     @property
     def p99_column(self) -> str:
@@ -116,10 +126,49 @@ def analyse(results_dir: Path, cases: dict[str, Case]) -> BurstRun | None:
     if not health.empty:
         temps = health.set_index("t_s").temperature_c
         table["temperature_c"] = [_nearest(temps, t) for t in table.t_s]
-    cause = rules.cliff_cause(result.cliff.time_s, health) if result.cliff else None
+    before = results_dir / "health" / "before"
+    warn_c = health_summary(before).get("warning_temp_c") if before.is_dir() else None
+    causes = tuple(rules.cliff_cause(c.time_s, health, warn_c=warn_c) for c in result.cliffs)
     return BurstRun(cases[name], table, result, health, reason,
                     health_events(health) if not health.empty else [],
-                    logged_latency(job.fio_version, job.options), cause)
+                    logged_latency(job.fio_version, job.options),
+                    causes[0] if causes else None, causes, _number(case_dir / "rep1.idle"),
+                    fill_text(case_dir / "rep1.fill", read_manifest(results_dir)))
+
+
+def thermal_reason(b: BurstRun | None) -> str:
+    """Why no recovery can be read after this burst: a lasting cliff the heat caused; ''."""
+    for c, cause in zip(b.result.cliffs if b else (), b.causes if b else (), strict=False):
+        if cause.kind == "thermal":
+            return (f"the burst's cliff at {c.time_s:.0f} s was thermal ({cause.evidence}): the "
+                    "probes would see the drive cool down, not a write cache come back")
+    return ""
+
+
+def _number(path: Path) -> float | None:
+    try:
+        return float(path.read_text().split()[0])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def fill_text(path: Path, manifest: dict) -> str:
+    """How full the drive was when the burst began: the namespace's utilization (NVMe NUSE of
+    NSZE, recorded then), else what the state wrote, else unknown."""
+    try:
+        nuse, nsze = (int(v) for v in path.read_text().split()[:2])
+    except (OSError, ValueError):
+        nuse = nsze = 0
+    if nsze:
+        return (f"{100 * nuse / nsze:.0f}% full (the namespace's utilization: {nuse:,} of "
+                f"{nsze:,} blocks)")
+    region, target = int(manifest.get("region_bytes") or 0), int(manifest.get("target_bytes") or 0)
+    if manifest.get("state") in ("purged", "sustained") and target and \
+            manifest.get("target_kind") == "block":
+        rest = "" if region >= target else ", and the rest as it was"
+        return (f"its region ({md.share(region, target)} of the drive) written by the state"
+                f"{rest}; the drive reports no utilization")
+    return "of unknown fill (the drive reports no utilization and the state was not set)"
 
 
 def _nearest(series: pd.Series, t: float, within_s: float = 5.0) -> float:
@@ -141,22 +190,28 @@ def blocks(b: BurstRun) -> list[str]:
     rows = [["burst plateau", f"{r.plateau.start_s:.0f}–{r.plateau.end_s:.0f} s",
              md.num(r.plateau.median_MBps), (f"{md.num(r.plateau.p5_MBps)}–"
              f"{md.num(r.plateau.p95_MBps)}")]]
-    if r.cliff is not None:
-        rows.append(["cliff", f"{r.cliff.time_s:.0f} s",
-                     f"{md.num(r.cliff.before_MBps)} → {md.num(r.cliff.after_MBps)}",
-                     f"−{r.cliff.drop_pct:.0f}%, after {r.cliff.written_GiB:.1f} GiB"
-                     + (", thermal" if b.thermal else "")])
-        rows.append(["after the cliff", f"{r.post.start_s:.0f}–{r.post.end_s:.0f} s",
-                     md.num(r.post.median_MBps),
-                     f"{md.num(r.post.p5_MBps)}–{md.num(r.post.p95_MBps)}"])
+    for k, (c, level) in enumerate(zip(r.cliffs, r.levels, strict=True)):
+        before = r.plateau.median_MBps if k == 0 else r.levels[k - 1].median_MBps
+        cause = b.causes[k].kind if k < len(b.causes) else "unknown"
+        name = "cliff" if len(r.cliffs) == 1 else f"cliff {k + 1}"
+        rows.append([name, f"{c.time_s:.0f} s",
+                     f"{md.num(before)} → {md.num(level.median_MBps)}",
+                     (f"−{100 * (1 - level.median_MBps / before):.0f}%, after "
+                     f"{c.written_GiB:.1f} GiB; cause: {cause}")])
+        rows.append([f"after {name}", f"{level.start_s:.0f}–{level.end_s:.0f} s",
+                     md.num(level.median_MBps),
+                     f"{md.num(level.p5_MBps)}–{md.num(level.p95_MBps)}"])
     s = r.steady
     rows.append(["steady state", (f"rounds {s.first_round}–{s.last_round} of {s.round_s:g} s"
                                   if s.reached else "not reached"),
                  md.num(s.level) if s.reached else "–", s.reason])
     table = md.table(["burst → steady state", "when", "MB/s (median)", "p5–p95 / note"], rows)
+    idle = (f"after {b.idle_s:.0f} s idle" if b.idle_s is not None
+            else "after an idle time not recorded")
     return ["### Burst → steady state",
             (f"{workload(b)} for {r.run_s:.0f} s, {r.written_GiB:.1f} GiB written; per-second "
-            "bandwidth from fio's 1 s averaged log."), table]
+             f"bandwidth from fio's 1 s averaged log. It began {idle}, on a drive {b.fill}."),
+            table]
 
 
 def findings(b: BurstRun) -> list[str]:
@@ -171,13 +226,14 @@ def findings(b: BurstRun) -> list[str]:
             "heat, not because a write cache was full: this is no cache estimate (cool the "
             "drive, or give it airflow, and run again to measure the cache).")
     elif r.cliff is not None:
-        c = r.cliff
+        c, after = r.cliff, r.levels[0].median_MBps
         out.append(
             f"{head} {md.num(r.plateau.median_MBps)} MB/s for the first {c.time_s:.0f} s, then "
-            f"a cliff: bandwidth falls {c.drop_pct:.0f}% to {md.num(c.after_MBps)} MB/s once "
-            f"{c.written_GiB:.1f} GiB were written. That is the estimate of the drive's fast "
-            "write cache (SLC): an upper bound on what it absorbs at burst speed, smaller when "
-            "the cache was already partly full (the prefill writes the region just before).")
+            f"a cliff: bandwidth falls {100 * (1 - after / r.plateau.median_MBps):.0f}% to "
+            f"{md.num(after)} MB/s once {c.written_GiB:.1f} GiB were written. That is the "
+            "estimate of the drive's fast write cache (SLC): an upper bound on what it absorbs "
+            "at burst speed, smaller when the cache was already partly full (the state or the "
+            "prefill writes the region before).")
         if b.cause is not None and b.cause.kind == "cache":
             out[-1] += f" Not thermal: {b.cause.evidence}."
     else:
@@ -187,6 +243,14 @@ def findings(b: BurstRun) -> list[str]:
             f"{md.num(r.plateau.p5_MBps)}–{md.num(r.plateau.p95_MBps)}): a write cache, if the "
             "drive has one, holds more than this run wrote, or the drive writes at its sustained "
             "speed from the start.")
+    for k, c in enumerate(r.cliffs[1:], start=1):
+        level, cause = r.levels[k].median_MBps, b.causes[k] if k < len(b.causes) else None
+        out.append(f"**Cliff {k + 1} at {c.time_s:.0f} s:** a further lasting drop, from "
+                   f"{md.num(r.levels[k - 1].median_MBps)} to {md.num(level)} MB/s (a "
+                   "staircase: each level is its own row above)"
+                   + (f"; thermal: {cause.evidence}" if cause and cause.kind == "thermal" else
+                      f"; not thermal: {cause.evidence}" if cause and cause.kind == "cache" else
+                      "; its cause is unknown (no health samples around it)") + ".")
     s = r.steady
     text = f"**Steady state (SNIA PTS rule):** {s.message.rstrip('.')}."
     if s.round_s < SNIA_ROUND_S:
@@ -227,6 +291,8 @@ def draw(b: BurstRun, ws: Workspace) -> list[tuple[str, str]]:
         spans.append(Span(0, r.cliff.time_s, "burst", "#4C78A8"))
         spans.append(Span(r.cliff.time_s, end, "after the cliff", "#E45756"))
         events.append(Event(r.cliff.time_s, f"cliff ({r.cliff.written_GiB:.1f} GiB written)"))
+        events += [Event(c.time_s, f"cliff {k + 2} ({c.written_GiB:.1f} GiB written)", "#F58518")
+                   for k, c in enumerate(r.cliffs[1:])]
     if r.steady.reached:
         s = r.steady
         spans.append(Span((s.first_round - 1) * s.round_s, s.last_round * s.round_s,
@@ -240,7 +306,8 @@ def draw(b: BurstRun, ws: Workspace) -> list[tuple[str, str]]:
                      title=f"Bandwidth per second: {workload(b)}", label="MB/s per second",
                      spans=spans, events=events, second=temps, second_ylabel="°C",
                      levels=[(r.plateau.median_MBps, "burst plateau (median)")]
-                     + ([(r.post.median_MBps, "after the cliff (median)")] if r.post else []),
+                     + [(lv.median_MBps, "after the cliff (median)" if len(r.levels) == 1
+                         else f"after cliff {k + 1} (median)") for k, lv in enumerate(r.levels)],
                      note=note)
     figures = [("Bandwidth per second through the burst", FIG_BW)]
     if b.p99_column in b.table and b.table[b.p99_column].notna().any():

@@ -58,7 +58,8 @@ def _gap_s(name: str, manifest: dict) -> float:
 
 
 def analyse(results_dir: Path, cases: dict[str, Case], manifest: dict, burst_name: str | None,
-            burst: Burst | None) -> RecoveryRun | None:
+            burst: Burst | None, thermal: str = "") -> RecoveryRun | None:
+    """The probes after the burst; none computed after a thermal cliff (``thermal`` says why)."""
     names = [n for n in cases if is_probe(n) and cases[n].numbers]
     if not names:
         return None
@@ -80,6 +81,8 @@ def analyse(results_dir: Path, cases: dict[str, Case], manifest: dict, burst_nam
     elif burst.cliff is None:
         why = ("the burst showed no cliff, so there was no filled cache to recover: the "
                "probes ran at the burst's speed")
+    elif thermal:
+        why = thermal
     result = None
     if not why:
         result = rules.analyse_recovery(probes, burst.plateau.median_MBps, burst.post.median_MBps,

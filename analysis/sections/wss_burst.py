@@ -323,7 +323,8 @@ def produce(run: SectionRun) -> list[str]:
 
     recovery = recovery_part.analyse(run.results_dir, cases, manifest,
                                      burst.name if burst else None,
-                                     burst.result if burst else None)
+                                     burst.result if burst else None,
+                                     burst_part.thermal_reason(burst))
     if recovery is not None:
         written.append(run.write_table(recovery_part.TABLE, recovery.table))
         figures = recovery_part.draw(recovery, run.ws)
