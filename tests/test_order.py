@@ -83,8 +83,8 @@ def test_fixed_cases_first_as_declared_then_the_rest_in_shuffled_rounds():
     assert got[:2] == [(0, 1), (1, 1)]
     rest = order.run_order(7, "rounds", cases[2:])
     assert got[2:] == [(i + 2, k) for i, k in rest]
-    assert order.answer("7", "fixed-first", "0", "burst:1:0:1 recovery-2s:1:0:1 wss-a:2 wss-b:2 "
-                        "zeros:2") == "ok\t" + " ".join(f"{i}:{k}" for i, k in got)
+    assert order.order_reply("7", "fixed-first", "0", "burst:1:0:1 recovery-2s:1:0:1 wss-a:2 "
+                             "wss-b:2 zeros:2") == "ok\t" + " ".join(f"{i}:{k}" for i, k in got)
 
 
 def test_fewer_repetitions_leave_later_rounds_and_declared_keeps_the_declaration():
@@ -130,25 +130,25 @@ def test_the_helper_answers_and_records_each_stage_once(tmp_path):
     path = tmp_path / "manifest.json"
     path.write_text(json.dumps({"section": "qd_sweep"}))
     request = "\t".join(["order", "5", "rounds", "0", "a:2 b:2", str(path)])
-    reply = runner_service.answer(request)
+    reply = runner_service.reply_to(request)
     pairs = [tuple(map(int, p.split(":"))) for p in reply.removeprefix("ok\t").split()]
     assert pairs == order.run_order(5, "rounds", [("a", 2), ("b", 2)])
-    runner_service.answer(request)  # a resumed run records the same stage again: replaced
+    runner_service.reply_to(request)  # a resumed run records the same stage again: replaced
     # The run loop asks again for the cases a section adds (§5's peak search), and only those.
-    runner_service.answer("\t".join(["order", "5", "rounds", "1", "peak-c:2 peak-d:2", str(path)]))
+    runner_service.reply_to("\t".join(["order", "5", "rounds", "1", "peak-c:2 peak-d:2", str(path)]))
     doc = json.loads(path.read_text())
     assert doc["section"] == "qd_sweep" and doc["order_seed"] == 5 and doc["order_rule"] == "rounds"
     assert doc["order"][0] == expected(5, ["a", "b"], 2)
     assert doc["order"][1] == expected(5, ["peak-c", "peak-d"], 2) and len(doc["order"]) == 2
     # A point measured again (peak-c given 4 repetitions, 2 of them ordered before) joins the next
     # stage with its new repetitions only, in the rounds they belong to.
-    reply = runner_service.answer("\t".join(["order", "5", "rounds", "2", "peak-c:4:2 peak-e:3:0",
-                                             str(path)]))
+    reply = runner_service.reply_to("\t".join(["order", "5", "rounds", "2", "peak-c:4:2 peak-e:3:0",
+                                               str(path)]))
     stage = json.loads(path.read_text())["order"][2]
     full = expected(5, ["peak-c", "peak-e"], 4)
     assert stage == [r for r in full if r not in ("peak-c/rep1", "peak-c/rep2", "peak-e/rep4")]
     assert len(reply.removeprefix("ok\t").split()) == len(stage) == 5
-    assert runner_service.answer("order\tx\trounds\t0\ta:2").startswith("bad\t")
+    assert runner_service.reply_to("order\tx\trounds\t0\ta:2").startswith("bad\t")
 
 
 # --- end to end, real fio -----------------------------------------------------------------------

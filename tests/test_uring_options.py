@@ -208,16 +208,16 @@ def test_a_real_probe_round_is_judged_from_its_jobs():
     base, more = uring_probe.samples([one])
     assert [round(x) for x in base] == [393418, 447572, 475179]
     assert [round(x) for x in more] == [597925, 470119, 599353]
-    assert uring_probe.answer(one) == "kept\t438723\t555799\t+27\t3"
-    both = uring_probe.answer(one, str(FIXTURES / "zram-fixedbufs-round2.json"))
+    assert uring_probe.gain_reply(one) == "kept\t438723\t555799\t+27\t3"
+    both = uring_probe.gain_reply(one, str(FIXTURES / "zram-fixedbufs-round2.json"))
     assert both == "kept\t476040\t595063\t+25\t6"
 
 
 def test_a_group_the_kernel_refuses_is_not_kept():
     """hipri on zram (no poll queues): every more@ job failed with error 95, and fio exited 3."""
-    reply = uring_probe.answer(str(FIXTURES / "zram-hipri-round1.json"))
+    reply = uring_probe.gain_reply(str(FIXTURES / "zram-hipri-round1.json"))
     assert reply == "bad\tfio reported error 95 (Operation not supported) for job 'more@1.1'"
-    assert uring_probe.answer(str(FIXTURES / "README.md")).startswith("bad\t")
+    assert uring_probe.gain_reply(str(FIXTURES / "README.md")).startswith("bad\t")
 
 
 def simulated_probe(rng: random.Random, gain_pct: float, cv: float) -> uring_probe.Verdict:

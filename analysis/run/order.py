@@ -111,7 +111,7 @@ def record(manifests: list[Path], seed: int, rule: str, stage: int, names: list[
         write_atomically(path, doc)
 
 
-def answer(seed: str, rule: str, stage: str, cases: str, *manifests: str) -> str:
+def order_reply(seed: str, rule: str, stage: str, cases: str, *manifests: str) -> str:
     """The run loop's request (analysis.run.runner_service): CASES is
     "name:repetitions[:ordered[:fixed]] ...", ordered (0 if left out) being how many of the case's
     repetitions an earlier stage already ordered (a point measured again joins with its new

@@ -80,7 +80,7 @@ def manifest_value(path: str, key: str) -> str:
 
 def run_order(*fields: str) -> str:
     try:
-        return order.answer(*fields)
+        return order.order_reply(*fields)
     except (order.OrderError, OSError, ValueError) as e:
         return f"bad\t{e}"
 
@@ -97,7 +97,7 @@ def safety(device: str, destroy: str) -> str:
     return "ok"
 
 
-def answer(line: str) -> str:
+def reply_to(line: str) -> str:
     fields = line.rstrip("\n").split("\t")
     if fields[0] == "check-result" and len(fields) in (2, 4):
         return check_result(*fields[1:])
@@ -110,19 +110,19 @@ def answer(line: str) -> str:
     if fields[0] == "manifest-value" and len(fields) == 3:
         return manifest_value(fields[1], fields[2])
     if fields[0] == "steady" and len(fields) == 8:
-        return steady_rounds.answer(*fields[1:])
+        return steady_rounds.steady_reply(*fields[1:])
     if fields[0] == "order" and len(fields) >= 5:
         return run_order(*fields[1:])
     if fields[0] == "unstable" and len(fields) == 4:
         return unstable(*fields[1:])
     if fields[0] == "uring-gain" and len(fields) >= 2:
-        return uring_probe.answer(*fields[1:])
+        return uring_probe.gain_reply(*fields[1:])
     return f"bad\tunknown request {fields[0]!r}"
 
 
 def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for line in sys.stdin:
-        reply = " ".join(answer(line).splitlines())  # one line per reply, whatever the reason
+        reply = " ".join(reply_to(line).splitlines())  # one line per reply, whatever the reason
         print(reply, flush=True)
     return 0

@@ -136,8 +136,8 @@ def judge_rounds(folder: str | Path, track: str, min_bytes: int, round_s: float,
     return Rounds(track, rounds, int(min_bytes), verdict, cliff_s, gate)
 
 
-def answer(folder: str, track: str, min_bytes: str, round_s: str, window: str, range_pct: str,
-           slope_pct: str) -> str:
+def steady_reply(folder: str, track: str, min_bytes: str, round_s: str, window: str,
+                 range_pct: str, slope_pct: str) -> str:
     """The runner service's `steady` request: 'steady<TAB>verdict' when reached, else
     'more<TAB>ROUNDS PAST THE GATE<TAB>why not yet'."""
     try:

@@ -73,7 +73,7 @@ def samples(paths: Iterable[str]) -> tuple[list[float], list[float]]:
     return out["base"], out["more"]
 
 
-def answer(*paths: str) -> str:
+def gain_reply(*paths: str) -> str:
     """The runner service's reply: kept|dropped|more, base and group IOPS, gain %, pairs; or
     bad<TAB>reason."""
     try:
