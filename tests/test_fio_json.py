@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from analysis.fio.job_options import parse_size
 from analysis.fio.output import (
     FioOutputError,
     load_document,
     parse_groups,
-    parse_size,
     read_groups,
     split_output,
 )

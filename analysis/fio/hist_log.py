@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from analysis.core.stats import percentiles_from_bins, plat_idx_to_val
-from analysis.fio.output import fio_release
+from analysis.fio.job_options import fio_release
 
 PLAT_NR = 1856  # FIO_IO_U_PLAT_NR of fio 3.x: 29 groups of 64 buckets
 DIRECTIONS = {0: "read", 1: "write", 2: "trim"}

@@ -61,7 +61,7 @@ from pathlib import Path
 import numpy as np
 
 from analysis.core.stats import rep_stats
-from analysis.fio.output import fio_release
+from analysis.fio.job_options import fio_release
 
 KINDS = ("bw", "iops", "lat", "clat", "slat")
 LATENCY_KINDS = ("lat", "clat", "slat")

@@ -27,7 +27,8 @@ from analysis.core.stats import (
     rep_stats,
     tail_intervals,
 )
-from analysis.fio.output import Direction, JobGroup
+from analysis.fio.direction import Direction
+from analysis.fio.output import JobGroup
 from analysis.run import cpu_load, repetition
 from analysis.run.host_ceiling import is_host_bound, read_ceilings
 from analysis.run.repetition import rep_files

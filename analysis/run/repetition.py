@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.fio.output import RERUN_HINT, FioOutputError, JobGroup, parse_size, read_groups
+from analysis.fio.job_options import parse_size
+from analysis.fio.output import RERUN_HINT, FioOutputError, JobGroup, read_groups
 from analysis.run.manifest import case_options
 
 # Options fio applies when a job does not set them: a case that leaves them out means these.
