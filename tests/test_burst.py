@@ -3,7 +3,7 @@
 Every verdict has a case that should find it and one that should not, on bandwidth logs built
 here in fio's own line format (``"1000, 1953125, 1, 0, 0"``: ms, KiB/s, write, block size 0 and
 priority 0 of an averaged row, the time jittered by a few ms as fio's timer does) and read back
-with analysis.fio.logs, with noise from a fixed seed. Then on real fio logs: a write to a loop
+with analysis.fio.log_series, with noise from a fixed seed. Then on real fio logs: a write to a loop
 device whose bandwidth the block layer caps (cgroup blkio throttle, a known rate in MiB/s) and
 then cuts to a quarter mid-run, a real cliff at a known time; and a real SATA drive's 10,011 s
 log from the samples.
@@ -25,7 +25,8 @@ import pytest
 
 from analysis.core.segments import DEFAULT_CLIFF, change_points, find_cliff, plateau, written_GiB
 from analysis.core.steady import DEFAULT_STEADY, steady_state
-from analysis.fio.logs import find_logs, read_per_second
+from analysis.fio.log_files import find_logs
+from analysis.fio.log_series import read_per_second
 from analysis.fio.output import load_document
 from analysis.rules.burst import analyse_burst
 from tests.conftest import REPO, SAMPLES

@@ -27,17 +27,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis.fio.logs import (
+from analysis.fio.log_files import (
     FioLogError,
     find_logs,
     latency_unit,
     log_kind,
     parse_log_text,
-    per_second,
     read_log,
-    read_per_second,
-    series_stats,
 )
+from analysis.fio.log_series import per_second, read_per_second, series_stats
 from analysis.fio.output import load_document
 from tests.conftest import SAMPLES, _supports_direct
 from tests.toolkit import fio_workdir

@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis.fio.logs import find_logs, read_per_second, series_stats
+from analysis.fio.log_files import find_logs
+from analysis.fio.log_series import read_per_second, series_stats
 from analysis.fio.output import read_groups
 from analysis.rules.cases import Case, load_section, section_frame
 from analysis.sections import burst_part

@@ -14,7 +14,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.fio.logs import find_logs, read_per_second, series_stats
+from analysis.fio.log_files import find_logs
+from analysis.fio.log_series import read_per_second, series_stats
 from analysis.run import order
 from tests.test_order import written_order
 from tests.toolkit import load_json, loop_device, run, sha256_of

@@ -1,6 +1,6 @@
 """Burst -> steady state of one sustained write: plateau, cliffs, SLC cache estimate, SNIA
 steady state, and what caused each cliff. Pure functions on a per-second bandwidth series (MB/s =
-10^6 B/s), as ``analysis.fio.logs.per_second(...).total()`` gives it.
+10^6 B/s), as ``analysis.fio.log_series.per_second(...).total()`` gives it.
 
 The cliffs (lasting drops: the first is the write cache's, later ones a staircase) and the data
 written before the first are found by analysis.core.segments; the steady state by the one rule of

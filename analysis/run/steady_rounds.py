@@ -72,7 +72,9 @@ def round_paths(folder: Path) -> list[Path]:
 
 
 def read_round(path: Path, track: str) -> Round:
-    from analysis.fio.logs import FioLogError, read_per_second  # numpy: only when judged
+    # numpy: only when judged
+    from analysis.fio.log_files import FioLogError
+    from analysis.fio.log_series import read_per_second
 
     try:
         (group, *_) = read_groups(path)

@@ -24,7 +24,8 @@ from analysis.device.health_log import counter_moves, samples_table
 from analysis.device.health_log import events as health_events
 from analysis.fio.hist_log import logged_latency, percentile_series, read_hist_log
 from analysis.fio.job_options import time_option_s
-from analysis.fio.logs import find_logs, latency_unit, read_per_second
+from analysis.fio.log_files import find_logs, latency_unit
+from analysis.fio.log_series import read_per_second
 from analysis.fio.output import JobGroup
 from analysis.render import markdown as md
 from analysis.render.plots import Event, Series, Span, timeseries_chart

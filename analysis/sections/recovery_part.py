@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 
 from analysis.core.workspace import Workspace
-from analysis.fio.logs import find_logs, read_per_second
+from analysis.fio.log_files import find_logs
+from analysis.fio.log_series import read_per_second
 from analysis.fio.output import load_document
 from analysis.render import markdown as md
 from analysis.render.plots import Panel, Series, line_chart

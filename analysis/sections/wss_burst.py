@@ -24,7 +24,8 @@ from analysis.core.stats import change, rep_stats
 from analysis.core.workspace import Workspace
 from analysis.device.health import THROTTLE_KEYS, UNAVAILABLE, health_delta, health_summary
 from analysis.fio.job_options import time_option_s
-from analysis.fio.logs import find_logs, read_per_second, series_stats
+from analysis.fio.log_files import find_logs
+from analysis.fio.log_series import read_per_second, series_stats
 from analysis.render import markdown as md
 from analysis.render.plots import Panel, Series, bar_chart, line_chart
 from analysis.rules.cases import Case, load_section, read_manifest
