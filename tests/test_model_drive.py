@@ -1,4 +1,4 @@
-"""The model drive (tools/model_drive.py) against its known answers, as plain fio sees them.
+"""The model drive (tools/model_drive/) against its known answers, as plain fio sees them.
 
 The model is first checked on its own (``CacheModel`` fed made-up counters: every rule of its
 docstring). Then for real, as root: a drive with a 1 GiB cache writing at 200 MB/s, then 50 MB/s,
@@ -26,7 +26,9 @@ from statistics import median
 import pytest
 
 from tests.conftest import REPO
-from tools.model_drive import CacheModel, Event, main, model_drive, parse_bytes
+from tools.model_drive.cache import CacheModel, Event
+from tools.model_drive.cli import main, parse_bytes
+from tools.model_drive.drive import model_drive
 from tools.ram_device import BLKIO, Throttle
 
 MB, MIB, GIB = 10**6, 2**20, 2**30

@@ -1,4 +1,4 @@
-"""§6 end to end on a model drive with known answers (tools/model_drive.py): a tmpfs-backed loop
+"""§6 end to end on a model drive with known answers (tools/model_drive/): a tmpfs-backed loop
 device whose cgroup write throttle runs at FAST until C bytes have been written, then at SLOW,
 and regains cache at RECOVER bytes/s while idle. wss_burst_test.bash (quick profile, the burst
 and recovery parts) runs inside that cgroup; what it reports is checked against the model:
@@ -22,7 +22,7 @@ import pandas as pd
 import pytest
 
 from tests.toolkit import script_env
-from tools.model_drive import model_drive
+from tools.model_drive.drive import model_drive
 
 MIB = 2**20
 GIB = 2**30

@@ -5,7 +5,7 @@
 - a cgroup (v1 blkio, else v2 io) whose write throttle (bytes/s or I/Os per second) caps this
   one device for the processes in it (``wrap`` runs a command there); reads are never throttled.
 
-tools/model_drive.py moves the bandwidth cap as a write cache fills and empties; tools/gc_drive.py
+tools/model_drive/ moves the bandwidth cap as a write cache fills and empties; tools/gc_drive.py
 moves the IOPS cap once the drive's spare area is used. Everything made here is removed by the
 owner's ExitStack, with SIGINT and SIGTERM held back meanwhile; ``clean_leftovers`` removes what
 an owner killed with SIGKILL left. Standard library only.
