@@ -1,12 +1,10 @@
 """The example CI pipelines under examples/ stay honest, without running fio or make's recipes.
 
-No YAML library is installed (and none is added), so the files are read by a small parser for
-the plain subset of YAML they use: block mappings and sequences, `|` block scalars, plain and
-quoted scalars and one-line flow sequences. Anything outside that subset fails, so the files stay
-in YAML that every parser reads the same way. Then: every shell block passes `bash -n` and
-shellcheck; every `make` call names a target of the Makefile (checked with `make -n`) and
-variables the toolkit reads; the artefacts include out/, tables/, figs/ and results/; and the
-paths the pipelines read are the ones the toolkit writes.
+The files are read with PyYAML, every scalar kept as the text it is written as, and must mean
+the same to a YAML 1.1 parser (GitLab's) and a YAML 1.2 one (GitHub's). Then: every shell block
+passes `bash -n` and shellcheck; every `make` call names a target of the Makefile (checked with
+`make -n`) and variables the toolkit reads; the artefacts include out/, tables/, figs/ and
+results/; and the paths the pipelines read are the ones the toolkit writes.
 """
 
 from __future__ import annotations
@@ -19,6 +17,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 from analysis.core.registry import read_options, read_sections
 
@@ -33,196 +32,56 @@ MAKE_VARIABLES = {"RESULTS", "TARGET", "DESTROY", "PROFILE", "A", "B", "FAIL_IF_
 OPTIONS = read_options()
 
 
-# ---------------------------------------------------------------- a strict subset of YAML
-
-
-class YamlSubsetError(ValueError):
-    pass
-
-
-_KEY = re.compile(r"([A-Za-z0-9_][A-Za-z0-9_.-]*):(?: +|$)(.*)$")
-# Plain values YAML 1.1 parsers read as booleans: quote them.
-_YAML11_BOOLS = {"yes", "no", "on", "off", "y", "n"}
-
-
-def _strip_comment(text: str) -> str:
-    """A plain value without its ` # comment`."""
-    cut = text.find(" #")
-    return (text[:cut] if cut >= 0 else text).rstrip()
-
-
-def _quoted(text: str, line: int) -> tuple[str, str]:
-    """The value of a quoted scalar at the start of text, and what follows it."""
-    quote = text[0]
-    out, i = [], 1
-    while i < len(text):
-        c = text[i]
-        if quote == "'" and c == "'":
-            if text[i + 1:i + 2] == "'":
-                out.append("'")
-                i += 2
-                continue
-            return "".join(out), text[i + 1:]
-        if quote == '"' and c == "\\":
-            esc = text[i + 1:i + 2]
-            if esc not in ('"', "\\", "n", "t"):
-                raise YamlSubsetError(f"line {line}: escape \\{esc} outside the subset")
-            out.append({"n": "\n", "t": "\t"}.get(esc, esc))
-            i += 2
-            continue
-        if quote == '"' and c == '"':
-            return "".join(out), text[i + 1:]
-        out.append(c)
-        i += 1
-    raise YamlSubsetError(f"line {line}: unterminated {quote}-quoted scalar")
-
-
-def _scalar(text: str, line: int) -> str | list[str]:
-    text = text.strip()
-    if text[:1] in ("'", '"'):
-        value, rest = _quoted(text, line)
-        if rest.strip() and not rest.strip().startswith("#"):
-            raise YamlSubsetError(f"line {line}: text after a quoted scalar: {rest!r}")
-        return value
-    text = _strip_comment(text)
-    if text.startswith("["):
-        if not text.endswith("]"):
-            raise YamlSubsetError(f"line {line}: a flow sequence must close on its line")
-        items = [item.strip() for item in text[1:-1].split(",")]
-        if any(not item or item[0] in "[{" for item in items):
-            raise YamlSubsetError(f"line {line}: flow sequence outside the subset: {text}")
-        return [_scalar(item, line) for item in items]
-    if not text or text[0] in "&*!|>%@`{}],#?:" or text == "-" or text.startswith("- "):
-        raise YamlSubsetError(f"line {line}: plain scalar outside the subset: {text!r}")
-    if ": " in text or text.endswith(":"):
-        raise YamlSubsetError(f"line {line}: ': ' in a plain scalar: {text!r}; quote it")
-    if text.lower() in _YAML11_BOOLS:
-        raise YamlSubsetError(f"line {line}: {text!r} is a boolean to YAML 1.1 parsers; quote it")
-    return text
-
-
-class _Parser:
-    def __init__(self, text: str):
-        self.lines = text.splitlines()
-        for no, line in enumerate(self.lines, 1):
-            if "\t" in line[:len(line) - len(line.lstrip())]:
-                raise YamlSubsetError(f"line {no}: tab in the indentation")
-        self.i = 0
-
-    def peek(self) -> tuple[int, str] | None:
-        """(indent, text) of the next line that is neither blank nor a comment."""
-        while self.i < len(self.lines):
-            line = self.lines[self.i]
-            if line.strip() and not line.strip().startswith("#"):
-                return len(line) - len(line.lstrip(" ")), line.strip()
-            self.i += 1
-        return None
-
-    def fail(self, message: str):
-        raise YamlSubsetError(f"line {self.i + 1}: {message}")
-
-    def document(self):
-        value = self.node(0)
-        if self.peek() is not None:
-            self.fail("text after the document (bad indentation?)")
-        return value
-
-    def node(self, indent: int):
-        nxt = self.peek()
-        if nxt is None or nxt[0] != indent:
-            self.fail(f"expected a block at column {indent}")
-        is_item = nxt[1] == "-" or nxt[1].startswith("- ")
-        return self.sequence(indent) if is_item else self.mapping(indent)
-
-    def sequence(self, indent: int) -> list:
-        items = []
-        while (nxt := self.peek()) and nxt[0] == indent:
-            if not (nxt[1] == "-" or nxt[1].startswith("- ")):
-                self.fail("a mapping key beside sequence items")
-            rest = nxt[1][1:].lstrip(" ")
-            column = indent + len(nxt[1]) - len(rest)
-            if not rest:
-                self.fail("'-' alone on its line is outside the subset")
-            elif _KEY.match(rest):
-                items.append(self.mapping(column, first=rest))
-            else:
-                self.i += 1
-                items.append(self.block(indent, rest) if rest.startswith("|")
-                             else _scalar(rest, self.i))
-        if nxt and nxt[0] > indent:
-            self.fail("unexpected indentation after a sequence item")
-        return items
-
-    def mapping(self, indent: int, first: str | None = None) -> dict:
-        out: dict = {}
-        while True:
-            if first is not None:
-                text, first = first, None
-            else:
-                nxt = self.peek()
-                if nxt is None or nxt[0] < indent:
-                    return out
-                if nxt[0] > indent:
-                    self.fail("unexpected indentation")
-                text = nxt[1]
-            match = _KEY.match(text)
-            if not match:
-                self.fail(f"expected 'key: value', got {text!r}")
-            key, rest = match.group(1), match.group(2)
-            if key in out:
-                self.fail(f"duplicate key {key!r}")
-            self.i += 1
-            rest = rest.strip()
-            if not rest or rest.startswith("#"):
-                nxt = self.peek()
-                out[key] = self.node(nxt[0]) if nxt and nxt[0] > indent else None
-            elif rest.startswith("|"):
-                out[key] = self.block(indent, rest)
-            else:
-                out[key] = _scalar(rest, self.i)
-
-    def block(self, parent: int, header: str) -> str:
-        """A `|` or `|-` block scalar: the lines indented deeper than its parent."""
-        header = _strip_comment(header)
-        if header not in ("|", "|-"):
-            self.fail(f"block scalar header {header!r} outside the subset")
-        lines: list[str] = []
-        indent = None
-        while self.i < len(self.lines):
-            line = self.lines[self.i]
-            if line.strip():
-                here = len(line) - len(line.lstrip(" "))
-                if here <= parent:
-                    break
-                if indent is None:
-                    indent = here
-                elif here < indent:
-                    self.fail("a line less indented than the block's first line")
-                line = line[indent:]
-            else:
-                line = ""
-            lines.append(line)
-            self.i += 1
-        while lines and not lines[-1]:
-            lines.pop()
-        if not lines:
-            self.fail("empty block scalar")
-        return "\n".join(lines) + ("\n" if header == "|" else "")
+# ---------------------------------------------------------------- YAML
 
 
 def load_yaml(path: Path):
-    return _Parser(path.read_text()).document()
+    """The file's structure, every scalar the text it is written as (BaseLoader resolves no
+    YAML 1.1 booleans or numbers: GitHub's `on:` stays a key, `false` the text GitHub reads)."""
+    return yaml.load(path.read_text(), Loader=yaml.BaseLoader)
 
 
-def test_parser_reads_its_subset_and_refuses_the_rest():
-    doc = _Parser("a: 1 # note\nb:\n  - x\n  - k: 'it''s'\n    j: [p, \"q\"]\n"
-                  "c: |\n  echo 1\n\n  # kept\nd: e\n").document()
-    assert doc == {"a": "1", "b": ["x", {"k": "it's", "j": ["p", "q"]}],
-                   "c": "echo 1\n\n# kept\n", "d": "e"}
-    for bad in ("a: b: c\n", "a: 1\na: 2\n", "a:\n\t- x\n", "a: no\n", "a: &x 1\n",
-                "a:\n  - x\n   - y\n", "a: >\n  folded\n"):
-        with pytest.raises(YamlSubsetError):
-            _Parser(bad).document()
+# Plain values YAML 1.1 parsers (GitLab's) read as booleans and YAML 1.2 ones (GitHub's) as text.
+YAML11_BOOLS = {"yes", "no", "on", "off", "y", "n"}
+
+
+def value_nodes(node: yaml.Node):
+    """Every node of the tree below ``node`` that is not a mapping's key."""
+    yield node
+    if isinstance(node, yaml.MappingNode):
+        for _, value in node.value:
+            yield from value_nodes(value)
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            yield from value_nodes(item)
+
+
+def ambiguities(text: str) -> list[str]:
+    """What would make YAML parsers read the text differently: a key twice in a mapping (most
+    keep the last silently), a plain value that YAML 1.1 reads as a boolean (quoted, it is the
+    same text to GitHub and to GitLab)."""
+    found = []
+    for node in value_nodes(yaml.compose(text, Loader=yaml.BaseLoader)):
+        line = node.start_mark.line + 1
+        if isinstance(node, yaml.MappingNode):
+            keys = [key.value for key, _ in node.value]
+            found += [f"line {line}: key {k!r} twice" for k in sorted(set(keys))
+                      if keys.count(k) > 1]
+        elif isinstance(node, yaml.ScalarNode) and node.style is None \
+                and node.value.lower() in YAML11_BOOLS:
+            found.append(f"line {line}: {node.value!r} is a boolean to YAML 1.1; quote it")
+    return found
+
+
+def test_ambiguities_are_found():
+    assert ambiguities("on:\n  push: 'no'\nlist: [a, b]\n") == []
+    assert ambiguities("a: 1\nb:\n  c: 2\n  c: 3\n") == ["line 3: key 'c' twice"]
+    assert ambiguities("a:\n  - off\n") == ["line 2: 'off' is a boolean to YAML 1.1; quote it"]
+
+
+@pytest.mark.parametrize("path", [GHA, GITLAB], ids=lambda p: p.name)
+def test_examples_mean_the_same_to_every_yaml_parser(path):
+    assert ambiguities(path.read_text()) == []
 
 
 # ---------------------------------------------------------------- what the examples hold
@@ -265,7 +124,7 @@ def shell_blocks() -> list[tuple[str, str]]:
 
 try:
     BLOCKS = shell_blocks()
-except YamlSubsetError:  # reported by test_examples_parse, not as a collection error
+except yaml.YAMLError:  # reported by test_examples_parse, not as a collection error
     BLOCKS = []
 
 
