@@ -15,7 +15,7 @@ SECTION_SCRIPTS := $(foreach row,$(SECTION_ROWS),$(call section_field,$(row),2))
 SECTION_ALIASES := $(filter-out $(SECTION_IDS),$(foreach row,$(SECTION_ROWS),$(call section_field,$(row),3)))
 SHELL_FILES := env.bash report.bash serve.bash $(SECTION_SCRIPTS) lib/*.bash .ci/run \
 	tests/fixtures/make-results.bash bench/overhead bench/lib/overhead.bash bench/model-drive \
-	bench/analysis
+	bench/analysis bench/fidelity
 
 .PHONY: report env compare history $(SECTION_IDS) $(SECTION_ALIASES) analysis sample-report \
 	test test-fast lint docs clean help
@@ -99,7 +99,7 @@ lint:
 	bash env.bash --install-only
 	@# one shellcheck per file, on every CPU: each script re-reads the libraries it sources
 	printf '%s\n' $(SHELL_FILES) | xargs -P "$$(nproc)" -n 1 shellcheck -x
-	$(PYTHON) -m ruff check analysis tests tools
+	$(PYTHON) -m ruff check analysis tests tools bench
 
 clean:
 	rm -rf tables/* figs/* out/* tmp/*
