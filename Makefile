@@ -15,7 +15,7 @@ SECTION_SCRIPTS := $(foreach row,$(SECTION_ROWS),$(call section_field,$(row),2))
 SECTION_ALIASES := $(filter-out $(SECTION_IDS),$(foreach row,$(SECTION_ROWS),$(call section_field,$(row),3)))
 SHELL_FILES := env.bash report.bash serve.bash $(SECTION_SCRIPTS) lib/*.bash .ci/run \
 	tests/fixtures/make-results.bash bench/overhead bench/lib/overhead.bash bench/model-drive \
-	bench/analysis bench/fidelity
+	bench/analysis bench/fidelity tools/nvme_vm/setup.bash
 
 .PHONY: report env compare history $(SECTION_IDS) $(SECTION_ALIASES) analysis sample-report \
 	test test-fast lint docs clean help

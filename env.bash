@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # §1 Environment: installs what is missing, then records what is measured and on what.
 #
-# Usage: sudo bash env.bash [--target PATH] [--install-only] [--no-install] (see --help)
+# Usage: sudo bash env.bash [--target PATH] [--install-only] [--no-install] [--nvme-vm] (see --help)
 # Writes results/env.json (for the analysis) and out/env.txt (for people); with RESULTS=DIR,
 # DIR/env.json and out/<tree name>/env.txt.
 # Run time: a few seconds when everything is installed; a minute or two on a fresh machine.
@@ -23,7 +23,7 @@ distribution, CPU, governor, memory, fio version, which engines work, and for th
 type, model, serial, firmware, capacity, block sizes, scheduler, rotational flag, NUMA node, PCIe
 link, mount state and a SMART/NVMe health summary (or "unavailable on this device" and why).
 
-$(usage_options "common env" --target --results --hosts --install-only --no-install)
+$(usage_options "common env" --target --results --hosts --install-only --no-install --nvme-vm)
   -h, --help         this help
 It takes every option of the sections (report.bash passes them on) and uses these. With --hosts,
 a fleet run, it records this machine, the orchestrator, and the hosts with their targets; each
@@ -131,6 +131,9 @@ main() {
     if [[ -z $NO_INSTALL ]]; then
         install_packages
         install_venv
+        if [[ -n $NVME_VM ]]; then
+            bash "$TK_ROOT/tools/nvme_vm/setup.bash" || die "$EXIT_FAIL" "the NVMe VM's setup failed (see above)"
+        fi
     fi
     [[ -n $INSTALL_ONLY ]] || capture
 }

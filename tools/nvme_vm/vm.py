@@ -1,0 +1,272 @@
+"""Boot a small VM with QEMU's NVMe controllers and run a command in it.
+
+virtme-ng boots Debian's kernel with the host's root filesystem shared read-only (9p); the guest's
+/tmp, /etc and /var are overlays of its own. Folders named as `rwdirs` (the VM's shared folder
+always) are the host's, writable. The guest's command writes its exit code, stdout and stderr into
+the shared folder, so none of it depends on virtme-ng's console plumbing (which needs udev in the
+guest for its I/O ports; the host's root has none).
+
+    with nvme_vm(VmSpec(controllers=(Controller(namespaces=(Namespace("1G", 4096),)),))) as vm:
+        result = vm.run("nvme id-ns /dev/nvme0n1 -o json > id-ns.json")
+        result.returncode, result.stdout, (vm.shared / "id-ns.json").read_text()
+
+The namespaces' images stay for the whole `with` (several boots see the same data); everything
+the VM made is removed at its end, also on failure and Ctrl-C, and no QEMU is left running.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from tools.nvme_vm.spec import VmSpec, image_names, numa_options, qemu_args
+
+REPO = Path(__file__).resolve().parents[2]
+CACHE = Path(os.environ.get("NVME_VM_CACHE", "/var/cache/ssd-toolkit/nvme-vm"))
+SETUP_HINT = "sudo bash env.bash --nvme-vm"
+# The guest's own PATH: virtme-ng's init gives a short one, and modprobe, nvme and blkdiscard
+# live in sbin.
+GUEST_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+KVM_PROBE_TIMEOUT = 60
+
+
+class Unavailable(RuntimeError):
+    """The VM cannot run on this machine; the message says what is missing and how to add it."""
+
+
+class GuestFailed(RuntimeError):
+    """The guest did not report an exit code (it did not boot, or timed out); the boot log says."""
+
+
+@dataclass(frozen=True)
+class Setup:
+    vng: Path
+    vmlinuz: Path
+    release: str
+
+
+@dataclass
+class VmResult:
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float  # from starting the VM to its end (boot, the command, power-off)
+    boot_log: str
+
+
+def locate(root: Path = REPO) -> Setup:
+    """What tools/nvme_vm/setup.bash installed, or Unavailable saying what is missing."""
+    missing = [tool for tool in ("qemu-system-x86_64", "modprobe") if not shutil.which(tool)]
+    if missing:
+        raise Unavailable(f"{' and '.join(missing)} not installed; run {SETUP_HINT}")
+    vng = root / ".venv" / "bin" / "vng"
+    if not vng.exists():
+        raise Unavailable(f"virtme-ng is not in {root / '.venv'}; run {SETUP_HINT}")
+    try:
+        release = (CACHE / "kernel").read_text().strip()
+    except OSError:
+        raise Unavailable(f"no guest kernel in {CACHE}; run {SETUP_HINT}") from None
+    vmlinuz = CACHE / f"vmlinuz-{release}"
+    if not vmlinuz.is_file() or not Path(f"/lib/modules/{release}/modules.dep").is_file():
+        raise Unavailable(f"guest kernel {release} is incomplete (vmlinuz in {CACHE}, modules in "
+                          f"/lib/modules/{release}); run {SETUP_HINT}")
+    if os.geteuid() != 0:
+        raise Unavailable("the NVMe VM runs as root (the guest is root on the host's root "
+                          "filesystem and writes the shared folders as root)")
+    return Setup(vng=vng, vmlinuz=vmlinuz, release=release)
+
+
+def available(root: Path = REPO) -> str | None:
+    """None when the VM can boot here, else why not (for a test's skip reason)."""
+    try:
+        locate(root)
+    except Unavailable as exc:
+        return str(exc)
+    return None
+
+
+def _vng_command(setup: Setup, spec: VmSpec, shared: Path, images: Path, rwdirs, kvm: bool,
+                 guest_command: str) -> list[str]:
+    qemu = qemu_args(spec, images)
+    if any(any(c.isspace() for c in arg) for arg in qemu):
+        # virtme-ng joins --qemu-opts with spaces and splits them again
+        raise ValueError(f"QEMU arguments may not hold whitespace: {qemu}")
+    cmd = [str(setup.vng), "-v", "-r", str(setup.vmlinuz), "--force-9p",
+           "--cpus", str(spec.cpus), "--memory", f"{spec.memory_mib}M", *numa_options(spec),
+           "--rwdir", str(shared)]
+    for path in rwdirs:
+        cmd += ["--rwdir", str(path)]
+    if not kvm:
+        cmd.append("--disable-kvm")
+    if qemu:
+        cmd.append("--qemu-opts=" + " ".join(qemu))
+    return cmd + ["--exec", guest_command]
+
+
+def _guest_script(spec: VmSpec, shared: Path, command: str, cwd: Path | None,
+                  env: dict[str, str]) -> str:
+    """The guest's side: load the nvme driver, wait for every namespace, run the command with its
+    output and exit code in the shared folder."""
+    exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in env.items())
+    want = spec.namespace_count
+    return f"""#!/bin/bash
+# Written by tools/nvme_vm/vm.py; runs inside the guest.
+shared={shlex.quote(str(shared))}
+export PATH={GUEST_PATH}
+exec >"$shared/stdout" 2>"$shared/stderr"
+if ! modprobe nvme poll_queues={spec.poll_queues}; then
+    echo "nvme-vm: modprobe nvme failed" >&2
+    echo 125 >"$shared/rc"
+    exit 125
+fi
+# no udev in the guest: the nodes appear in devtmpfs as the driver scans each controller
+for _ in $(seq 300); do
+    found=$(ls /sys/class/block | grep -cE '^nvme[0-9]+n[0-9]+$')
+    ((found >= {want})) && break
+    sleep 0.1
+done
+if ((found < {want})); then
+    echo "nvme-vm: $found of {want} NVMe namespaces appeared" >&2
+fi
+{exports}cd {shlex.quote(str(cwd or shared))} || exit 126
+bash "$shared/command.sh"
+rc=$?
+echo "$rc" >"$shared/rc.partial" && mv "$shared/rc.partial" "$shared/rc"
+sync
+"""
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """TERM then KILL the whole session virtme-ng and QEMU run in."""
+    if proc.poll() is not None:
+        return
+    for sig, wait in ((signal.SIGTERM, 5), (signal.SIGKILL, 5)):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, sig)
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _boot(setup: Setup, spec: VmSpec, shared: Path, images: Path, command: str, *, rwdirs=(),
+          cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 600,
+          kvm: bool = False) -> VmResult:
+    for name in ("rc", "stdout", "stderr"):
+        (shared / name).unlink(missing_ok=True)
+    (shared / "command.sh").write_text(command + "\n")
+    (shared / "guest.sh").write_text(_guest_script(spec, shared, command, cwd, env or {}))
+    cmd = _vng_command(setup, spec, shared, images, rwdirs, kvm, f"bash {shared / 'guest.sh'}")
+    path = f"{setup.vng.parent}:{os.environ.get('PATH', '/usr/bin:/bin')}"
+    log_path = shared / "boot.log"
+    start = time.monotonic()
+    with open(log_path, "w") as log:
+        # its own session, so the whole tree (vng, virtme-run, QEMU) stops with one killpg
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                cwd=shared, env={**os.environ, "PATH": path},
+                                start_new_session=True)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            pass
+        finally:
+            _stop(proc)
+    seconds = time.monotonic() - start
+    boot_log = log_path.read_text(errors="replace")
+    rc_file = shared / "rc"
+    if not rc_file.exists():
+        raise GuestFailed(f"the guest reported no exit code after {seconds:.0f} s (timeout "
+                          f"{timeout:.0f} s); its console's last lines:\n"
+                          + "\n".join(boot_log.splitlines()[-25:]))
+    out, err = (shared / "stdout", shared / "stderr")
+    return VmResult(int(rc_file.read_text()), out.read_text(errors="replace") if out.exists() else "",
+                    err.read_text(errors="replace") if err.exists() else "", seconds, boot_log)
+
+
+def kvm_usable(setup: Setup) -> bool:
+    """Whether a guest boots under KVM here: a short probe (a guest that runs `true`, with a
+    timeout), its verdict cached per kernel. NVME_VM_KVM=0 or 1 overrides. A nested guest can hang
+    at boot where /dev/kvm exists, so the device's presence alone is not enough."""
+    forced = os.environ.get("NVME_VM_KVM")
+    if forced in ("0", "1"):
+        return forced == "1"
+    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+        return False
+    verdict = CACHE / f"kvm-{setup.release}"
+    with contextlib.suppress(OSError):
+        return verdict.read_text().strip() == "yes"
+    spec = VmSpec(poll_queues=0)
+    with tempfile.TemporaryDirectory(prefix="nvme-vm-kvm-", dir=_work_root()) as tmp:
+        shared, images = _make_dirs(Path(tmp), spec)
+        try:
+            ok = _boot(setup, spec, shared, images, "true", timeout=KVM_PROBE_TIMEOUT,
+                       kvm=True).returncode == 0
+        except GuestFailed:
+            ok = False
+    with contextlib.suppress(OSError):
+        verdict.write_text("yes\n" if ok else "no\n")
+    return ok
+
+
+def _work_root() -> Path:
+    """Where VMs keep images and shared folders: the repository's tmp/ (on disk)."""
+    root = REPO / "tmp"
+    root.mkdir(exist_ok=True)
+    return root
+
+
+def _make_dirs(work: Path, spec: VmSpec) -> tuple[Path, Path]:
+    shared, images = work / "shared", work / "images"
+    shared.mkdir()
+    images.mkdir()
+    for c, n, name in image_names(spec):
+        with open(images / name, "wb") as img:  # sparse: reads of unwritten blocks give zeros
+            img.truncate(spec.controllers[c].namespaces[n].size_bytes)
+    return shared, images
+
+
+class Vm:
+    """A VM's images and shared folder; `run` boots it, runs one command and powers it off."""
+
+    def __init__(self, spec: VmSpec, work: Path, setup: Setup):
+        self.spec, self.work, self.setup = spec, work, setup
+        self.shared, self.images = _make_dirs(work, spec)
+        self.kvm = spec.kvm if spec.kvm is not None else kvm_usable(setup)
+        self.boots: list[float] = []  # seconds of each run, boot and power-off included
+
+    @property
+    def accelerator(self) -> str:
+        return "KVM" if self.kvm else "TCG (emulated CPU)"
+
+    def run(self, command: str, *, rwdirs=(), cwd: Path | None = None,
+            env: dict[str, str] | None = None, timeout: float = 600) -> VmResult:
+        """Boot, run `command` with bash in the guest (cwd: the shared folder unless given), and
+        return its exit code and output. GuestFailed when it reported none."""
+        result = _boot(self.setup, self.spec, self.shared, self.images, command, rwdirs=rwdirs,
+                       cwd=cwd, env=env, timeout=timeout, kvm=self.kvm)
+        self.boots.append(result.seconds)
+        return result
+
+
+@contextlib.contextmanager
+def nvme_vm(spec: VmSpec, *, root: Path = REPO, keep: Path | None = None):
+    """A Vm for the `with` block; its folder (images, shared) is removed at the end, or moved to
+    `keep` (the shared folder only) when given. Unavailable when this machine cannot run it."""
+    setup = locate(root)
+    work = Path(tempfile.mkdtemp(prefix="nvme-vm-", dir=_work_root()))
+    try:
+        yield Vm(spec, work, setup)
+    finally:
+        if keep is not None:
+            shutil.rmtree(keep, ignore_errors=True)
+            shutil.move(str(work / "shared"), keep)
+        shutil.rmtree(work, ignore_errors=True)
