@@ -233,6 +233,10 @@ _collect_block() {
         _collect_capture "$dir" lsblk-disk.json lsblk -J -b -O -d "/dev/$disk"
     fi
     _collect_sysfs "$dir" "$disk"
+    if [[ $disk =~ ^nvme[0-9]+n[0-9]+$ ]]; then
+        # the namespace's own identity: its LBA format in use, size, capacity and utilisation
+        _collect_capture "$dir" nvme-id-ns.json nvme id-ns "/dev/$disk" -o json
+    fi
     collect_health_raw "$dir" "/dev/$disk"
 }
 
@@ -302,7 +306,40 @@ collect_health_raw() {
     if [[ $disk == nvme* ]]; then
         _collect_capture "$dir" nvme-smart-log.json nvme smart-log "/dev/$disk" -o json
         _collect_capture "$dir" nvme-id-ctrl.json nvme id-ctrl "/dev/$disk" -o json
+        _collect_media_writes "$dir" "$disk"
     fi
+    return 0
+}
+
+# _collect_media_writes DIR DISK - what the drive wrote to its NAND, for the write amplification
+# (analysis/device/nand_writes.py): the OCP extended SMART log where the drive has it; else the
+# vendor's own log, chosen by the controller's PCI vendor id as Meta's CacheLib chooses the
+# plugin (text: its first line is the command). A drive with neither leaves their .err files.
+_collect_media_writes() {
+    local dir=$1 disk=$2 vendor
+    local -a cmd=()
+    _collect_capture "$dir" nvme-ocp-smart.json nvme ocp smart-add-log "/dev/$disk" -o json
+    [[ -e $dir/nvme-ocp-smart.err ]] || return 0
+    vendor=$(_collect_read "/sys/class/block/$disk/device/device/vendor") || vendor=""
+    case $vendor in
+        0x144d) cmd=(samsung vs-smart-add-log) ;;
+        0x1bb1) cmd=(seagate vs-smart-add-log) ;;
+        0x1b96 | 0x15b7) cmd=(wdc vs-smart-add-log) ;;
+        0x1179 | 0x1e0f) cmd=(toshiba vs-smart-add-log) ;;
+        0x14a4 | 0x1e95) cmd=(liteon vs-smart-add-log) ;;
+        0x8086) cmd=(intel smart-log-add) ;;
+        0x1c5c) cmd=(skhms vs-nand-stats) ;;
+        *)
+            printf 'no vendor log known for PCI vendor %s\n' "${vendor:-unknown}" >"$dir/nvme-vendor-log.err"
+            return 0
+            ;;
+    esac
+    _collect_capture "$dir" .vendor-log.txt nvme "${cmd[@]}" "/dev/$disk"
+    if [[ -e $dir/.vendor-log.txt ]]; then
+        { printf 'nvme %s /dev/%s\n' "${cmd[*]}" "$disk" && cat -- "$dir/.vendor-log.txt"; } >"$dir/nvme-vendor-log.txt"
+    fi
+    [[ ! -e $dir/.vendor-log.err ]] || mv -- "$dir/.vendor-log.err" "$dir/nvme-vendor-log.err"
+    rm -f -- "$dir/.vendor-log.txt" "$dir/.vendor-log.rc"
     return 0
 }
 

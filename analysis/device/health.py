@@ -20,6 +20,8 @@ import json
 import re
 from pathlib import Path
 
+from analysis.device.nand_writes import media_written
+
 NVME_DATA_UNIT_BYTES = 1000 * 512
 KELVIN_OFFSET = 273
 UNAVAILABLE = "unavailable on this device"
@@ -57,6 +59,8 @@ SUMMARY_KEYS = (
     "host_read_bytes",
     "host_written_bytes",
     "host_bytes_basis",
+    "media_written_bytes",
+    "media_bytes_basis",
     "media_errors",
     "error_log_entries",
     "power_on_hours",
@@ -117,6 +121,7 @@ _SMARTCTL_EXIT_BITS = {
 
 DELTA_KEYS = (
     "host_written_bytes",
+    "media_written_bytes",
     "host_read_bytes",
     "data_units_written",
     "data_units_read",
@@ -355,6 +360,7 @@ def health_summary(raw_dir) -> dict:
         for key, value in parse_nvme_id_ctrl(id_doc).items():
             out[key] = out[key] if out[key] is not None else value
     if nvme_doc:
+        out.update(media_written(raw))
         out.update(available=True, source="nvme smart-log", reason="")
     elif smart and smart["available"]:
         out.update(available=True, source="smartctl", reason="")
