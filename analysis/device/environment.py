@@ -21,6 +21,7 @@ from analysis.core import workspace
 from analysis.core.workspace import Workspace
 from analysis.device.health import UNAVAILABLE, health_summary
 from analysis.device.irq import device_irq_cpus, irq_warning
+from analysis.device.nvme_ns import describe_namespace, parse_nvme_id_ns
 
 # lsblk TYPE -> target type. zram and brd RAM disks call themselves "disk"; see _device_type.
 _LSBLK_TYPES = {
@@ -263,6 +264,8 @@ def build_target(raw: Path, health: dict) -> dict:
         "mounted": parse_mount(_json(raw, "findmnt.json")),
         # CPUs that took the drive's I/O interrupts (analysis.device.irq), None when not known
         "irq_cpus": device_irq_cpus(_text(raw, "interrupts.txt"), _text(raw, "disk.txt")),
+        # an NVMe namespace's LBA format in use, size and utilisation (nvme id-ns)
+        "namespace": parse_nvme_id_ns(_json(raw, "nvme-id-ns.json")),
     }
 
 
@@ -441,6 +444,7 @@ def _target_rows(t: dict) -> list[tuple[str, object]]:
         ("file size", _bytes(t.get("file_size_bytes"))),
         ("block size", f"logical {t.get('logical_block_size')} B, "
          f"physical {t.get('physical_block_size')} B" if t.get("logical_block_size") else None),
+        *describe_namespace(t.get("namespace")),
         ("scheduler", t.get("scheduler") or ("n/a (no queue/scheduler: bio-based device)"
                                              if t.get("device") else None)),
         ("rotational", {True: "yes", False: "no"}.get(t.get("rotational"))),
