@@ -189,3 +189,40 @@ check_writes_allowed() {
         die "$EXIT_UNSAFE" "${reason:-refusing to write to $TARGET_PATH}"
     fi
 }
+
+# target_disk_sysfs: the sysfs folder of the disk behind the target (a partition's whole disk,
+# the device holding a file), where queue/ lives; fails when there is none (tmpfs, overlay).
+target_disk_sysfs() {
+    local dev sys
+    if [[ -b $TARGET_PATH ]]; then
+        dev=$(stat -L -c '%Hr:%Lr' -- "$TARGET_PATH" 2>/dev/null) || return 1
+    else
+        dev=$(stat -L -c '%Hd:%Ld' -- "$TARGET_PATH" 2>/dev/null) || return 1
+    fi
+    sys=$(readlink -f "/sys/dev/block/$dev" 2>/dev/null) || return 1
+    [[ ! -e $sys/partition ]] || sys=${sys%/*}
+    [[ -d $sys/queue ]] || return 1
+    printf '%s\n' "$sys"
+}
+
+# A block device takes direct I/O only in whole logical blocks, at offsets that are whole blocks:
+# fio would otherwise start, and fail each such job with EINVAL (error 22) after the plan and the
+# prefill. So every case's block size and the region are checked before anything runs.
+check_io_alignment() {
+    [[ $TARGET_KIND == block ]] || return 0
+    local sys lbs i bs one bad=()
+    sys=$(target_disk_sysfs) && lbs=$(<"$sys/queue/logical_block_size") || return 0
+    ((lbs > 512)) || return 0
+    for i in "${!CASE_NAMES[@]}"; do
+        bs=$(case_option "$i" bs)
+        for one in ${bs//[,:\/]/ }; do
+            [[ $one == [0-9]* ]] || continue
+            (($(size_bytes "$one") % lbs == 0)) || bad+=("${CASE_NAMES[$i]} (bs=$bs)")
+        done
+    done
+    if ((${#bad[@]})); then
+        die "$EXIT_USAGE" "$TARGET_PATH has $lbs-byte logical blocks: direct I/O must be whole blocks, and ${#bad[@]} case(s) are not: ${bad[*]}; use block sizes that are multiples of $lbs B (e.g. --bs 4k)"
+    fi
+    ((REGION_BYTES % lbs == 0)) ||
+        die "$EXIT_USAGE" "$TARGET_PATH has $lbs-byte logical blocks: the region (--size, $REGION_BYTES bytes) is not a whole number of them; give a size that is a multiple of $lbs B"
+}

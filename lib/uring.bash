@@ -45,15 +45,8 @@ uring_defaults_why() { # why fio's defaults are kept without probing
 # The block device behind the target (a partition's whole disk; the device holding a file):
 # its queue/io_poll, 1 when it has poll queues; 0 when it has none or is unknown (tmpfs).
 target_io_poll() {
-    local dev sys
-    if [[ -b $TARGET_PATH ]]; then
-        dev=$(stat -L -c '%Hr:%Lr' -- "$TARGET_PATH" 2>/dev/null) || { echo 0 && return 0; }
-    else
-        dev=$(stat -L -c '%Hd:%Ld' -- "$TARGET_PATH" 2>/dev/null) || { echo 0 && return 0; }
-    fi
-    sys=$(readlink -f "/sys/dev/block/$dev" 2>/dev/null) || { echo 0 && return 0; }
-    [[ ! -e $sys/partition ]] || sys=${sys%/*}
-    if [[ -r $sys/queue/io_poll ]]; then cat -- "$sys/queue/io_poll"; else echo 0; fi
+    local sys
+    if sys=$(target_disk_sysfs) && [[ -r $sys/queue/io_poll ]]; then cat -- "$sys/queue/io_poll"; else echo 0; fi
 }
 
 sqpoll_fits() { # JOBS: a CPU of its own for each job and its polling thread, and one spare

@@ -174,11 +174,12 @@ def tree_digest(root: Path) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def loop_device(backing: Path, size_mb: int = 96, fill: bool = True):
+def loop_device(backing: Path, size_mb: int = 96, fill: bool = True, sector_size: int = 512):
     """A loop device over a file of random data (direct I/O on), detached afterwards."""
     with open(backing, "wb") as f:
         f.writelines(os.urandom(1 << 20) if fill else bytes(1 << 20) for _ in range(size_mb))
-    dev = subprocess.run(["losetup", "-f", "--show", "--direct-io=on", str(backing)],
+    sectors = [] if sector_size == 512 else ["--sector-size", str(sector_size)]
+    dev = subprocess.run(["losetup", "-f", "--show", "--direct-io=on", *sectors, str(backing)],
                          capture_output=True, text=True, check=True).stdout.strip()
     try:
         yield dev
