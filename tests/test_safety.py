@@ -136,3 +136,14 @@ def test_safety_module_refuses_the_root_disk():
     from analysis.device.safety import Refusal, check_write
     with pytest.raises(Refusal, match="holds /, the running system"):
         check_write(root_source, root_source)
+
+
+def test_a_mounted_partition_refuses_writes_to_its_disk_and_to_the_other_partition(toolkit):
+    from tests.test_drive_state import partitioned_loop
+    with partitioned_loop(toolkit / "tmp", 16, 48) as (disk, p1, p2):
+        mkfs_ext4(p2)
+        with mounted(p2, toolkit / "tmp" / "mnt") as where, frozen(where):
+            err = refused(toolkit, p1, "--destroy", p1)
+            assert f"{p2} (another partition of its disk) is mounted at {where}" in err
+            err = refused(toolkit, disk, "--destroy", disk)
+            assert f"{p2} (a partition on it) is mounted at {where}" in err

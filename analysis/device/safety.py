@@ -1,7 +1,8 @@
 """Safety interlocks before writing to a block device.
 
 The device may hold someone's data. Before any write the scripts ask this module about the
-resolved device, its parent disk and its partitions. It refuses when any of them is mounted, is
+resolved device, its parent disk, its partitions and its parent disk's other partitions. It
+refuses when any of them is mounted, is
 swap, has holders (LVM, md, dm) or carries /, /boot or /boot/efi; nothing overrides that. It also
 refuses unless `destroy` names that same device: a missing signature proves nothing (a plain
 dm-crypt volume, a raw database volume or a fresh namespace shows none), so only the user's own
@@ -38,9 +39,13 @@ class Family:
     maj_min: str
     parent: str | None  # kernel name of the parent disk, for a partition
     children: list[str] = field(default_factory=list)  # partitions and stacked devices
+    # The parent disk's other partitions (and what is stacked on them): a disk with a partition
+    # mounted or held is a disk in use, and the wrong one of its partitions is one digit away.
+    siblings: list[str] = field(default_factory=list)
 
     def members(self) -> list[str]:
-        return [self.device, *([self.parent] if self.parent else []), *self.children]
+        return [self.device, *([self.parent] if self.parent else []), *self.children,
+                *self.siblings]
 
 
 def _run_json(argv: list[str]) -> dict:
@@ -66,12 +71,18 @@ def family_of(path: str) -> Family:
     tree = _run_json(["lsblk", "-J", "-o", cols, path])["blockdevices"]
     top = tree[0]
     children = [n["kname"] for n in _walk(top.get("children") or [])]
+    siblings = []
+    if top.get("pkname"):
+        disk = _run_json(["lsblk", "-J", "-o", cols, f"/dev/{top['pkname']}"])["blockdevices"][0]
+        siblings = [n["kname"] for n in _walk(disk.get("children") or [])
+                    if n["kname"] not in (top["kname"], *children)]
     return Family(
         device=top["kname"],
         path=top.get("path") or path,
         maj_min=top["maj:min"],
         parent=top.get("pkname"),
         children=children,
+        siblings=list(dict.fromkeys(siblings)),
     )
 
 
@@ -129,8 +140,9 @@ def in_use_reasons(family: Family) -> list[str]:
     swaps = swap_devices()
     reasons = []
     for kname in family.members():
-        role = "" if kname == family.device else (
-            " (its parent disk)" if kname == family.parent else " (a partition on it)")
+        role = ("" if kname == family.device else " (its parent disk)"
+                if kname == family.parent else " (a partition on it)"
+                if kname in family.children else " (another partition of its disk)")
         points = mounts.get(kname, []) + mounts.get(maj_min_of(kname), [])
         for point in dict.fromkeys(points):
             if point in CRITICAL_MOUNTS:
