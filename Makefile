@@ -18,7 +18,7 @@ SHELL_FILES := env.bash report.bash serve.bash $(SECTION_SCRIPTS) lib/*.bash .ci
 	bench/analysis bench/fidelity tools/nvme_vm/setup.bash
 
 .PHONY: report env compare history $(SECTION_IDS) $(SECTION_ALIASES) analysis sample-report \
-	test test-fast lint docs clean help
+	demo test test-fast lint docs clean help
 
 help:
 	@echo "make report    §1 env, every section, then out/report.md and .html (default target)"
@@ -30,7 +30,9 @@ help:
 	@echo "make history [DEVICE=SERIAL] [SINCE=YYYY-MM-DD]   every drive's headlines over its runs,"
 	@echo "               step changes found: out/history.md (HISTORY=file or postgresql://...)"
 	@echo "make analysis  redraw all tables, figures and snippets from results/ (no device I/O)"
-	@echo "make sample-report   regenerate docs/sample/ (a quick report on the default target)"
+	@echo "make demo      the quick report on an emulated NVMe drive in a VM (no spare drive needed;"
+	@echo "               sudo bash env.bash --nvme-vm once): out/demo/report.md"
+	@echo "make sample-report   regenerate docs/sample/ (the demo's quick report, into results/sample)"
 	@echo "make test      shellcheck, ruff and the test suite (needs root for loop devices)"
 	@echo "make test-fast the unit tests only (no script runs, no devices): about 80 s"
 	@echo "make docs      regenerate docs/options.md from lib/options.tsv"
@@ -68,16 +70,24 @@ history:
 analysis:
 	$(PYTHON) -m analysis all
 
-# docs/sample/: a real quick report on the default target (tmp/target.img), run into its own
-# tree results/sample (started afresh: it is the sample's, nobody else's). Its results tree is
+# The quick report on an emulated NVMe drive with a write cache that fills: QEMU's NVMe controller
+# in a small VM (tools/nvme_vm/demo.py, docs/nvme-vm.md), so every section, §1's NVMe identity and
+# §6's cliff show with no spare drive and nothing at risk. Results in results/demo, the report in
+# out/demo/. Needs root and `sudo bash env.bash --nvme-vm` once.
+demo:
+	$(PYTHON) -m tools.nvme_vm.demo --results results/demo
+
+# docs/sample/: the demo's quick report on the emulated NVMe drive, run into its own tree
+# results/sample (started afresh: it is the sample's, nobody else's). Its results tree is
 # committed as docs/sample/results and the report drawn from it with its figures and a line
 # saying what it ran on (the git revision is recorded before the run); a test draws it again
-# and compares. After a change to the analysis only: python -m analysis.report.sample --render. A clean environment: no TARGET, HOSTS or
-# section setting of the caller's changes the experiment. 15-25 minutes of disk load.
+# and compares. After a change to the analysis only: python -m analysis.report.sample --render.
+# The guest runs each section with a clean environment: no TARGET, HOSTS or section setting of the
+# caller's changes the experiment.
 sample-report:
 	rm -rf results/sample tables/sample figs/sample out/sample
 	$(PYTHON) -m analysis.report.sample --stamp --results results/sample
-	env -i PATH="$$PATH" HOME="$$HOME" bash report.bash --profile quick --results results/sample
+	$(PYTHON) -m tools.nvme_vm.demo --results results/sample
 	$(PYTHON) -m analysis.report.sample --results results/sample --dest docs/sample
 
 # Two workers, a file each at a time (module-scoped runs stay shared within a file): most tests wait
@@ -85,7 +95,7 @@ sample-report:
 PYTEST := $(PYTHON) -m pytest -q -n 2 --dist loadfile
 
 test: lint
-	$(PYTEST) --durations=15 tests
+	$(PYTEST) -rs --durations=15 tests
 
 # The tests that run no script and touch no device (markers set in tests/conftest.py).
 test-fast:

@@ -4,7 +4,7 @@
     sudo .venv/bin/python -m tools.nvme_vm run --size 1G --lba 4096 --write-cache 200,20,5 \\
         --rwdir "$PWD" -- bash qd1_test.bash --target /dev/nvme0n1 --destroy /dev/nvme0n1
 
-`run` prints the command's stdout and stderr and exits with its exit code (the guest sees the
+`run` prints the command's stdout and stderr as they come and exits with its exit code (the guest sees the
 host's root read-only, so a toolkit that writes its results must be a --rwdir). 125: the nvme
 driver did not load; 3: the VM could not run here (the reason on stderr); 4: the guest reported
 no exit code (its console's last lines on stderr). Ctrl-C stops the VM and exits 130.
@@ -91,9 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(signal.SIGTERM, _raise_interrupt)
         with nvme_vm(_spec(ns), keep=ns.keep) as vm:
             result = vm.run(shlex.join(command), rwdirs=ns.rwdir, cwd=ns.cwd,
-                            timeout=ns.timeout)
-        sys.stdout.write(result.stdout)
-        sys.stderr.write(result.stderr)
+                            timeout=ns.timeout, follow=True)
         print(f"nvme-vm: {vm.accelerator}, {result.seconds:.1f} s from start to power-off",
               file=sys.stderr)
         return result.returncode

@@ -22,6 +22,7 @@ import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ SETUP_HINT = "sudo bash env.bash --nvme-vm"
 # live in sbin.
 GUEST_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 KVM_PROBE_TIMEOUT = 60
+MPL_CACHE = CACHE / "matplotlib"
 
 
 class Unavailable(RuntimeError):
@@ -102,7 +104,8 @@ def _vng_command(setup: Setup, spec: VmSpec, shared: Path, images: Path, rwdirs,
     cmd = [str(setup.vng), "-v", "-r", str(setup.vmlinuz), "--force-9p",
            "--cpus", str(spec.cpus), "--memory", f"{spec.memory_mib}M", *numa_options(spec),
            "--rwdir", str(shared)]
-    for path in rwdirs:
+    MPL_CACHE.mkdir(parents=True, exist_ok=True)
+    for path in (MPL_CACHE, *rwdirs):
         cmd += ["--rwdir", str(path)]
     if not kvm:
         cmd.append("--disable-kvm")
@@ -121,6 +124,9 @@ def _guest_script(spec: VmSpec, shared: Path, command: str, cwd: Path | None,
 # Written by tools/nvme_vm/vm.py; runs inside the guest.
 shared={shlex.quote(str(shared))}
 export PATH={GUEST_PATH}
+# the host's root is read-only here: matplotlib's font cache is the one setup.bash built (a
+# shared folder), which matplotlib would otherwise build anew in each guest (a minute under TCG)
+export MPLCONFIGDIR={shlex.quote(str(MPL_CACHE))}
 exec >"$shared/stdout" 2>"$shared/stderr"
 if ! modprobe nvme poll_queues={spec.poll_queues}; then
     echo "nvme-vm: modprobe nvme failed" >&2
@@ -158,9 +164,31 @@ def _stop(proc: subprocess.Popen) -> None:
             continue
 
 
+def _wait(proc: subprocess.Popen, timeout: float, follow: Path | None) -> None:
+    """Until the VM ends or `timeout` passes; with `follow`, the guest's stdout and stderr (in
+    that shared folder) are copied to ours as they grow, for a long run's progress."""
+    deadline = time.monotonic() + timeout
+    offsets = {"stdout": 0, "stderr": 0}
+    while time.monotonic() < deadline:
+        try:
+            proc.wait(timeout=0.5)
+            ended = True
+        except subprocess.TimeoutExpired:
+            ended = False
+        for name, stream in (("stdout", sys.stdout), ("stderr", sys.stderr)) if follow else ():
+            with contextlib.suppress(OSError), open(follow / name, "rb") as f:
+                f.seek(offsets[name])
+                chunk = f.read()
+                offsets[name] += len(chunk)
+                stream.write(chunk.decode(errors="replace"))
+                stream.flush()
+        if ended:
+            return
+
+
 def _boot(setup: Setup, spec: VmSpec, shared: Path, images: Path, command: str, *, rwdirs=(),
           cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 600,
-          kvm: bool = False) -> VmResult:
+          kvm: bool = False, follow: bool = False) -> VmResult:
     for name in ("rc", "stdout", "stderr"):
         (shared / name).unlink(missing_ok=True)
     (shared / "command.sh").write_text(command + "\n")
@@ -175,9 +203,7 @@ def _boot(setup: Setup, spec: VmSpec, shared: Path, images: Path, command: str, 
                                 cwd=shared, env={**os.environ, "PATH": path},
                                 start_new_session=True)
         try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            pass
+            _wait(proc, timeout, shared if follow else None)
         finally:
             _stop(proc)
     seconds = time.monotonic() - start
@@ -248,11 +274,13 @@ class Vm:
         return "KVM" if self.kvm else "TCG (emulated CPU)"
 
     def run(self, command: str, *, rwdirs=(), cwd: Path | None = None,
-            env: dict[str, str] | None = None, timeout: float = 600) -> VmResult:
+            env: dict[str, str] | None = None, timeout: float = 600,
+            follow: bool = False) -> VmResult:
         """Boot, run `command` with bash in the guest (cwd: the shared folder unless given), and
-        return its exit code and output. GuestFailed when it reported none."""
+        return its exit code and output (`follow`: also copied to ours while it runs).
+        GuestFailed when it reported none."""
         result = _boot(self.setup, self.spec, self.shared, self.images, command, rwdirs=rwdirs,
-                       cwd=cwd, env=env, timeout=timeout, kvm=self.kvm)
+                       cwd=cwd, env=env, timeout=timeout, kvm=self.kvm, follow=follow)
         self.boots.append(result.seconds)
         return result
 

@@ -1,0 +1,339 @@
+"""The toolkit's NVMe paths on a real NVMe driver: QEMU's NVMe controllers in a VM (tools/nvme_vm).
+
+One boot runs every scenario in turn (tools/nvme_vm/scenarios.py), each writing into a private
+copy of the toolkit that the guest shares with the host; the tests then judge on the host what
+the guest left there. The guest has two controllers:
+
+- nvme0 (serial TKBURST01): namespace 1, 1 GiB of 512 B blocks behind QEMU's write throttle (a
+  write cache that fills: 200 MB/s until the bucket is full, then 20 MB/s); namespace 2, 256 MiB,
+  partitioned and mounted for the safety refusals. Its driver has one poll queue, then none.
+- nvme1 (serial TKWARN01): 512 MiB of 4 KiB blocks, critical warning 0x02 (temperature) set from
+  boot, behind a pxb-pcie bridge on guest NUMA node 1.
+
+Without QEMU, the guest kernel or virtme-ng (`sudo bash env.bash --nvme-vm` installs them) every
+test here is skipped with that reason. The boot and its scenarios take about 3-4 minutes under
+TCG (docs/nvme-vm.md); nothing else runs beside them (the tests' machine lock, exclusive).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests.toolkit import REPO, beside_others, make_copy, script_env
+from tools.nvme_vm import Controller, Namespace, VmSpec, WriteCache, available, nvme_vm
+from tools.nvme_vm.scenarios import Scenario, run_scenarios
+
+pytestmark = [pytest.mark.root, pytest.mark.e2e]
+
+CACHE = WriteCache(fast=200_000_000, slow=20_000_000, burst_s=5)
+SPEC = VmSpec(controllers=(
+    Controller(namespaces=(Namespace("1G", 512, CACHE), Namespace("256M", 512)),
+               serial="TKBURST01"),
+    Controller(namespaces=(Namespace("512M", 4096),), serial="TKWARN01", critical_warning=0x2,
+               numa_node=1),
+), cpus=2, memory_mib=2048, numa_nodes=2, poll_queues=1)
+GIB = 2**30
+TINY = "--profile quick --runtime 1 --ramp 0 --repeat 2 --no-host-ceiling --engine libaio " \
+       "--size 64M --state as-is"
+
+
+def _toolkit(tk: Path, script: str, args: str) -> str:
+    return f"bash {tk / script} {args}"
+
+
+# The sections leave their tables, figures and snippets to the host (TK_ANALYSIS_ELSEWHERE):
+# pandas and matplotlib under TCG take minutes where the host takes seconds.
+GUEST_ENV = {"TK_ANALYSIS_ELSEWHERE": "1"}
+HOST_ANALYSIS = (("wss_burst", "results/burst"), ("qd1", "results/qd1-4k"))
+
+
+def scenarios(tk: Path) -> list[Scenario]:
+    """Each scenario's command; rc-* files record the exit codes of commands that should fail."""
+    burst = ("--target /dev/nvme0n1 --destroy /dev/nvme0n1 --profile quick --size 512M "
+             "--no-prefill --state as-is --parts burst --duration 20 --no-host-ceiling "
+             "--engine libaio --results results/burst")
+    uring = ("--target /dev/nvme0n1 --destroy /dev/nvme0n1 --profile quick --runtime 1 --ramp 0 "
+             "--repeat 1 --no-host-ceiling --engine io_uring --uring-tuning on --size 64M "
+             "--state as-is --results results/")
+    # every write refused, each exit code kept; the namespace's bytes hashed before and after
+    safety = f"""set -u
+sfdisk -q /dev/nvme0n2 <<'EOF'
+label: gpt
+start=2048, size=100MiB
+size=100MiB
+EOF
+for _ in $(seq 50); do [[ -b /dev/nvme0n2p2 ]] && break; sleep 0.1; done
+mkfs.ext4 -q -F /dev/nvme0n2p2
+mkdir -p /tmp/mnt && mount /dev/nvme0n2p2 /tmp/mnt
+sha256sum </dev/nvme0n2 | cut -c1-64 >"$SCENARIO_DIR/sha-before"
+{_toolkit(tk, "qd1_test.bash", f"--target /dev/nvme0n2 --destroy /dev/nvme0n2 {TINY} --results results/safety-disk")} 2>"$SCENARIO_DIR/disk.err"; echo $? >"$SCENARIO_DIR/rc-disk"
+{_toolkit(tk, "qd1_test.bash", f"--target /dev/nvme0n2p1 --destroy /dev/nvme0n2p1 {TINY} --results results/safety-p1")} 2>"$SCENARIO_DIR/p1.err"; echo $? >"$SCENARIO_DIR/rc-p1"
+umount /tmp/mnt
+{_toolkit(tk, "qd1_test.bash", f"--target /dev/nvme0n2p2 {TINY} --results results/safety-sig")} 2>"$SCENARIO_DIR/sig.err"; echo $? >"$SCENARIO_DIR/rc-sig"
+sha256sum </dev/nvme0n2 | cut -c1-64 >"$SCENARIO_DIR/sha-after"
+"""
+    align = f"""{_toolkit(tk, "bs_sweep_test.bash", f"--target /dev/nvme1n1 --destroy /dev/nvme1n1 {TINY} --bs 512,4k --rw randread --results results/align-bs")} 2>"$SCENARIO_DIR/bs.err"; echo $? >"$SCENARIO_DIR/rc-bs"
+{_toolkit(tk, "mix_rw_test.bash", f"--target /dev/nvme1n1 --destroy /dev/nvme1n1 {TINY} --bs 512 --results results/align-mix")} 2>"$SCENARIO_DIR/mix.err"; echo $? >"$SCENARIO_DIR/rc-mix"
+"""
+    nopoll = f"""rmmod nvme && modprobe nvme poll_queues=0
+for _ in $(seq 100); do [[ -b /dev/nvme0n1 ]] && break; sleep 0.1; done
+cat /sys/block/nvme0n1/queue/io_poll >"$SCENARIO_DIR/io_poll"
+{_toolkit(tk, "qd1_test.bash", uring + "uring-nopoll")}
+"""
+    return [
+        # first: QEMU's write bucket is empty only after boot
+        Scenario("burst", _toolkit(tk, "wss_burst_test.bash", burst), timeout=300, cwd=tk,
+                 env=GUEST_ENV),
+        Scenario("env", f"""{_toolkit(tk, "env.bash", "--no-install --target /dev/nvme1n1 --results results/env")}
+nvme id-ctrl /dev/nvme1 -o json >"$SCENARIO_DIR/id-ctrl.json"
+nvme id-ns /dev/nvme1n1 -o json >"$SCENARIO_DIR/id-ns.json"
+cat /sys/class/nvme/nvme1/device/numa_node >"$SCENARIO_DIR/numa_node"
+cat /sys/devices/system/node/node1/cpulist >"$SCENARIO_DIR/node1_cpus"
+for c in /sys/class/nvme/nvme*; do echo "${{c##*/}} $(cat "$c/serial")"; done >"$SCENARIO_DIR/serials"
+""", timeout=180, cwd=tk, env=GUEST_ENV),
+        Scenario("align", align, timeout=120, cwd=tk, env=GUEST_ENV),
+        Scenario("qd1-4k", _toolkit(tk, "qd1_test.bash", f"--target /dev/nvme1n1 --destroy "
+                                    f"/dev/nvme1n1 {TINY} --results results/qd1-4k"),
+                 timeout=240, cwd=tk, env=GUEST_ENV),
+        Scenario("safety", safety, timeout=240, cwd=tk, env=GUEST_ENV),
+        Scenario("uring-poll", _toolkit(tk, "qd1_test.bash", uring + "uring-poll"), timeout=240,
+                 cwd=tk, env=GUEST_ENV),
+        Scenario("uring-nopoll", nopoll, timeout=240, cwd=tk, env=GUEST_ENV),
+    ]
+
+
+@pytest.fixture(scope="module")
+def guest():
+    """The toolkit copy and each scenario's result, after one boot of the VM."""
+    why = available()
+    if why:
+        pytest.skip(f"NVMe VM unavailable: {why}")
+    tk = make_copy()
+    try:
+        # nothing beside it: the guest's CPUs are emulated on the host's, and §6's rates with them
+        with beside_others(alone=True), nvme_vm(SPEC) as vm:
+            results = run_scenarios(vm, scenarios(tk), rwdirs=[tk])
+            print(f"NVMe VM: {vm.accelerator}, {vm.boots[0]:.0f} s boot to power-off; "
+                  + ", ".join(f"{n} {r.seconds or 0:.0f} s" for n, r in results.items()))
+            keep = {name: {f: p.read_bytes() for f, p in r.files.items()}
+                    for name, r in results.items()}
+        for section, tree in HOST_ANALYSIS:
+            subprocess.run([str(REPO / ".venv/bin/python"), "-m", "analysis", section,
+                            "--results", tree], cwd=tk, env=script_env(), capture_output=True,
+                           timeout=300, check=False)
+        yield tk, results, keep
+    finally:
+        shutil.rmtree(tk, ignore_errors=True)
+
+
+def _done(result) -> None:
+    assert result.returncode is not None, f"{result.name} never ran"
+
+
+def _json(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+# --- §1 ---------------------------------------------------------------------------------------
+def test_the_guest_has_the_controllers_it_was_given(guest):
+    _, _, keep = guest
+    assert keep["env"]["serials"].decode().split() == ["nvme0", "TKBURST01", "nvme1", "TKWARN01"]
+
+
+def test_section_1_names_controller_namespace_placement_and_interrupts(guest):
+    tk, results, keep = guest
+    _done(results["env"])
+    assert results["env"].returncode == 0, results["env"].stderr
+    env = _json(tk / "results" / "env" / "env.json")
+    ctrl = json.loads(keep["env"]["id-ctrl.json"])
+    ns = json.loads(keep["env"]["id-ns.json"])
+    target = env["target"]
+    # the controller, as nvme id-ctrl names it (space-padded there)
+    assert target["model"] == ctrl["mn"].strip() == "QEMU NVMe Ctrl"
+    assert target["serial"] == ctrl["sn"].strip() == "TKWARN01"
+    assert target["firmware"] == ctrl["fr"].strip()
+    # the namespace: 4 KiB blocks in use, its size and nuse, from nvme id-ns
+    space = target["namespace"]
+    lbaf = ns["lbafs"][ns["flbas"] & 0xF]
+    assert space["lba_data_bytes"] == 1 << lbaf["ds"] == 4096
+    assert space["lba_format"] == ns["flbas"] & 0xF
+    assert space["size_bytes"] == ns["nsze"] * 4096 == 512 * 2**20
+    assert space["used_bytes"] == ns["nuse"] * 4096
+    assert target["capacity_bytes"] == 512 * 2**20
+    assert target["logical_block_size"] == target["physical_block_size"] == 4096
+    # PCIe and NUMA placement: behind the pxb-pcie bridge on node 1
+    assert target["numa_node"] == int(keep["env"]["numa_node"]) == 1
+    assert target["pcie_link"]["pci_device"].startswith("0000:")
+    # the interrupts: CPUs that took nvme1's I/O queue vectors, out of the guest's 2
+    cpus, ncpus = target["irq_cpus"]
+    assert ncpus == 2 and cpus and set(cpus) <= {0, 1}
+    text = (tk / "out" / "env" / "env.txt").read_text()
+    for needle in ("QEMU NVMe Ctrl", "TKWARN01", "LBA format:", "4096 B data + 0 B metadata",
+                   "namespace use:", "NUMA node:", "interrupt CPUs:"):
+        assert needle in text, (needle, text)
+    print(text)
+
+
+def test_a_critical_warning_is_a_health_warning_in_section_1_and_the_report(guest):
+    tk, results, _ = guest
+    _done(results["env"])
+    env = _json(tk / "results" / "env" / "env.json")
+    assert env["health"]["critical_warning"] == 0x2
+    assert env["health"]["source"] == "nvme smart-log"
+    warning = ("the device reports NVMe critical warning 0x02 (temperature above or below "
+               "threshold)")
+    assert warning in env["warnings"]
+    # the report, drawn on the host from the guest's results tree
+    subprocess.run([str(REPO / ".venv/bin/python"), "-m", "analysis", "report", "--results",
+                    "results/env"], cwd=tk, env=script_env(), check=True, capture_output=True,
+                   timeout=120)
+    report = (tk / "out" / "env" / "report.md").read_text()
+    anomalies = report[report.index("Anomalies"):]
+    assert f"**Environment:** {warning}" in anomalies
+
+
+# --- safety -------------------------------------------------------------------------------------
+def test_safety_refusals_with_nvme_names(guest):
+    _, results, keep = guest
+    _done(results["safety"])
+    files = {k: v.decode() for k, v in keep["safety"].items()}
+    # nvme0n2p2 mounted: no write to the namespace nor to its other partition
+    assert files["rc-disk"].strip() == "3", files["disk.err"]
+    assert "nvme0n2p2" in files["disk.err"] and "mounted" in files["disk.err"]
+    assert files["rc-p1"].strip() == "3", files["p1.err"]
+    assert "nvme0n2p2" in files["p1.err"]
+    # unmounted, p2 still carries ext4: a write needs --destroy naming it
+    assert files["rc-sig"].strip() == "3", files["sig.err"]
+    assert "--destroy /dev/nvme0n2p2" in files["sig.err"]
+    assert files["sha-before"] == files["sha-after"] and len(files["sha-after"].strip()) == 64
+
+
+# --- a 4 KiB-sector namespace -------------------------------------------------------------------
+def test_4k_namespace_refuses_512_byte_io_before_fio(guest):
+    tk, results, keep = guest
+    _done(results["align"])
+    files = {k: v.decode() for k, v in keep["align"].items()}
+    for name, section in (("bs", "bs_sweep"), ("mix", "mix_rw")):
+        assert files[f"rc-{name}"].strip() == "2", files[f"{name}.err"]
+        assert "4096-byte logical blocks" in files[f"{name}.err"]
+        assert "bs=512" in files[f"{name}.err"]
+        # refused before anything ran: no repetition, no manifest
+        assert not list((tk / "results" / f"align-{name}").rglob("*.json"))
+
+
+def test_section_2_runs_on_the_4k_namespace(guest):
+    tk, results, _ = guest
+    _done(results["qd1-4k"])
+    assert results["qd1-4k"].returncode == 0, results["qd1-4k"].stderr[-3000:]
+    reps = sorted((tk / "results" / "qd1-4k" / "qd1").glob("*/rep*.json"))
+    assert len(reps) == 8, reps  # 4 cases x 2 repetitions
+    for rep in reps:
+        job = _json(rep)["jobs"][0]
+        assert job["error"] == 0
+        assert int(job["job options"]["bs"].rstrip("k")) * 1024 % 4096 == 0
+        assert job["read"]["io_bytes"] + job["write"]["io_bytes"] > 0
+    text = (tk / "out" / "qd1-4k" / "section_2_qd1.md").read_text()
+    assert "QEMU NVMe Ctrl" in text
+
+
+# --- io_uring's polled queues -------------------------------------------------------------------
+def _uring_note(tk: Path, tree: str) -> str:
+    manifest = _json(tk / "results" / tree / "qd1" / "manifest.json")
+    return manifest["io_uring_note"]
+
+
+def test_hipri_is_probed_with_poll_queues_and_refused_without(guest):
+    tk, results, keep = guest
+    _done(results["uring-poll"])
+    _done(results["uring-nopoll"])
+    assert results["uring-poll"].returncode == 0, results["uring-poll"].stderr[-3000:]
+    note = _uring_note(tk, "uring-poll")
+    hipri = note[note.index("+hipri=1"):].split(";")[0]
+    assert hipri.rstrip(")").endswith(("kept", "dropped")), note
+    assert "hipri not tried" not in note
+    assert keep["uring-nopoll"]["io_poll"].decode().strip() == "0"
+    assert results["uring-nopoll"].returncode == 0, results["uring-nopoll"].stderr[-3000:]
+    note = _uring_note(tk, "uring-nopoll")
+    assert "+hipri" not in note and "hipri not tried: no poll queues" in note
+
+
+# --- §6 on a write cache that fills -------------------------------------------------------------
+def test_section_6_finds_the_cliff_and_the_cache_of_qemus_throttle(guest):
+    tk, results, _ = guest
+    _done(results["burst"])
+    assert results["burst"].returncode == 0, results["burst"].stderr[-3000:]
+    facts = _json(tk / "tables" / "burst" / "wss_burst_facts.json")
+    head = {h["kind"]: h for h in facts["headlines"]}
+    # QEMU's bucket: fast x burst_s bytes, filling at fast - slow while writing at fast
+    assert head["slc_cache"]["unit"] == "GiB"
+    cache = head["slc_cache"]["value"] * GIB
+    assert cache == pytest.approx(CACHE.cache_bytes, rel=0.15), (cache, CACHE.cache_bytes)
+    assert head["steady_state"]["unit"] == "MB/s"
+    assert head["steady_state"]["value"] * 1e6 == pytest.approx(CACHE.slow, rel=0.15)
+    text = (tk / "out" / "burst" / "section_6_wss_burst.md").read_text()
+    assert "QEMU NVMe Ctrl" in text
+    # QEMU reports no NAND writes: the write amplification says so, never a number
+    assert "**Write amplification:** not known: the drive reports no NAND writes" in text
+    print(f"cache {cache / 1e6:,.0f} MB against QEMU's {CACHE.cache_bytes / 1e6:,.0f} MB; steady "
+          f"{head['steady_state']['value']} MB/s against {CACHE.slow / 1e6:g}")
+
+
+def test_the_health_samples_come_from_the_live_smart_log(guest):
+    tk, results, _ = guest
+    _done(results["burst"])
+    health = next((tk / "results" / "burst" / "wss_burst").glob("burst-*/health"))
+    samples = [json.loads(line) for line in (health / "samples.jsonl").read_text().splitlines()]
+    assert len(samples) >= 3, samples
+    assert {s["source"] for s in samples} == {"nvme"}
+    assert {s["doc"]["temperature"] for s in samples} == {323}  # QEMU's controller: 323 K
+    table = pd.read_csv(health / "samples.csv")
+    assert len(table) == len(samples) and set(table.temperature_c) == {50}
+    assert (health / "first" / "nvme-smart-log.json").exists()
+    assert (health / "last" / "nvme-smart-log.json").exists()
+
+
+def test_no_vm_is_left_behind(guest):
+    left = subprocess.run(["pgrep", "-f", "qemu-system-x86_64.*nvme-vm-"], capture_output=True,
+                          text=True, check=False)
+    assert left.stdout == ""
+    assert not list((REPO / "tmp").glob("nvme-vm-*"))
+
+
+@pytest.mark.alone
+def test_ctrl_c_stops_the_vm_and_leaves_nothing(guest):
+    """The CLI interrupted while its guest runs: exit 130, QEMU gone, the VM's folder removed."""
+    before = set((REPO / "tmp").glob("nvme-vm-*"))
+    proc = subprocess.Popen([str(REPO / ".venv/bin/python"), "-m", "tools.nvme_vm", "run",
+                             "--size", "64M", "--", "sleep", "600"], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:  # until QEMU runs this VM's images
+            made = set((REPO / "tmp").glob("nvme-vm-*")) - before
+            if made and _qemu_of(made.pop()):
+                break
+            time.sleep(0.5)
+        else:
+            pytest.fail("QEMU never started")
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert "interrupted; the VM was stopped" in err
+    assert set((REPO / "tmp").glob("nvme-vm-*")) == before
+    assert not subprocess.run(["pgrep", "-f", "qemu-system-x86_64.*nvme-vm-"],
+                              capture_output=True, check=False).stdout
+
+
+def _qemu_of(work: Path) -> bool:
+    return bool(subprocess.run(["pgrep", "-f", f"qemu-system-x86_64.*{work.name}"],
+                               capture_output=True, check=False).stdout)
