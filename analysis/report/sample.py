@@ -1,7 +1,8 @@
 """docs/sample/: the committed sample report, copied out of a real run's results tree.
 
 `make sample-report` first records the git revision in the dedicated tree results/sample
-(`--stamp`), runs `report.bash --profile quick` into that tree on the default target, then calls
+(`--stamp`), runs the quick report into that tree on make demo's emulated NVMe drive
+(tools/nvme_vm/demo.py, which records the drive in nvme-vm.json), then calls
 this module again, which copies out/sample/report.md to docs/sample/report.md with a line saying
 what it was run on (the run's own env.json and the recorded revision), and copies every figure
 the report links into docs/sample/figs/, rewriting the links so they resolve from docs/sample/.
@@ -38,6 +39,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIGS = "figs"  # the figures' folder under the destination
 REVISION = "revision.txt"  # in the results tree: the git revision the sample was measured at
 TREE = "results"  # the committed results tree, under the destination
+VM_RECORD = "nvme-vm.json"  # in the results tree of a run on the emulated NVMe drive (make demo)
 # Not committed: the run history's database (binary, and a first run has no history to show).
 NOT_COMMITTED = ("history.sqlite*", "*.partial", "__pycache__")
 # A markdown link or image whose target is a relative path: ](path) or ](path "title").
@@ -69,6 +71,24 @@ def relink(report: str, report_dir: Path, figs_dir: Path) -> Sample:
         return f"]({figures[source]}{m.group(2)})"
 
     return Sample(LINK.sub(rewrite, report), figures)
+
+
+def emulated_provenance(env: dict, revision: str, vm: dict) -> str:
+    """The paragraph for a sample made on the emulated NVMe drive (make demo's VM, whose settings
+    the results tree records in nvme-vm.json)."""
+    cache = vm.get("write_cache") or {}
+    machine = ", ".join(str(p) for p in (
+        (env.get("cpu") or {}).get("model"), env.get("distribution")) if p)
+    started = env.get("collected_at") or "at an unrecorded time"
+    return (f"> **Sample report**, made by `make sample-report`: the quick report of `make demo` "
+            f"on an **emulated NVMe drive**, {vm.get('device')} of QEMU's NVMe controller in a "
+            f"small VM (docs/nvme-vm.md), started {started} at git revision `{revision}`. QEMU's write throttle gives it a write cache "
+            f"that fills: {cache.get('fast_Bps', 0) / 1e6:g} MB/s until about "
+            f"{cache.get('cache_bytes', 0) / 1e9:.2f} GB are written, then "
+            f"{cache.get('slow_Bps', 0) / 1e6:g} MB/s. **The speeds are an emulator's, not an "
+            f"SSD's**: every I/O is QEMU's work on the host's CPUs ({machine or 'unknown'}), and "
+            "the sample shows what a report looks like, with an NVMe identity, its health and a "
+            "real write-cache cliff in §6. §1 below has the full environment of the guest.\n\n")
 
 
 def provenance(env: dict, revision: str) -> str:
@@ -124,13 +144,16 @@ def write_sample(ws: Workspace, dest: Path) -> list[Path]:
             raise SampleError(f"{needed} is missing; run 'make sample-report', which makes it")
     sample = relink(report.read_text(), report.parent, ws.path("figs/x").parent)
     env = json.loads(env_json.read_text())
+    vm = ws.results / VM_RECORD
+    intro = (emulated_provenance(env, rev.read_text().strip(), json.loads(vm.read_text()))
+             if vm.is_file() else provenance(env, rev.read_text().strip()))
     shutil.rmtree(dest / FIGS, ignore_errors=True)  # figures of an earlier sample must not linger
     written = []
     for source, rel in sample.figures.items():
         (dest / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, dest / rel)
         written.append(dest / rel)
-    (dest / "report.md").write_text(provenance(env, rev.read_text().strip()) + sample.text)
+    (dest / "report.md").write_text(intro + sample.text)
     return [dest / "report.md", *written]
 
 
