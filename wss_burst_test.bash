@@ -196,12 +196,16 @@ section_prepare() {
     local marker="$RESULTS_DIR/precondition.done"
     [[ -n $PRECONDITION && ! -e $marker ]] || return 0
     still_safe_to_write
+    # the drive's counters around it: its write amplification (analysis/device/nand_writes.py)
+    rm -rf -- "$RESULTS_DIR/precondition-health"
+    collect_health_raw "$RESULTS_DIR/precondition-health/before" "$TARGET_PATH" || true
     run_fio "$RESULTS_DIR/precondition.stderr" --name=precondition \
         --filename="$(fio_filename "$TARGET_PATH")" --rw=write --bs=128k --iodepth=32 \
         --ioengine="$ENGINE_DEEP" --direct="$DIRECT" --loops=2 --refill_buffers=1 \
         --output-format=json --output="$RESULTS_DIR/precondition.json" ||
         die "$EXIT_FAIL" "preconditioning failed (see $RESULTS_DIR/precondition.stderr)"
     LAST_WRITE_END_MS=$(now_ms)
+    collect_health_raw "$RESULTS_DIR/precondition-health/after" "$TARGET_PATH" || true
     printf 'device %s written twice sequentially at %(%F %T)T\n' "$TARGET_PATH" -1 >"$marker"
     cp -- "$marker" "$RESULTS_DIR/prefill.done"
 }
@@ -241,9 +245,12 @@ section_before_repetition() {
 section_after_repetition() {
     LAST_WRITE_END_MS=$(now_ms)
     [[ ${CASE_NAMES[$1]} == burst-* ]] || return 0
-    health_sampler_stop
-    # The samples as a CSV beside the logs, on fio's time axis (empty where unavailable).
     local dir="$RESULTS_DIR/${CASE_NAMES[$1]}"
+    health_sampler_stop
+    # the counters right after the burst; the sampler's first capture is right before it
+    rm -rf -- "$dir/health/last"
+    collect_health_raw "$dir/health/last" "$TARGET_PATH" || true
+    # The samples as a CSV beside the logs, on fio's time axis (empty where unavailable).
     tk_python health-log "$dir/health" --start "$(<"$dir/rep$2.start")" \
         --csv "$dir/health/samples.csv" 2>/dev/null || warn "could not write $dir/health/samples.csv"
 }

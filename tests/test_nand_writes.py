@@ -74,7 +74,7 @@ def test_counters_past_2_to_the_53_stay_exact():
 def _capture(tmp: Path, smart_units: int, ocp_lo: int | None) -> Path:
     """A health capture as lib/collect.bash leaves it: a recorded nvme-cli smart-log with its
     data units set, and the OCP log (or its .err, as a drive without it leaves)."""
-    tmp.mkdir()
+    tmp.mkdir(parents=True)
     doc = json.loads((HEALTH / "nvme-smart-log-v2.11.json").read_text())
     doc["data_units_written"] = smart_units
     (tmp / "nvme-smart-log.json").write_text(json.dumps(doc))
@@ -118,3 +118,29 @@ def test_a_vendor_log_capture_is_read_when_there_is_no_ocp_log(tmp_path):
     got = media_written(raw)
     assert got["media_written_bytes"] == 7_547_837_550_166_016
     assert got["media_bytes_basis"] == "nvme intel smart-log-add /dev/nvme0n1 (intel)"
+
+
+def test_section_6_states_the_waf_of_each_span_or_why_not(tmp_path):
+    from analysis.sections.wss_burst import waf_findings
+    tree = tmp_path / "results"
+    section = tree / "wss_burst"
+    units, lo = 21_210_849, 39_074_645_999_616
+    # §1, then the burst (2,000 data units from the host, 2.56 GB to the media: WAF 2.5), then
+    # the section's end (2,000 more, 5.12 GB more: 5.0 over the section, 3.75 over the run)
+    _capture(tree / "env-raw", units, lo)
+    _capture(section / "health" / "before", units, lo)
+    (section / "burst-write-128k" / "health").mkdir(parents=True)
+    _capture(section / "burst-write-128k" / "health" / "first", units, lo)
+    _capture(section / "burst-write-128k" / "health" / "last", units + 2000, lo + 2_560_000_000)
+    _capture(section / "health" / "after", units + 4000, lo + 7_680_000_000)
+    [text] = waf_findings(section, "burst-write-128k")
+    assert "the burst (burst-write-128k): 2.50 (2.56 GB to the media for 1.02 GB" in text
+    assert "this section: 3.75 (7.68 GB" in text
+    assert "the whole run (§1 to the end of this section): 3.75" in text
+    assert "preconditioning" not in text  # none ran
+    # a drive with health but no NAND counters: said once, plainly
+    plain = tmp_path / "plain" / "wss_burst"
+    _capture(plain / "health" / "before", 100, None)
+    _capture(plain / "health" / "after", 300, None)
+    [text] = waf_findings(plain, None)
+    assert text.startswith("**Write amplification:** not known: the drive reports no NAND writes")

@@ -23,6 +23,7 @@ import pandas as pd
 from analysis.core.stats import change, rep_stats
 from analysis.core.workspace import Workspace
 from analysis.device.health import THROTTLE_KEYS, UNAVAILABLE, health_delta, health_summary
+from analysis.device.nand_writes import describe, write_amplification
 from analysis.fio.job_options import time_option_s
 from analysis.fio.log_files import find_logs
 from analysis.fio.log_series import read_per_second, series_stats
@@ -306,6 +307,36 @@ def health_findings(results_dir: Path, cases: dict[str, Case], peak_c: float | N
     return [text]
 
 
+def waf_findings(results_dir: Path, burst_name: str | None) -> list[str]:
+    """The write amplification of the burst, the preconditioning, the section and the whole run
+    (from §1's capture to the section's end), each from the drive's counters captured around it;
+    one sentence saying why not when the drive reports health but no NAND writes."""
+    health = results_dir / "health"
+    spans = [(f"the burst ({burst_name})", results_dir / str(burst_name) / "health" / "first",
+              results_dir / str(burst_name) / "health" / "last"),
+             ("the preconditioning", results_dir / "precondition-health" / "before",
+              results_dir / "precondition-health" / "after"),
+             ("this section", health / "before", health / "after"),
+             ("the whole run (§1 to the end of this section)", results_dir.parent / "env-raw",
+              health / "after")]
+    parts = []
+    for what, first, last in spans:
+        if not (first.is_dir() and last.is_dir()):
+            continue
+        before, after = health_summary(first), health_summary(last)
+        if not (before["available"] and after["available"]):
+            continue  # no health at all: the health finding says why
+        result = write_amplification(before, after)
+        if result["waf"] is None and "reports no NAND writes" in result["reason"]:
+            return [(f"**Write amplification:** not known: {result['reason']}; only the host's "
+                     "writes are counted.")]
+        parts.append(describe(what, result))
+    if not parts:
+        return []
+    return [("**Write amplification** (NAND bytes / host bytes, both the drive's own counters): "
+             + "; ".join(parts) + ".")]
+
+
 # --- the section --------------------------------------------------------------------------------
 def produce(run: SectionRun) -> list[str]:
     manifest = read_manifest(run.results_dir)
@@ -357,6 +388,7 @@ def produce(run: SectionRun) -> list[str]:
         findings += compress_findings(compress, manifest.get("target_kind", ""))
 
     findings += health_findings(run.results_dir, cases, burst.peak_temperature_c if burst else None)
+    findings += waf_findings(run.results_dir, burst.name if burst else None)
     repeated = run.table[~run.table.case.str.startswith(("burst", recovery_part.PREFIX))]
     if not repeated.empty:
         findings.append(stability_finding(repeated, lambda r: r.case))
