@@ -72,13 +72,8 @@ job_stripes() { # INDEX
 # The NUMA node of the device behind the target (a block device, or the one holding a file):
 # the first numa_node file from its sysfs device up; empty when unknown (none, or -1).
 target_numa_node() {
-    local dev sys node=""
-    if [[ -b $TARGET_PATH ]]; then
-        dev=$(stat -L -c '%Hr:%Lr' -- "$TARGET_PATH" 2>/dev/null) || return 0
-    else
-        dev=$(stat -L -c '%Hd:%Ld' -- "$TARGET_PATH" 2>/dev/null) || return 0
-    fi
-    sys=$(readlink -f "/sys/dev/block/$dev" 2>/dev/null) || return 0
+    local sys node=""
+    sys=$(target_disk_sysfs) || return 0
     while [[ $sys == /sys/devices/* ]]; do
         if [[ -r $sys/numa_node ]]; then
             node=$(<"$sys/numa_node")
