@@ -74,12 +74,16 @@ EOF
 for _ in $(seq 50); do [[ -b /dev/nvme0n2p2 ]] && break; sleep 0.1; done
 mkfs.ext4 -q -F /dev/nvme0n2p2
 mkdir -p /tmp/mnt && mount /dev/nvme0n2p2 /tmp/mnt
-sha256sum </dev/nvme0n2 | cut -c1-64 >"$SCENARIO_DIR/sha-before"
+# the filesystem's own writes held back, so only a write to the device could change its bytes
+fsfreeze --freeze /tmp/mnt
+sha256sum </dev/nvme0n2 | cut -c1-64 >"$SCENARIO_DIR/sha-disk-before"
 {_toolkit(tk, "qd1_test.bash", f"--target /dev/nvme0n2 --destroy /dev/nvme0n2 {TINY} --results results/safety-disk")} 2>"$SCENARIO_DIR/disk.err"; echo $? >"$SCENARIO_DIR/rc-disk"
 {_toolkit(tk, "qd1_test.bash", f"--target /dev/nvme0n2p1 --destroy /dev/nvme0n2p1 {TINY} --results results/safety-p1")} 2>"$SCENARIO_DIR/p1.err"; echo $? >"$SCENARIO_DIR/rc-p1"
-umount /tmp/mnt
+sha256sum </dev/nvme0n2 | cut -c1-64 >"$SCENARIO_DIR/sha-disk-after"
+fsfreeze --unfreeze /tmp/mnt && umount /tmp/mnt
+sha256sum </dev/nvme0n2p2 | cut -c1-64 >"$SCENARIO_DIR/sha-p2-before"
 {_toolkit(tk, "qd1_test.bash", f"--target /dev/nvme0n2p2 {TINY} --results results/safety-sig")} 2>"$SCENARIO_DIR/sig.err"; echo $? >"$SCENARIO_DIR/rc-sig"
-sha256sum </dev/nvme0n2 | cut -c1-64 >"$SCENARIO_DIR/sha-after"
+sha256sum </dev/nvme0n2p2 | cut -c1-64 >"$SCENARIO_DIR/sha-p2-after"
 """
     align = f"""{_toolkit(tk, "bs_sweep_test.bash", f"--target /dev/nvme1n1 --destroy /dev/nvme1n1 {TINY} --bs 512,4k --rw randread --results results/align-bs")} 2>"$SCENARIO_DIR/bs.err"; echo $? >"$SCENARIO_DIR/rc-bs"
 {_toolkit(tk, "mix_rw_test.bash", f"--target /dev/nvme1n1 --destroy /dev/nvme1n1 {TINY} --bs 512 --results results/align-mix")} 2>"$SCENARIO_DIR/mix.err"; echo $? >"$SCENARIO_DIR/rc-mix"
@@ -87,7 +91,7 @@ sha256sum </dev/nvme0n2 | cut -c1-64 >"$SCENARIO_DIR/sha-after"
     nopoll = f"""rmmod nvme && modprobe nvme poll_queues=0
 for _ in $(seq 100); do [[ -b /dev/nvme1n1 ]] && break; sleep 0.1; done
 cat /sys/block/nvme1n1/queue/io_poll >"$SCENARIO_DIR/io_poll"
-{_toolkit(tk, "qd1_test.bash", uring + " --repeat 1 --results results/uring-nopoll")}
+{_toolkit(tk, "bs_sweep_test.bash", uring + " --bs 4k --rw randread --repeat 1 --results results/uring-nopoll")}
 """
     return [
         # first: QEMU's write bucket is empty only after boot
@@ -211,7 +215,9 @@ def test_safety_refusals_with_nvme_names(guest):
     # unmounted, p2 still carries ext4: a write needs --destroy naming it
     assert files["rc-sig"].strip() == "3", files["sig.err"]
     assert "--destroy /dev/nvme0n2p2" in files["sig.err"]
-    assert files["sha-before"] == files["sha-after"] and len(files["sha-after"].strip()) == 64
+    for part in ("disk", "p2"):
+        assert files[f"sha-{part}-before"] == files[f"sha-{part}-after"]
+        assert len(files[f"sha-{part}-after"].strip()) == 64
 
 
 # --- a 4 KiB-sector namespace -------------------------------------------------------------------
@@ -234,17 +240,19 @@ def test_section_2_runs_on_the_4k_namespace(guest):
     reps = sorted((tk / "results" / "qd1-4k" / "qd1").glob("*/rep*.json"))
     assert len(reps) == 8, reps  # 4 cases x 2 repetitions
     for rep in reps:
-        job = _json(rep)["jobs"][0]
-        assert job["error"] == 0 and job["job options"]["ioengine"] == "io_uring"
-        assert int(job["job options"]["bs"].rstrip("k")) * 1024 % 4096 == 0
+        doc = _json(rep)
+        job = doc["jobs"][0]
+        options = {**doc.get("global options", {}), **job["job options"]}
+        assert job["error"] == 0 and options["ioengine"] == "io_uring"
+        assert int(options["bs"].rstrip("k")) * 1024 % 4096 == 0
         assert job["read"]["io_bytes"] + job["write"]["io_bytes"] > 0
     text = (tk / "out" / "qd1-4k" / "section_2_qd1.md").read_text()
     assert "QEMU NVMe Ctrl" in text
 
 
 # --- io_uring's polled queues -------------------------------------------------------------------
-def _uring_note(tk: Path, tree: str) -> str:
-    manifest = _json(tk / "results" / tree / "qd1" / "manifest.json")
+def _uring_note(tk: Path, tree: str, section: str) -> str:
+    manifest = _json(tk / "results" / tree / section / "manifest.json")
     return manifest["io_uring_note"]
 
 
@@ -253,13 +261,13 @@ def test_hipri_is_probed_with_poll_queues_and_refused_without(guest):
     _done(results["qd1-4k"])
     _done(results["uring-nopoll"])
     assert results["qd1-4k"].returncode == 0, results["qd1-4k"].stderr[-3000:]
-    note = _uring_note(tk, "qd1-4k")
+    note = _uring_note(tk, "qd1-4k", "qd1")
     hipri = note[note.index("+hipri=1"):].split(";")[0]
     assert hipri.rstrip(")").endswith(("kept", "dropped")), note
     assert "hipri not tried" not in note
     assert keep["uring-nopoll"]["io_poll"].decode().strip() == "0"
     assert results["uring-nopoll"].returncode == 0, results["uring-nopoll"].stderr[-3000:]
-    note = _uring_note(tk, "uring-nopoll")
+    note = _uring_note(tk, "uring-nopoll", "bs_sweep")
     assert "+hipri" not in note and "hipri not tried: no poll queues" in note
 
 
