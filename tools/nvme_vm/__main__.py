@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import argparse
 import shlex
-import signal
 import sys
 from pathlib import Path
 
 from tools.nvme_vm.spec import Controller, Namespace, VmSpec, WriteCache
-from tools.nvme_vm.vm import GuestFailed, Unavailable, kvm_usable, locate, nvme_vm
+from tools.nvme_vm.vm import guarded, kvm_usable, locate, nvme_vm
 
 
 def _write_cache(text: str) -> WriteCache:
@@ -71,39 +70,27 @@ def _spec(ns: argparse.Namespace) -> VmSpec:
                   numa_nodes=nodes, poll_queues=ns.poll_queues)
 
 
-def _raise_interrupt(signum, frame):
-    raise KeyboardInterrupt
+def _run(ns: argparse.Namespace) -> int:
+    setup = locate()
+    if ns.verb == "check":
+        print(f"ready: kernel {setup.release}; "
+              f"{'KVM' if kvm_usable(setup) else 'TCG (no usable KVM here)'}")
+        return 0
+    command = ns.command[1:] if ns.command[:1] == ["--"] else ns.command
+    if not command:
+        print("run: no command (… run [options] -- COMMAND)", file=sys.stderr)
+        return 2
+    with nvme_vm(_spec(ns), keep=ns.keep) as vm:
+        result = vm.run(shlex.join(command), rwdirs=ns.rwdir, cwd=ns.cwd, timeout=ns.timeout,
+                        follow=True)
+    print(f"nvme-vm: {vm.accelerator}, {result.seconds:.1f} s from start to power-off",
+          file=sys.stderr)
+    return result.returncode
 
 
 def main(argv: list[str] | None = None) -> int:
     ns = _parser().parse_args(argv)
-    try:
-        setup = locate()
-        if ns.verb == "check":
-            print(f"ready: kernel {setup.release}; "
-                  f"{'KVM' if kvm_usable(setup) else 'TCG (no usable KVM here)'}")
-            return 0
-        command = ns.command[1:] if ns.command[:1] == ["--"] else ns.command
-        if not command:
-            print("run: no command (… run [options] -- COMMAND)", file=sys.stderr)
-            return 2
-        # SIGTERM as Ctrl-C: the VM is stopped in either case
-        signal.signal(signal.SIGTERM, _raise_interrupt)
-        with nvme_vm(_spec(ns), keep=ns.keep) as vm:
-            result = vm.run(shlex.join(command), rwdirs=ns.rwdir, cwd=ns.cwd,
-                            timeout=ns.timeout, follow=True)
-        print(f"nvme-vm: {vm.accelerator}, {result.seconds:.1f} s from start to power-off",
-              file=sys.stderr)
-        return result.returncode
-    except Unavailable as exc:
-        print(f"nvme-vm: cannot run here: {exc}", file=sys.stderr)
-        return 3
-    except GuestFailed as exc:
-        print(f"nvme-vm: {exc}", file=sys.stderr)
-        return 4
-    except KeyboardInterrupt:
-        print("nvme-vm: interrupted; the VM was stopped", file=sys.stderr)
-        return 130
+    return guarded("nvme-vm", lambda: _run(ns), unavailable=3, failed=4)
 
 
 if __name__ == "__main__":

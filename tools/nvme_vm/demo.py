@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
-import signal
 import subprocess
 import sys
 import time
@@ -26,7 +25,7 @@ from pathlib import Path
 
 from analysis.core.registry import read_sections
 from tools.nvme_vm.spec import Controller, Namespace, VmSpec, WriteCache
-from tools.nvme_vm.vm import REPO, GuestFailed, Unavailable, nvme_vm
+from tools.nvme_vm.vm import REPO, guarded, nvme_vm
 
 CACHE = WriteCache(fast=200_000_000, slow=20_000_000, burst_s=8)
 SPEC = VmSpec(controllers=(Controller(namespaces=(Namespace("2G", 512, CACHE),),
@@ -84,29 +83,14 @@ def run(results: Path) -> int:
     return result.returncode or drawn.returncode
 
 
-def _raise_interrupt(signum, frame):
-    raise KeyboardInterrupt
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.nvme_vm.demo", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--results", type=Path, default=Path("results/demo"),
                         help="results tree in this checkout (default results/demo)")
     args = parser.parse_args(argv)
-    signal.signal(signal.SIGTERM, _raise_interrupt)
-    try:
-        return run(args.results)
-    except Unavailable as exc:
-        print(f"demo: the NVMe VM cannot run here: {exc}", file=sys.stderr)
-        return 2
-    except GuestFailed as exc:
-        print(f"demo: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("demo: interrupted; the VM was stopped (finished repetitions are kept)",
-              file=sys.stderr)
-        return 130
+    # interrupted: the finished repetitions are kept, and the same command resumes
+    return guarded("demo", lambda: run(args.results), unavailable=2, failed=1)
 
 
 if __name__ == "__main__":

@@ -285,6 +285,28 @@ class Vm:
         return result
 
 
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def guarded(who: str, body, *, unavailable: int, failed: int) -> int:
+    """A command's body() -> exit code, with SIGTERM taken as Ctrl-C (the VM is stopped either
+    way: 130) and the VM's own failures said in one line: `unavailable` when it cannot run here,
+    `failed` when the guest reported no exit code."""
+    signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        return body()
+    except Unavailable as exc:
+        print(f"{who}: the NVMe VM cannot run here: {exc}", file=sys.stderr)
+        return unavailable
+    except GuestFailed as exc:
+        print(f"{who}: {exc}", file=sys.stderr)
+        return failed
+    except KeyboardInterrupt:
+        print(f"{who}: interrupted; the VM was stopped", file=sys.stderr)
+        return 130
+
+
 @contextlib.contextmanager
 def nvme_vm(spec: VmSpec, *, root: Path = REPO, keep: Path | None = None):
     """A Vm for the `with` block; its folder (images, shared) is removed at the end, or moved to
