@@ -64,10 +64,10 @@ def guest_script(results: str) -> str:
 def run(results: Path) -> int:
     rel = results.resolve().relative_to(REPO) if results.is_absolute() else results
     tree = REPO / rel
-    tree.mkdir(parents=True, exist_ok=True)
-    (tree / RECORD).write_text(json.dumps(describe(), indent=2) + "\n")
     start = time.monotonic()
     with nvme_vm(SPEC) as vm:
+        tree.mkdir(parents=True, exist_ok=True)
+        (tree / RECORD).write_text(json.dumps(describe(), indent=2) + "\n")
         print(f"demo: booting the NVMe VM ({vm.accelerator}) with {DEVICE}, a write cache of "
               f"{CACHE.cache_bytes / 1e9:.2f} GB at {CACHE.fast // 10**6} MB/s, then "
               f"{CACHE.slow // 10**6} MB/s", file=sys.stderr)
