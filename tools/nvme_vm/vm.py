@@ -294,6 +294,9 @@ def guarded(who: str, body, *, unavailable: int, failed: int) -> int:
     way: 130) and the VM's own failures said in one line: `unavailable` when it cannot run here,
     `failed` when the guest reported no exit code."""
     signal.signal(signal.SIGTERM, _raise_interrupt)
+    # A script's background job starts with SIGINT ignored, and Python then never raises
+    # KeyboardInterrupt: the VM is to stop on Ctrl-C however this was started.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         return body()
     except Unavailable as exc:
