@@ -111,3 +111,15 @@ def test_committed_sample_is_current(request, tmp_path):
     assert (tmp_path / "report.md").read_text() == (SAMPLE / "report.md").read_text()
     drawn = {p.name for p in (tmp_path / "figs").rglob("*.png")}
     assert drawn == {p.name for p in (SAMPLE / "figs").rglob("*.png")}
+
+
+def test_a_sample_on_the_emulated_nvme_drive_says_the_speeds_are_an_emulators():
+    from analysis.report.sample import emulated_provenance
+    from tools.nvme_vm.demo import describe
+    env = {"collected_at": "2026-11-26T01:00:00Z", "cpu": {"model": "QEMU TCG CPU"},
+           "distribution": "Debian GNU/Linux 12 (bookworm)"}
+    text = emulated_provenance(env, "abc123", describe())
+    assert "**emulated NVMe drive**, /dev/nvme0n1 of QEMU's NVMe controller" in text
+    assert "**The speeds are an emulator's, not an SSD's**" in text
+    assert "200 MB/s until about 1.78 GB are written, then 20 MB/s" in text
+    assert "at git revision `abc123`" in text
