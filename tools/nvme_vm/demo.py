@@ -5,7 +5,8 @@ The guest (tools/nvme_vm) has one QEMU NVMe controller with a 2 GiB namespace be
 throttle: 200 MB/s until 1.6 GB are in its bucket, then 20 MB/s (WriteCache: about 1.78 GB at the
 fast rate from empty, then the cliff). The guest runs §1 and every section on /dev/nvme0n1 in the
 quick profile, in the report's order; before §6 it idles until the bucket has drained (as a drive
-regains its cache while idle), so §6's burst starts on an empty cache whatever §2-§5 wrote. The
+regains its cache while idle), so §6's burst finds the cache used only by §6's own prefill of its
+region (1 GiB), not by what §2-§5 wrote. The
 tables, figures, snippets and the report are then drawn on the host (`python -m analysis all`),
 where Python is not emulated. Everything lands in this checkout (results/demo,
 out/demo/report.md), the guest writing it as root through the shared folder.
@@ -54,7 +55,7 @@ def guest_script(results: str) -> str:
     for section in read_sections().values():
         if section.id == "wss_burst":
             lines.append(f"echo \"demo: idling {drain_s} s: QEMU's write bucket drains at "
-                         f"{CACHE.slow // 10**6} MB/s, so the burst starts on an empty cache\" >&2")
+                         f"{CACHE.slow // 10**6} MB/s, so §6 finds no write of §2-§5 in it\" >&2")
             lines.append(f"sleep {drain_s}")
         lines.append(f"{clean} bash {section.script} {shlex.join(common)} || failed=1")
     lines.append("exit $failed")
