@@ -86,8 +86,8 @@ def emulated_provenance(env: dict, revision: str, vm: dict) -> str:
             f"QEMU's write throttle gives it a write cache that fills: from empty, "
             f"{cache.get('fast_Bps', 0) / 1e6:g} MB/s for about "
             f"{cache.get('cache_bytes', 0) / 1e9:.2f} GB, then {cache.get('slow_Bps', 0) / 1e6:g} "
-            f"MB/s, the rate at which it empties again while idle (§6's burst follows the "
-            f"section's own prefill of its region, so it finds the cache partly used). **The speeds are an emulator's, not an "
+            f"MB/s, the rate at which it empties again while idle (§6 idles before its burst "
+            f"until it has). **The speeds are an emulator's, not an "
             f"SSD's**: every I/O is QEMU's work on the host's CPUs ({machine or 'unknown'}), and "
             "the sample shows what a report looks like, with an NVMe identity, its health and a "
             "real write-cache cliff in §6. §1 below has the full environment of the guest.\n\n")

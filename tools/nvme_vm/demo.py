@@ -4,9 +4,8 @@ no spare drive. make sample-report runs the same into results/sample.
 The guest (tools/nvme_vm) has one QEMU NVMe controller with a 2 GiB namespace behind QEMU's write
 throttle: 200 MB/s until 1.6 GB are in its bucket, then 20 MB/s (WriteCache: about 1.78 GB at the
 fast rate from empty, then the cliff). The guest runs §1 and every section on /dev/nvme0n1 in the
-quick profile, in the report's order; before §6 it idles until the bucket has drained (as a drive
-regains its cache while idle), so §6's burst finds the cache used only by §6's own prefill of its
-region (1 GiB), not by what §2-§5 wrote. The
+quick profile, in the report's order; §6 idles before its burst (--burst-idle) until the bucket
+has drained, as a drive regains its cache while idle, so the burst starts on an empty cache. The
 tables, figures, snippets and the report are then drawn on the host (`python -m analysis all`),
 where Python is not emulated. Everything lands in this checkout (results/demo,
 out/demo/report.md), the guest writing it as root through the shared folder.
@@ -43,8 +42,8 @@ def describe() -> dict:
 
 
 def guest_script(results: str) -> str:
-    """§1 and each section in the report's order, §6 after the drain (the report is drawn on the
-    host afterwards)."""
+    """§1 and each section in the report's order, §6's burst after the drain (the report is drawn
+    on the host afterwards)."""
     common = ["--profile", "quick", "--target", DEVICE, "--destroy", DEVICE, "--results", results]
     drain_s = int(CACHE.bucket_bytes / CACHE.slow) + 5
     # No setting of the caller's changes the run. The sections leave their analysis to the host
@@ -53,11 +52,9 @@ def guest_script(results: str) -> str:
     lines = ["set -u", "failed=0",
              f"{clean} bash env.bash --no-install {shlex.join(common)} || failed=1"]
     for section in read_sections().values():
-        if section.id == "wss_burst":
-            lines.append(f"echo \"demo: idling {drain_s} s: QEMU's write bucket drains at "
-                         f"{CACHE.slow // 10**6} MB/s, so §6 finds no write of §2-§5 in it\" >&2")
-            lines.append(f"sleep {drain_s}")
-        lines.append(f"{clean} bash {section.script} {shlex.join(common)} || failed=1")
+        # §6 idles before its burst (after its own prefill) until QEMU's bucket has drained
+        own = ["--burst-idle", str(drain_s)] if section.id == "wss_burst" else []
+        lines.append(f"{clean} bash {section.script} {shlex.join(common + own)} || failed=1")
     lines.append("exit $failed")
     return "\n".join(lines)
 
