@@ -9,7 +9,7 @@ the guest left there. The guest has two controllers:
   partitioned and mounted for the safety refusals.
 - nvme1 (serial TKWARN01): 512 MiB of 4 KiB blocks, critical warning 0x02 (temperature) set from
   boot, behind a pxb-pcie bridge on guest NUMA node 1; §2 runs there on io_uring with its options
-  probed, with one poll queue, then again after the driver is reloaded without.
+  probed, with one poll queue; then it is purged with --purge format (and sanitize refused).
 
 Without QEMU, the guest kernel or virtme-ng (`sudo bash env.bash --nvme-vm` installs them) every
 test here is skipped with that reason. The boot and its scenarios take about 3-4 minutes under
@@ -89,10 +89,15 @@ sha256sum </dev/nvme0n2p2 | cut -c1-64 >"$SCENARIO_DIR/sha-p2-after"
     align = f"""{_toolkit(tk, "bs_sweep_test.bash", f"--target /dev/nvme1n1 --destroy /dev/nvme1n1 {TINY} --bs 512,4k --rw randread --results results/align-bs")} 2>"$SCENARIO_DIR/bs.err"; echo $? >"$SCENARIO_DIR/rc-bs"
 {_toolkit(tk, "mix_rw_test.bash", f"--target /dev/nvme1n1 --destroy /dev/nvme1n1 {TINY} --bs 512 --results results/align-mix")} 2>"$SCENARIO_DIR/mix.err"; echo $? >"$SCENARIO_DIR/rc-mix"
 """
-    nopoll = f"""rmmod nvme && modprobe nvme poll_queues=0
-for _ in $(seq 100); do [[ -b /dev/nvme1n1 ]] && break; sleep 0.1; done
-cat /sys/block/nvme1n1/queue/io_poll >"$SCENARIO_DIR/io_poll"
-{_toolkit(tk, "bs_sweep_test.bash", uring + " --bs 4k --rw randread --repeat 1 --results results/uring-nopoll")}
+    # --purge on nvme1n1, its controller's one namespace: Format NVM, checked; Sanitize refused
+    # (QEMU's controller has none) before anything is touched
+    one = ("--target /dev/nvme1n1 --destroy /dev/nvme1n1 --profile quick --runtime 1 --ramp 0 "
+           "--repeat 1 --no-host-ceiling --engine libaio --size 64M --state purged "
+           "--bs 4k --rw randread")
+    purge = f"""head -c 67108864 /dev/nvme1n1 | sha256sum | cut -c1-64 >"$SCENARIO_DIR/sha-before"
+{_toolkit(tk, "bs_sweep_test.bash", one + " --purge sanitize --results results/purge-sanitize")} 2>"$SCENARIO_DIR/sanitize.err"; echo $? >"$SCENARIO_DIR/rc-sanitize"
+head -c 67108864 /dev/nvme1n1 | sha256sum | cut -c1-64 >"$SCENARIO_DIR/sha-after"
+{_toolkit(tk, "bs_sweep_test.bash", one + " --purge format --results results/purge-format")} 2>"$SCENARIO_DIR/format.err"; echo $? >"$SCENARIO_DIR/rc-format"
 """
     return [
         # first: QEMU's write bucket is empty only after boot
@@ -108,8 +113,8 @@ for c in /sys/class/nvme/nvme*; do echo "${{c##*/}} $(cat "$c/serial")"; done >"
         Scenario("align", align, timeout=120, cwd=tk, env=GUEST_ENV),
         Scenario("qd1-4k", _toolkit(tk, "qd1_test.bash", uring + " --repeat 2 --results "
                                     "results/qd1-4k"), timeout=240, cwd=tk, env=GUEST_ENV),
+        Scenario("purge", purge, timeout=180, cwd=tk, env=GUEST_ENV),
         Scenario("safety", safety, timeout=180, cwd=tk, env=GUEST_ENV),
-        Scenario("uring-nopoll", nopoll, timeout=240, cwd=tk, env=GUEST_ENV),
     ]
 
 
@@ -222,6 +227,32 @@ def test_safety_refusals_with_nvme_names(guest):
         assert len(files[f"sha-{part}-after"].strip()) == 64
 
 
+# --- the purge ----------------------------------------------------------------------------------
+def test_purge_format_formats_and_is_checked_and_sanitize_is_refused(guest):
+    """QEMU's controller supports Format NVM (OACS 0x10a) and no Sanitize (SANICAP 0): --purge
+    sanitize is refused before anything is touched, naming what the drive supports; --purge
+    format formats the namespace keeping its 4 KiB LBA format, and the check reads every sampled
+    block back as zeros. QEMU reports NUSE = NSZE whatever was written (it does not track it), so
+    the record shows it unchanged and the check does not count it."""
+    tk, results, keep = guest
+    _done(results["purge"])
+    files = {k: v.decode() for k, v in keep["purge"].items()}
+    assert files["rc-sanitize"].strip() == "2", files["sanitize.err"]
+    assert ("--purge sanitize: /dev/nvme1n1 cannot be purged that way: its controller /dev/nvme1 "
+            "does not support it (OACS 0x10a, SANICAP 0x0); it supports format, discard"
+            ) in files["sanitize.err"]
+    assert files["sha-before"] == files["sha-after"]
+    assert not list((tk / "results" / "purge-sanitize").rglob("*.json"))
+    assert files["rc-format"].strip() == "0", files["format.err"][-3000:]
+    assert "purge: the whole namespace formatted (nvme format --ses=1, user data erase, LBA " \
+        "format 4 kept), all 0.5 GiB of it, not only the region" in files["format.err"]
+    record = _json(tk / "results" / "purge-format" / "state" / "purge.json")
+    assert (record["method"], record["device"], record["serial"]) == ("format", "/dev/nvme1n1",
+                                                                      "TKWARN01")
+    assert record["verified"] and record["samples"]["zeros"] == record["samples"]["sampled"] == 64
+    assert record["nuse_before"] == record["nuse_after"] == 512 * 2**20 // 4096
+
+
 # --- a 4 KiB-sector namespace -------------------------------------------------------------------
 def test_4k_namespace_refuses_512_byte_io_before_fio(guest):
     tk, results, keep = guest
@@ -258,19 +289,17 @@ def _uring_note(tk: Path, tree: str, section: str) -> str:
     return manifest["io_uring_note"]
 
 
-def test_hipri_is_probed_with_poll_queues_and_refused_without(guest):
-    tk, results, keep = guest
+def test_hipri_is_probed_with_poll_queues(guest):
+    """With one poll queue (nvme poll_queues=1) the probe offers hipri and judges it. Without
+    poll queues the same reading of the disk's queue/io_poll leaves it untried, saying why: that
+    path is tested on a zram device (tests/test_uring_options.py), which has none."""
+    tk, results, _ = guest
     _done(results["qd1-4k"])
-    _done(results["uring-nopoll"])
     assert results["qd1-4k"].returncode == 0, results["qd1-4k"].stderr[-3000:]
     note = _uring_note(tk, "qd1-4k", "qd1")
     hipri = note[note.index("+hipri=1"):].split(";")[0]
     assert hipri.rstrip(")").endswith(("kept", "dropped")), note
     assert "hipri not tried" not in note
-    assert keep["uring-nopoll"]["io_poll"].decode().strip() == "0"
-    assert results["uring-nopoll"].returncode == 0, results["uring-nopoll"].stderr[-3000:]
-    note = _uring_note(tk, "uring-nopoll", "bs_sweep")
-    assert "+hipri" not in note and "hipri not tried: no poll queues" in note
 
 
 # --- §6 on a write cache that fills -------------------------------------------------------------
