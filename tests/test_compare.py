@@ -554,28 +554,30 @@ def test_between_run_option():
 
 
 def test_the_history_estimates_the_spread_between_runs(tmp_path):
-    """Six recorded runs of one drive's case whose IOPS levels are known, one of them a tree
+    """Twelve recorded runs of one drive's case whose IOPS levels are known, one of them a tree
     being compared (left out), and a run of another drive (left out): tau² = var(log level) -
-    mean(s²/n) over the five (the random-effects estimate), with 4 degrees of freedom; with
-    one more tree left out, four runs are under MIN_RUNS: nothing is estimated."""
-    levels = [10_000, 10_400, 9_700, 10_100, 10_600, 9_500]
-    runs = [{"run_id": f"r{i}", "run_date": f"2026-01-0{i + 1}T00:00:00Z",
-             "recorded_at": "2026-01-09T00:00:00Z", "serial": "S1", "state": "as-is"}
-            for i in range(6)] + [{"run_id": "other", "run_date": "2026-01-08T00:00:00Z",
-                                   "recorded_at": "2026-01-09T00:00:00Z", "serial": "S2",
-                                   "state": "as-is"}]
+    mean(s²/n) over the eleven (the random-effects estimate), with 10 degrees of freedom; with
+    two more left out, nine runs are under MIN_RUNS (10): nothing is estimated."""
+    levels = [10_000, 10_400, 9_700, 10_100, 10_600, 9_500, 10_200, 9_900, 10_300, 9_800,
+              10_050, 9_650]
+    runs = [{"run_id": f"r{i:02d}", "run_date": f"2026-01-{i + 1:02d}T00:00:00Z",
+             "recorded_at": "2026-02-01T00:00:00Z", "serial": "S1", "state": "as-is"}
+            for i in range(12)] + [{"run_id": "other", "run_date": "2026-01-20T00:00:00Z",
+                                    "recorded_at": "2026-02-01T00:00:00Z", "serial": "S2",
+                                    "state": "as-is"}]
     with open_store(str(tmp_path / "h.sqlite")) as store:
         for run, level in zip(runs, levels + [50_000]):
             store.record(run, [{"run_id": run["run_id"], "section": "qd1",
                                 "table_name": "qd1_baseline", "row_no": 0,
                                 "case_name": "randread-4k", "direction": "read", "n": 3,
                                 "iops_mean": level, "iops_std": 100.0, "extra": "{}"}], [], [])
-        lookup = history_between.between_runs(store, runs[0], {"r5"})
+        lookup = history_between.between_runs(store, runs[0], {"r11"})
         found = lookup("qd1", "randread-4k", "read")
         assert set(found) == {"iops_mean"}  # the only metric recorded
-        y = np.log(levels[:5])
-        v = np.mean([(100 / level) ** 2 / 3 for level in levels[:5]])
+        y = np.log(levels[:11])
+        v = np.mean([(100 / level) ** 2 / 3 for level in levels[:11]])
         assert found["iops_mean"].rel_sd == pytest.approx(math.sqrt(np.var(y, ddof=1) - v))
-        assert found["iops_mean"].df == 4 and found["iops_mean"].source.startswith("history: 5")
-        assert history_between.between_runs(store, runs[0], {"r4", "r5"})(
+        assert found["iops_mean"].df == 10
+        assert found["iops_mean"].source.startswith("history: 11 runs")
+        assert history_between.between_runs(store, runs[0], {"r09", "r10", "r11"})(
             "qd1", "randread-4k", "read") == {}

@@ -109,7 +109,7 @@ def test_trend_is_least_squares_with_its_t_test():
     ref = scipy.stats.linregress(range(1, 6), x)
     assert tr.slope_pct == pytest.approx(ref.slope / np.mean(x) * 100)
     assert tr.p == pytest.approx(ref.pvalue)
-    half = scipy.stats.t.ppf(0.95, 3) * ref.stderr
+    half = scipy.stats.t.ppf(0.75, 3) * ref.stderr
     assert tr.drift_bound_pct == pytest.approx((abs(ref.slope) + half) * 4 / np.mean(x) * 100)
     assert math.isnan(trend([1.0, 2.0]).p) and trend([5.0, 5.0, 5.0]).p == 1.0
 
@@ -120,6 +120,7 @@ def test_the_smallest_drift_is_named_not_certified():
     v = stability([100.0, 102.0, 104.0], 4.87, 5.0)
     assert v.word == "drifting" and v.trend.slope_pct == pytest.approx(200 / 102)
     assert stability([100.0, 100.5, 99.8, 100.2], 0.8, 5.0).word == "stable"
+    assert stability([100.0, 100.5, 99.8], 0.8, 5.0).word == "unstable"  # a trend needs 4
     assert stability([100.0, 100.5], 0.8, 5.0).word == "unstable"  # no trend from 2 rounds
     assert stability([100.0, 110.0, 95.0], 9.0, 5.0).word == "unstable"
 
@@ -127,12 +128,12 @@ def test_the_smallest_drift_is_named_not_certified():
 def test_until_stable_rates_on_seeded_points():
     """A subset of bench/statistics (3 planned repetitions, at most 6, ±5%): a point drifting
     2% per round is certified in at most 10% of 600 (measured before: 99.8% at CV 1%); a
-    steady point with CV 1% is certified in at least 85% and its interval then holds the true
+    steady point with CV 2% is certified in at least 85% and its interval then holds the true
     mean in at least 92%."""
     point = {"kind": "until", "noise": 0.01, "phi": 0.0, "reps": 6, "sims": 600}
     drift = stable_sim.run({**point, "drift": 0.02})
     assert drift["certified"] <= 0.10, drift
-    steady = stable_sim.run({**point, "drift": 0.0})
+    steady = stable_sim.run({**point, "noise": 0.02, "drift": 0.0})
     assert steady["certified"] >= 0.85 and steady["coverage"] >= 0.92, steady
 
 

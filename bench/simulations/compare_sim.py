@@ -43,7 +43,7 @@ def grid(quick: bool) -> list[dict]:
     # a history of h runs of each case takes CASES x h more sides a comparison
     cells += [{"noise": n, "ratio": r, "reps": 3, "pool": max(pool, 4 * CASES * (2 + h)),
                "comparisons": comparisons, "between": f"history {h}"}
-              for n in noises[:2] for r in (0.0, 1.0) for h in ((5, 20) if quick else (5, 10, 20))]
+              for n in noises[:2] for r in (0.0, 1.0) for h in ((10,) if quick else (10, 20))]
     cells += [{"noise": n, "ratio": 1.0, "reps": 3, "pool": pool, "comparisons": comparisons,
                "between": "given"} for n in noises]
     return cells

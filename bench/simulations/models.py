@@ -22,7 +22,9 @@ import math
 import zlib
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import optimize, special
+
+from analysis.history.calibration import ar1  # noqa: F401 - the simulations' AR(1) noise
 
 MU = math.log(60_000.0)  # ns: median 60 µs
 SIGMA_LAT = 0.5
@@ -96,22 +98,3 @@ def true_percentile(p: float, spread: float, model: str = "lognormal") -> float:
     target = 1 - p / 100
     log_x = optimize.brentq(lambda lx: above(math.exp(lx)) - target, MU - 5, MU + 15, xtol=1e-10)
     return math.exp(log_x)
-
-
-def ar1(rng: np.random.Generator, shape: tuple[int, ...], phi: float) -> np.ndarray:
-    """Stationary AR(1) noise of unit marginal sd along the last axis."""
-    e = rng.standard_normal(shape)
-    x = np.empty(shape)
-    x[..., 0] = e[..., 0]
-    scale = math.sqrt(1 - phi * phi)
-    for t in range(1, shape[-1]):
-        x[..., t] = phi * x[..., t - 1] + scale * e[..., t]
-    return x
-
-
-def binomial_se(rate: float, n: int) -> float:
-    return math.sqrt(max(rate * (1 - rate), 1e-12) / n)
-
-
-def t_quantile(df: float, q: float = 0.975) -> float:
-    return float(stats.t.ppf(q, df))
