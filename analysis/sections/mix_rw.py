@@ -282,10 +282,12 @@ def mixing_cost_finding(ms: list[Mix]) -> str | None:
         text += " No mix differs measurably from that blend: mixing shows no cost of its own."
     if worse:
         text += (f" {_join(worse)} {'falls' if len(worse) == 1 else 'fall'} short of the blend: "
-                 "reads and writes hinder each other inside the drive.")
+                 "reads and writes hindering each other (in the drive, or the stack under the "
+                 "target) would do this.")
     if better:
         text += (f" {_join(better)} {'beats' if len(better) == 1 else 'beat'} the blend: "
-                 "reads and writes overlap inside the drive.")
+                 "reads and writes overlapping (in the drive, or the stack under the target) "
+                 "would do this.")
     return text
 
 
