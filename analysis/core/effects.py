@@ -83,11 +83,8 @@ NO_BETWEEN = Between()
 DEFAULT_BETWEEN = Between(ratio=BETWEEN_RATIO, source="default: as large as the repetitions' spread")
 
 
-def welch_arrays(mean_a, std_a, n_a, mean_b, std_b, n_b, between: Between = NO_BETWEEN,
-                 scale=None):
-    """Welch's test of B against A, vectorised: (t, df, two-sided p), NaN where not testable
-    (a value missing, n < 2 on a side, or no spread at all). `scale` is the level a relative
-    between-run sd applies to (default: A's mean)."""
+def _parts(mean_a, std_a, n_a, mean_b, std_b, n_b, between: Between, scale):
+    """(difference, its standard error, Welch-Satterthwaite df, not testable), vectorised."""
     ma, sa, na, mb, sb, nb = (np.asarray(v, dtype=float)
                               for v in (mean_a, std_a, n_a, mean_b, std_b, n_b))
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -100,14 +97,34 @@ def welch_arrays(mean_a, std_a, n_a, mean_b, std_b, n_b, between: Between = NO_B
         if math.isfinite(between.df):
             terms = terms + vr * vr / max(between.df, 1e-9)
         df = np.where(terms > 0, se2 * se2 / np.where(terms > 0, terms, 1.0), np.inf)
-        t = (mb - ma) / np.sqrt(se2)
     bad = (np.isnan(ma) | np.isnan(sa) | np.isnan(mb) | np.isnan(sb) | (na < 2) | (nb < 2)
            | ~(se2 > 0))
-    t, df = np.where(bad, np.nan, t), np.where(bad, np.nan, df)
+    return mb - ma, np.sqrt(np.where(bad, np.nan, se2)), np.where(bad, np.nan, df), bad
+
+
+def welch_arrays(mean_a, std_a, n_a, mean_b, std_b, n_b, between: Between = NO_BETWEEN,
+                 scale=None):
+    """Welch's test of B against A, vectorised: (t, df, two-sided p), NaN where not testable
+    (a value missing, n < 2 on a side, or no spread at all). `scale` is the level a relative
+    between-run sd applies to (default: A's mean)."""
+    diff, se, df, bad = _parts(mean_a, std_a, n_a, mean_b, std_b, n_b, between, scale)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = np.where(bad, np.nan, diff / se)
     p = t_two_sided_p(t, df)
     if np.ndim(t) == 0:
         return float(t), float(df), float(p)
     return t, df, p
+
+
+def difference_interval(mean_a: float, std_a: float, n_a: float, mean_b: float, std_b: float,
+                        n_b: float, between: Between = NO_BETWEEN) -> tuple[float, float]:
+    """The 95% interval of mean_b - mean_a that Welch's test (with the spread between runs)
+    stands on; NaN where it is not testable."""
+    diff, se, df, bad = _parts(mean_a, std_a, n_a, mean_b, std_b, n_b, between, None)
+    if bool(bad):
+        return math.nan, math.nan
+    half = float(t_quantile(float(df))) * float(se)
+    return float(diff) - half, float(diff) + half
 
 
 def welch(mean_a: float, std_a: float, n_a: float, mean_b: float, std_b: float, n_b: float,

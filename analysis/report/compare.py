@@ -301,6 +301,11 @@ def findings(comp: Comparison, fail_pct: float | None) -> list[str]:
             f"case rows: {int(t.significant.sum())} significant (BH-adjusted p < {ALPHA}), "
             f"{int(t.worse.sum())} worse, {int(t.better.sum())} better, "
             f"{bucket} within one histogram bucket, {untested} not testable.")]
+    halves = ((t.diff_high - t.diff_low) / 2).dropna()
+    if not halves.empty:
+        out.append(f"What this comparison can resolve: the 95% interval of a difference is "
+                   f"±{halves.median():.1f}% wide (the median over the {len(halves)} rows "
+                   "tested); a change well inside it is not resolved, whatever its sign.")
     worse = t[t.worse].sort_values("regression_pct", ascending=False)
     better = t[t.better].sort_values("regression_pct")
     for found, what in ((worse, "regression"), (better, "improvement")):

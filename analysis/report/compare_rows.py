@@ -13,7 +13,7 @@ from analysis.core.effects import (
     DEFAULT_BETWEEN,
     Between,
     bh_adjust,
-    t_quantile,
+    difference_interval,
     welch,
 )
 from analysis.core.stats import MIN_TAIL_IOS, bucket_width_ns
@@ -118,12 +118,11 @@ def compare_rows(a: pd.Series, b: pd.Series,
             level = 1.0 if log else xa
             spread = (run.rel_sd if run.rel_sd > 0 else
                       run.ratio * math.hypot(ya, yb) / math.sqrt(2) / abs(level)) * 100
-            if t and not math.isnan(t):
-                half = float(t_quantile(df)) * abs((xb - xa) / t)
-                if log:
-                    low, high = math.expm1(xb - xa - half) * 100, math.expm1(xb - xa + half) * 100
-                else:
-                    low, high = (xb - xa - half) / xa * 100, (xb - xa + half) / xa * 100
+            low, high = difference_interval(xa, ya, na, xb, yb, nb, run)
+            if log:
+                low, high = math.expm1(low) * 100, math.expm1(high) * 100
+            else:
+                low, high = low / xa * 100, high / xa * 100
         (low_a, high_a), (low_b, high_b) = interval_of(a, col), interval_of(b, col)
         rows.append({"metric": col, "label": label, "a": ma, "a_std": sa, "a_n": na, "b": mb,
                      "b_std": sb, "b_n": nb, "a_low": low_a, "a_high": high_a, "b_low": low_b,
