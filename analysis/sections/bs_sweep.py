@@ -62,13 +62,12 @@ class Transition:
     # The last step's MB/s by the one test for an effect (analysis.core.effects; None: one size):
     # a rise the test does not show is not called "still rising" (`unresolved`).
     last_step: Change | None = None
+    rising: bool = False  # still_rising by the means alone, before the test
 
     @property
     def unresolved(self) -> bool:
         """The means rise at the largest size, but the test does not show the step."""
-        step = self.last_step
-        return (self.peak_bs == self.bound_bs and step is not None and step.tested
-                and not step.significant and self.last_step_pct > FLAT_PCT)
+        return self.rising and not self.still_rising
 
 
 def transition(sizes: list[int], bw: list[float], fraction: float = BOUND_FRACTION,
@@ -131,7 +130,7 @@ def analyse(table: pd.DataFrame) -> tuple[pd.DataFrame, list[Sweep]]:
         t = transition(sizes, bw)
         if len(group) > 1:
             step = row_change(group.iloc[-1], group.iloc[-2], "bw_MBps_mean")
-            t = replace(t, last_step=step,
+            t = replace(t, last_step=step, rising=t.still_rising,
                         still_rising=t.still_rising and (step.significant or not step.tested))
         group["bw_pct_of_peak"] = sweeps.pct_of_peak(bw)
         group["bw_gain_pct"] = sweeps.step_changes(bw)
@@ -175,7 +174,9 @@ def bandwidth_finding(s: Sweep) -> str:
                 f"({md.num(prev.bw_MBps_mean)} MB/s), but the test does not show that step "
                 f"(95% interval {t.last_step.interval_text()}): whether MB/s still rises past "
                 f"{_kib(t.peak_bs)} or has flattened this run cannot tell; more repetitions "
-                "(--repeat) or longer runs narrow it.")
+                "(--repeat) or longer runs narrow it."
+                + (f" 90% of the highest MB/s measured is first reached at {_kib(t.bound_bs)} "
+                   f"({md.num(bound.bw_MBps_mean)} MB/s)." if t.bound_bs != t.peak_bs else ""))
     if t.still_rising:
         text = (f"{head}: not bandwidth-bound within the sweep.** MB/s is still rising at the "
                 f"largest size swept: {md.pm(peak.bw_MBps_mean, peak.bw_MBps_ci95)} MB/s at "
