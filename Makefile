@@ -15,7 +15,7 @@ SECTION_SCRIPTS := $(foreach row,$(SECTION_ROWS),$(call section_field,$(row),2))
 SECTION_ALIASES := $(filter-out $(SECTION_IDS),$(foreach row,$(SECTION_ROWS),$(call section_field,$(row),3)))
 SHELL_FILES := env.bash report.bash serve.bash $(SECTION_SCRIPTS) lib/*.bash .ci/run \
 	tests/fixtures/make-results.bash bench/overhead bench/lib/overhead.bash bench/model-drive \
-	bench/analysis bench/fidelity tools/nvme_vm/setup.bash
+	bench/analysis bench/fidelity bench/statistics tools/nvme_vm/setup.bash
 
 .PHONY: report env compare history $(SECTION_IDS) $(SECTION_ALIASES) analysis sample-report \
 	demo test test-fast lint docs clean help
@@ -26,7 +26,8 @@ help:
 	@echo "make env       install dependencies, capture out/env.txt and results/env.json"
 	@awk -F'\t' '$$1 ~ /^[0-9]+$$/ {printf "make %-9s §%s %s\n", $$4, $$1, $$7}' lib/sections.tsv
 	@echo "               HOSTS=lab.hosts runs a section on every host of a fleet (serve.bash on each)"
-	@echo "make compare A=results-a B=results-b [FAIL_IF_WORSE=PCT]   B against A: ratios, Welch's t-test"
+	@echo "make compare A=results-a B=results-b [FAIL_IF_WORSE=PCT] [BETWEEN_RUN=PCT]   B against A:"
+	@echo "               ratios, Welch's t-test with the spread between runs (BETWEEN_RUN: a lab's figure)"
 	@echo "make history [DEVICE=SERIAL] [SINCE=YYYY-MM-DD]   every drive's headlines over its runs,"
 	@echo "               step changes found: out/history.md (HISTORY=file or postgresql://...)"
 	@echo "make analysis  redraw all tables, figures and snippets from results/ (no device I/O)"
@@ -56,7 +57,8 @@ $(foreach row,$(SECTION_ROWS),$(if $(filter $(SECTION_ALIASES),$(call section_fi
 
 # Two results trees (folders like results/), B against A; FAIL_IF_WORSE=PCT gates a lab's CI.
 compare:
-	$(PYTHON) -m analysis compare $(A) $(B) $(if $(FAIL_IF_WORSE),--fail-if-worse $(FAIL_IF_WORSE))
+	$(PYTHON) -m analysis compare $(A) $(B) $(if $(FAIL_IF_WORSE),--fail-if-worse $(FAIL_IF_WORSE)) \
+		$(if $(BETWEEN_RUN),--between-run $(BETWEEN_RUN))
 
 # The run history (make report records every run): out/history.md and figs/history_*.png.
 history:

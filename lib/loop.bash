@@ -243,9 +243,9 @@ case_order() {
     ORDER_KNOWN=${#CASE_NAMES[@]}
 }
 
-# --until-stable PCT: after the planned repetitions, one more repetition of every point whose 95%
-# interval is still wider than ±PCT % (analysis/run/stability.py), round after round, until none
-# is or each has --max-repeat. Deterministic from the results, so a rerun resumes it. §6 keeps its
+# --until-stable PCT: after the planned repetitions, one more repetition of every point not yet
+# certified stable to ±PCT % (analysis/run/stability.py: its 95% interval, the drift over its
+# rounds, a trend), round after round, until none is or each has --max-repeat. Deterministic from the results, so a rerun resumes it. §6 keeps its
 # fixed order and one-off burst; a fleet run is not judged per host.
 until_stable() {
     [[ -n $UNTIL_STABLE && $CASE_ORDER != declared && -z $HOSTS ]] || return 0
@@ -265,7 +265,7 @@ until_stable() {
             set_case_repeat "$i" $(($(case_repeat "$i") + 1))
             # a resumed run finds the repetition done already: it runs nothing, and says nothing
             rep_done "$i" "$(case_repeat "$i")" ||
-                info "until stable: $name's 95% interval is wider than ±$UNTIL_STABLE%: repetition $(case_repeat "$i") of at most $MAX_REPEAT"
+                info "until stable: $name is not yet stable to ±$UNTIL_STABLE% (its 95% interval, or the drift over its rounds): repetition $(case_repeat "$i") of at most $MAX_REPEAT"
         done
         run_all
     done

@@ -34,7 +34,7 @@ print_plan() {
             extra=$((extra + MAX_REPEAT - $(case_repeat "$i")))
             extra_ms=$((extra_ms + (MAX_REPEAT - $(case_repeat "$i")) * $(case_ms "$i")))
         done
-        info "  until    stable: a point whose 95% interval is wider than ±$UNTIL_STABLE% gets one more repetition"
+        info "  until    stable: a point not yet stable to ±$UNTIL_STABLE% (a 95% interval or a drift over its rounds wider, or a trend) gets one more repetition"
         info "           per round, up to $MAX_REPEAT in all: at most $extra more runs, $(human_seconds $(((extra_ms + 500) / 1000)))"
     fi
     plan_order

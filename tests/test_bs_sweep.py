@@ -238,9 +238,12 @@ def check_section_outputs(root: Path, target: str) -> None:
         peak = max(values)
         bound = next(bs for bs, v in zip(sizes, values) if v >= 0.9 * peak)
         rising = values[-1] == peak and values[-1] > values[-2] * 1.05
-        expected = (f"**{label}: not bandwidth-bound within the sweep.**" if rising else
-                    f"**{label}: bandwidth-bound from {LABEL[bound]}.**")
-        assert expected in snippet
+        # a rise at the largest size is "still rising" where the test shows the last step,
+        # "not resolved" where it does not (two repetitions of a short run often cannot)
+        expected = ([f"**{label}: not bandwidth-bound within the sweep.**",
+                     f"**{label}: where it turns bandwidth-bound is not resolved by this run.**"]
+                    if rising else [f"**{label}: bandwidth-bound from {LABEL[bound]}.**"])
+        assert any(e in snippet for e in expected), (expected, snippet)
         assert f"**{label}, IOPS and latency:**" in snippet
     assert "**Random vs sequential reads:**" in snippet and "**Stability:**" in snippet
 

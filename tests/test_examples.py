@@ -235,7 +235,9 @@ def test_report_and_compare_are_given_what_they_need(path):
     # DESTROY must name the target itself, or the toolkit refuses (exit 3).
     assert report["DESTROY"] == report["TARGET"]
     assert report["RESULTS"] == "results/$RUN"
-    assert set(compare) == {"A", "B", "FAIL_IF_WORSE"}
+    # compare takes the spread between runs of the drive from the same history
+    assert set(compare) == {"A", "B", "FAIL_IF_WORSE", "HISTORY"}
+    assert compare["HISTORY"] == report["HISTORY"]
     assert compare["B"] == report["RESULTS"]
 
 

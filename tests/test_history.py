@@ -22,9 +22,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from analysis.core.effects import bh_adjust
 from analysis.core.workspace import Workspace
+from analysis.history import calibration
 from analysis.history.db import MIGRATIONS, SCHEMA_VERSION, HistoryError, open_store
-from analysis.history.trends import build_series, find_steps, report_steps, setting_changes
+from analysis.history.trends import (
+    ALPHA,
+    build_series,
+    find_steps,
+    report_steps,
+    setting_changes,
+)
 from analysis.history.view import devices, render
 from tests.test_exceedance import read_back
 from tests.toolkit import TINY, free_port, make_copy, run, script_env, wait_listening
@@ -151,25 +159,25 @@ def test_no_step_reports_none():
     assert find_steps([100.0, 130.0, 100.0, 130.0]) == []  # too few runs to call a level
 
 
-# --- the false-alarm rate and the power of a report's step alarms --------------------------------
-REPORTS, SERIES, RUNS, NOISE_SD, AT = 2000, 8, 52, 2.0, 26
+# --- the false-alarm rate and the power of a report's alarms ------------------------------------
+REPORTS, SERIES, RUNS, NOISE_SD, AT = 1000, 8, 52, 2.0, 26
 
 
-def simulated_reports(noise: str, seed: int, step_sd: float = 0.0) -> np.ndarray:
-    """REPORTS reports of one drive, each SERIES headlines over RUNS weekly runs around 100 with
-    noise of sd NOISE_SD (2%): `independent` (Gaussian), `ar1` (AR(1), phi = 0.5, the same
-    marginal sd) or `t3` (Student-t with 3 dof, scaled to the same sd). With `step_sd`, the first
-    series of every report steps up by step_sd x NOISE_SD from run AT + 1 on."""
+def simulated_reports(noise: str, seed: int, step_sd: float = 0.0, reports: int = REPORTS,
+                      series: int = SERIES, runs: int = RUNS, phi: float = 0.5) -> np.ndarray:
+    """`reports` reports of one drive, each `series` headlines over `runs` weekly runs around
+    100 with noise of sd NOISE_SD (2%): `independent` (Gaussian), `ar1` (AR(1), phi, the same
+    marginal sd) or `t3` (Student-t with 3 dof, scaled to the same sd). With `step_sd`, the
+    first series of every report steps up by step_sd x NOISE_SD from run AT + 1 on."""
     rng = np.random.default_rng(seed)
-    shape = (REPORTS, SERIES, RUNS)
+    shape = (reports, series, runs)
     if noise == "independent":
         x = rng.normal(0, NOISE_SD, shape)
     elif noise == "ar1":
-        phi = 0.5
         innovations = rng.normal(0, NOISE_SD * math.sqrt(1 - phi ** 2), shape)
         x = np.empty(shape)
         x[..., 0] = rng.normal(0, NOISE_SD, shape[:2])
-        for t in range(1, RUNS):
+        for t in range(1, runs):
             x[..., t] = phi * x[..., t - 1] + innovations[..., t]
     else:
         x = rng.standard_t(3, shape) * NOISE_SD / math.sqrt(3)
@@ -178,30 +186,53 @@ def simulated_reports(noise: str, seed: int, step_sd: float = 0.0) -> np.ndarray
     return x
 
 
-@pytest.mark.parametrize("noise", ["independent", "ar1", "t3"])
-def test_an_unchanged_drive_shows_a_step_in_at_most_5_percent_of_reports(noise):
-    """Share of 2000 reports (8 series of 52 runs, no step anywhere) that show any step.
-
-    Measured (seeds 11): independent 0.0%, AR(1) phi=0.5 2.5%, Student-t 3 dof 0.0%. (Outside
-    this test, the same simulation gives 0.5% at phi=0.3 and about 5% at phi=0.6; the rule it
-    replaced, MAD of first differences and a 3 sigma step per series, gave 6-48% per series.)"""
-    x = simulated_reports(noise, seed=11)
-    rate = np.mean([any(report_steps([list(s) for s in report])) for report in x])
-    assert rate <= 0.05, f"{rate:.1%} of unchanged reports show a step ({noise} noise)"
+def alarms(x: np.ndarray) -> list[list[list]]:
+    """report_steps of every report; the reports in which no series passes the report's
+    Benjamini-Hochberg step (found for all at once) show none, and are not run one by one."""
+    runs = x.shape[-1]
+    p = calibration.pvalues(x.reshape(-1, runs)).p.reshape(x.shape[:2])
+    candidate = (bh_adjust(p, axis=-1) <= ALPHA).any(axis=1)
+    return [report_steps([list(s) for s in report]) if hit else [[]] * len(report)
+            for report, hit in zip(x, candidate)]
 
 
-@pytest.mark.parametrize("noise", ["independent", "ar1", "t3"])
-def test_a_3_sigma_step_is_found_in_at_least_80_percent_of_reports(noise):
-    """Share of 2000 reports whose stepped series (3 x the noise sd, at run 27 of 52) shows the
-    step within 2 runs of where it is.
+@pytest.mark.parametrize(("noise", "series", "runs", "phi"), [
+    ("independent", 8, 52, 0.0), ("ar1", 8, 52, 0.5), ("t3", 8, 52, 0.0),
+    ("ar1", 30, 12, 0.8)])
+def test_an_unchanged_drive_shows_an_alarm_in_at_most_5_percent_of_reports(noise, series, runs,
+                                                                           phi):
+    """Share of 1000 reports of an unchanged drive that show any step or recent change; a
+    subset of bench/statistics' grid, where the rule before measured 0.0%, 2.5%, 0.0% and
+    67.8% (its Kolmogorov p-values ignored the series' length and undercorrected phi)."""
+    x = simulated_reports(noise, seed=11, series=series, runs=runs, phi=phi)
+    rate = np.mean([any(steps) for steps in alarms(x)])
+    assert rate <= 0.05, f"{rate:.1%} of unchanged reports show an alarm ({noise}, phi {phi})"
 
-    Measured (seed 12): independent 99.8%, AR(1) phi=0.5 89.1%, Student-t 3 dof 98.5%; the
-    other 7 series of those reports showed a step in 0.05%, 2.8% and 0.0% of them."""
-    x = simulated_reports(noise, seed=12, step_sd=3.0)
-    found = [report_steps([list(s) for s in report]) for report in x]
-    power = np.mean([any(abs(s.index - AT) <= 2 for s in steps[0]) for steps in found])
-    assert power >= 0.80, f"the step was found in {power:.1%} of reports ({noise} noise)"
-    assert np.mean([any(steps[1:]) for steps in found]) <= 0.05
+
+@pytest.mark.parametrize(("noise", "power"), [("independent", 0.95), ("ar1", 0.15)])
+def test_a_3_sigma_step_is_found(noise, power):
+    """Share of 250 reports whose stepped series (3 x the noise sd, at run 27 of 52) shows the
+    step within 2 runs of where it is: independent at least 95%, AR(1) phi = 0.5 at least 15%
+    (bench/statistics states the rates over the grid: the price of holding the false alarms at
+    phi up to 0.8 is power where runs resemble each other); the other 7 series of those reports
+    show an alarm in at most 10% of them."""
+    x = simulated_reports(noise, seed=12, step_sd=3.0, reports=250)
+    found = alarms(x)
+    rate = np.mean([any(abs(s.index - AT) <= 2 for s in steps[0]) for steps in found])
+    assert rate >= power, f"the step was found in {rate:.1%} of reports ({noise} noise)"
+    assert np.mean([any(steps[1:]) for steps in found]) <= 0.10
+
+
+def test_a_drop_in_the_last_runs_is_found_as_recent():
+    """A 10% drop (5 sigma) in the last 4 of 52 independent runs: found (a recent change of the
+    last k runs, or a step within a run of where it is) in at least 80% of 400 reports (the
+    CUSUM alone found it in 52%)."""
+    x = simulated_reports("independent", seed=13, reports=400)
+    x[:, 0, -4:] *= 0.9
+    found = alarms(x)
+    rate = np.mean([any(s.index >= RUNS - 5 and s.pct < -5 for s in steps[0])
+                    for steps in found])
+    assert rate >= 0.80, f"the drop was found in {rate:.1%} of reports"
 
 
 def test_a_series_never_mixes_runs_of_other_settings():

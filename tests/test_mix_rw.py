@@ -356,7 +356,10 @@ def test_default_file_target(toolkit):
         assert pct_text(change) in snippet
     penalty = (1 - w.iops_mean / r.iops_mean) * 100
     assert f"a write penalty of {pct_text(penalty)}" in snippet
-    if "writes and reads run at about the same rate" not in snippet:
+    # the penalty's sign is stated only where the test shows a difference (2 repetitions of a
+    # short run often cannot): else the finding says so
+    if not any(s in snippet for s in ("writes and reads run at about the same rate",
+                                      "whether writes and reads differ in rate is not resolved")):
         assert ("negative: writes are faster than reads" in snippet) == (penalty < 0)
     assert "**Mixing cost:**" in snippet and "**Who pays in the mix:**" in snippet
     assert ("suffer more" in snippet) or ("Neither" in snippet)

@@ -11,7 +11,6 @@ import pytest
 from analysis.core.stats import (
     STANDARD_PCTS,
     bucket_width_ns,
-    change,
     merge_bins,
     percentiles_from_bins,
     plat_idx_to_val,
@@ -161,17 +160,6 @@ def test_percentiles_from_bins_edges():
         percentiles_from_bins(bins, (0.0,))
     with pytest.raises(ValueError):
         percentiles_from_bins(bins, (100.5,))
-
-
-def test_change_against_a_reference_within_or_beyond_the_spread():
-    # pandas hands numpy floats over; the verdict must still be a plain bool (callers test
-    # `is False`), or None when a std is unknown.
-    beyond = change(np.float64(90), np.float64(1), np.float64(100), np.float64(1))
-    assert beyond.pct == pytest.approx(-10) and beyond.spread_pct == pytest.approx(2 ** 0.5)
-    assert beyond.within_spread is False
-    assert change(99.0, 1.0, 100.0, 1.0).within_spread is True
-    assert change(99.0, float("nan"), 100.0, 1.0).within_spread is None
-    assert math.isnan(change(1.0, 0.0, 0.0, 0.0).pct)
 
 
 def test_bucket_width_is_fios_resolution():

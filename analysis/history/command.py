@@ -16,14 +16,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from datetime import date
 from pathlib import Path
 
 from analysis.core import workspace
 from analysis.core.workspace import Workspace
-from analysis.history.db import DEFAULT_NAME, HistoryError, Store, is_postgres, open_store, shown
+from analysis.history.db import (
+    HistoryError,
+    Store,
+    is_postgres,
+    location,
+    open_store,
+    shown,
+)
 from analysis.history.record import identity, read_tree, sections_in
 from analysis.history.trends import build_series, device_key
 from analysis.history.view import devices, draw_all, mermaid, render, text_lines
@@ -35,16 +41,6 @@ HISTORY_HTML = "out/history.html"
 # For a CI job's page (GitHub's job summary draws Mermaid charts, not local images): the step
 # changes and the devices of out/history.md, each trend as a chart.
 HISTORY_SUMMARY = "out/history_summary.md"
-
-
-def location(given: str | None, ws: Workspace) -> str:
-    """--history, else $HISTORY, else results/history.sqlite for a tree in results/ (the lab's
-    drives side by side), else <tree>/history.sqlite."""
-    if given or os.environ.get("HISTORY"):
-        return given or os.environ["HISTORY"]
-    default = (ws.root / "results").resolve()
-    tree = ws.results.resolve()
-    return str((default if tree.is_relative_to(default) else tree) / DEFAULT_NAME)
 
 
 def add_history_argument(parser: argparse.ArgumentParser) -> None:

@@ -20,10 +20,13 @@ than misread. Never edit a migration that has shipped: add the next one.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Self
+
+from analysis.core.workspace import Workspace
 
 DEFAULT_NAME = "history.sqlite"
 POSTGRES_PREFIXES = ("postgresql://", "postgres://")
@@ -84,6 +87,16 @@ MIGRATIONS: list[list[str]] = [
     ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def location(given: str | None, ws: Workspace) -> str:
+    """--history, else $HISTORY, else results/history.sqlite for a tree in results/ (the lab's
+    drives side by side), else <tree>/history.sqlite."""
+    if given or os.environ.get("HISTORY"):
+        return given or os.environ["HISTORY"]
+    default = (ws.root / "results").resolve()
+    tree = ws.results.resolve()
+    return str((default if tree.is_relative_to(default) else tree) / DEFAULT_NAME)
 
 
 class HistoryError(Exception):

@@ -145,15 +145,15 @@ def analyse_section(ws: Workspace, section: str) -> None:
         module.main(["--root", str(ws.root), "--results", str(ws.results)])
 
 
-def read_tree(ws: Workspace, *, analyse: bool = True) -> RunRecord:
-    tree = ws.results
+def tree_run(tree: Path) -> dict:
+    """A results tree's row of the runs table (analysis.history.db.RUN_COLUMNS): who, what and
+    when, from §1's env.json and the sections' manifests; nothing is analysed."""
     env_path = tree / "env.json"
     env = json.loads(env_path.read_text()) if env_path.is_file() else {}
-    sections = sections_in(tree)
-    manifests = {s: read_manifest(tree / s) for s in sections}
+    manifests = {s: read_manifest(tree / s) for s in sections_in(tree)}
     run_id, date = identity(tree, env, manifests)
     target = env.get("target") or {}
-    record = RunRecord({
+    return {
         "run_id": run_id, "run_date": date,
         "recorded_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "tree": str(tree.resolve()), "git_revision": env.get("toolkit_revision"),
@@ -169,7 +169,15 @@ def read_tree(ws: Workspace, *, analyse: bool = True) -> RunRecord:
         # How the drive was prepared and how much of it was measured (absent before they were
         # recorded): runs that differ in them are never one trend series.
         "state": common(manifests, "state"), "region_bytes": _region(manifests),
-    }, sections=sections)
+    }
+
+
+def read_tree(ws: Workspace, *, analyse: bool = True) -> RunRecord:
+    tree = ws.results
+    env = (tree / "env.json").is_file()
+    sections = sections_in(tree)
+    record = RunRecord(tree_run(tree), sections=sections)
+    run_id = record.run["run_id"]
     if not env:
         record.notes.append(f"{tree}: no env.json (§1 did not run): device and host unknown")
     for section in sections:

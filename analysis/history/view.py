@@ -128,10 +128,13 @@ def _num(value: float, unit: str) -> str:
 
 
 ALARM_RULE = (
-    "A step is a level change found by a CUSUM test over the runs whose noise allows for "
-    "runs that are not independent (lag-1 autocorrelation); the p-values of each device's "
-    f"series are adjusted together (Benjamini–Hochberg at {trends.ALPHA:g}), so the report of "
-    f"a drive that did not change shows a step in at most about {trends.ALPHA:.0%} of reports. "
+    "A step is a level change found by a CUSUM test over the runs; a recent change is the last "
+    "1-4 runs against those before. Each series' p-value is referred to a null simulated for "
+    "its own number of runs and for every lag-1 autocorrelation up to 0.9 its runs cannot rule "
+    "out, and the p-values of each device's series are adjusted together (Benjamini–Hochberg "
+    f"at {trends.ALPHA:g}), so the report of a drive that did not change shows an alarm in at "
+    f"most {trends.ALPHA:.0%} of reports (8-30 series of 8-52 runs, autocorrelation up to 0.8: "
+    "bench/statistics). "
     f"A step must also be at least {trends.MIN_STEP_PCT:g}% with {trends.MIN_RUNS} runs either "
     "side. Runs with a different --state, region, peak search or --jobs are separate series "
     "(their settings in brackets).")
@@ -156,7 +159,8 @@ def step_rows(dev: Device) -> list[list[str]]:
             changed = around(run, dev.runs)
             rows.append([HEADLINE_KINDS[s.kind], _label(s),
                          (f"{_day(run)}, run {step.index + 1} of {len(s.points)} "
-                         f"(`{run['run_id']}`)"),
+                          f"(`{run['run_id']}`)"
+                          + (f"; the last {step.recent} run(s)" if step.recent else "")),
                          f"{_num(step.before, s.unit)} → {_num(step.after, s.unit)}",
                          f"{step.pct:+.1f}% ({verdict(s.kind, step.pct)})", _p(step.p),
                          "; ".join(changed) if changed else "nothing recorded"])
@@ -232,7 +236,8 @@ def text_lines(devs: list[Device], last: int = 40) -> list[str]:
                     f"{_num(values[0], s.unit)} → {_num(values[-1], s.unit)}")
             for step in s.steps:
                 run = s.points[step.index].run
-                line += f"; step {step.pct:+.1f}% at run {step.index + 1} ({_day(run)})"
+                what = f"the last {step.recent} run(s)" if step.recent else "step"
+                line += f"; {what} {step.pct:+.1f}% at run {step.index + 1} ({_day(run)})"
             out.append(line)
     return out
 

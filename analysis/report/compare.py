@@ -5,33 +5,34 @@ A results tree is a folder holding `<section>/manifest.json` and the case folder
 section present in both trees is summarised again from the raw repetitions (`section_frame`), so
 no earlier `make analysis` is needed, and matched on (section, case, direction).
 
-Per case and metric: A, B, the ratio B/A, the difference in %, Welch's two-sided t-test over the
-repetitions (raw p, with scipy's t distribution), the Benjamini–Hochberg adjusted p over every
-test of the comparison (`p_adj`, scipy's false_discovery_control), and whether the change is
-significant (p_adj < 0.05) and worse (lower IOPS or MB/s, higher latency). Six metrics times
-every case are many tests: unadjusted, two trees of the same drive would show "significant" rows
-by chance; the adjustment holds the expected share of false discoveries at 5%.
+Per case and metric: A, B, the ratio B/A, the difference in % with its 95% interval, the one
+test for an effect (analysis.core.effects: Welch's t-test over the repetitions, raw p) and the
+Benjamini-Hochberg adjusted p over every test of the comparison (`p_adj`); a change is
+significant when p_adj < 0.05, worse when it is lower IOPS or MB/s or higher latency. Six metrics
+times every case are many tests: unadjusted, two trees of the same drive would show "significant"
+rows by chance; adjusted, a comparison of an unchanged drive flags any row at most 5% of the time.
 
-The t-test is computed from each side's mean, sample std (ddof=1) and n, which `section_frame`
-takes over the per-repetition values: that is exactly Welch's test on the per-repetition values.
-Percentiles (p95, p99, p99.9) are pooled over the repetitions (one number per tree). Each side's
-percentile comes with its 95% interval (`lat_p99_us_lo`/`_hi`, analysis.core.stats.tail_intervals:
-the order-statistic uncertainty within the runs and the spread between them), and the test
-(`interval`) is a z-test on the two: se = interval width / (2 x 1.96); the intervals reach the
-edges of fio's buckets, so a move of one bucket can be significant only when both percentiles are
-known to about a bucket. A percentile with fewer than MIN_TAIL_IOS (100) I/Os above it on either
-side is not tested ("too few I/Os above"): it rests on a handful of I/Os (a p99.9 of a short run
-at QD=1, typically). Tables without the intervals (another tool's) fall back to the std of the
-repetitions' own percentiles (`welch~`), where two within one bucket are "within one bucket",
-never significant. Every row also carries each
-side's 95% interval (`a_low` … `b_high`; mean ± its t half-width for a mean). Not tested (p NaN):
-fewer than two repetitions on either side ("not testable (n<2)"), or no spread on either side
-("not testable (no spread)").
+**Between runs.** Two trees are two runs: another day, another idle time, another thermal state.
+Each tree's level moves by more than its repetitions show, so the test adds the variance between
+runs (analysis.core.effects.Between), per metric, from the first of: `--between-run` (a lab's
+measured figure, in % of the mean), the history's runs of this drive and case (at least
+analysis.history.between.MIN_RUNS of them: a random-effects estimate), else the default, a spread
+between runs as large as the repetitions' own. The row says which (`between_source`,
+`between_pct`).
+
+Percentiles (p95, p99, p99.9) are pooled over the repetitions (one number per tree) with the
+tables' 95% interval (analysis.core.stats.tail_intervals); their test is the same Welch test on
+the log of the percentile, from the sd of the repetitions' own log percentiles (`_lsd`), which is
+what the interval is made of. A percentile with fewer than MIN_TAIL_IOS (100) I/Os above it on
+either side is not tested ("too few I/Os above"). Tables without `_lsd` (another tool's) fall
+back to the std of the repetitions' own percentiles (`welch~`), where two within one bucket are
+"within one bucket", never significant. Not tested (p NaN): fewer than two repetitions on either
+side ("not testable (n<2)"), or no spread on either side ("not testable (no spread)").
 
 Writes tables/compare.csv, out/compare.md and, for the sweeps present in both trees,
 figs/compare_bs_sweep.png (MB/s by block size) and figs/compare_qd_sweep.png (IOPS by queue
-depth), A against B with ± std error bars. Exit 0; 1 with --fail-if-worse PCT when a significant
-regression is larger than PCT %; 2 for bad input.
+depth), A against B with ± std error bars. Exit 0; 1 with --fail-if-worse PCT when a change for
+the worse is both significant and larger than PCT %; 2 for bad input.
 """
 
 from __future__ import annotations
@@ -43,28 +44,24 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
-import scipy.stats
 
-from analysis.core.stats import CONFIDENCE, MIN_TAIL_IOS, bucket_width_ns
+from analysis.core.effects import ALPHA, t_two_sided_p, welch
+from analysis.core.stats import MIN_TAIL_IOS
 from analysis.render import markdown as md
+from analysis.report import between_runs
+from analysis.report.compare_rows import (
+    COLUMNS,
+    JUDGED,
+    METRICS,
+    PARAMS,
+    PERCENTILES,
+    compare_rows,
+    judge,
+    regressions,
+)
 from analysis.rules.cases import case_rows, read_manifest, section_frame
 from analysis.sections import SECTIONS
 
-ALPHA = 0.05
-# metric column -> (its std column, label, higher is better)
-METRICS = {
-    "iops_mean": ("iops_std", "IOPS", True),
-    "bw_MBps_mean": ("bw_MBps_std", "MB/s", True),
-    "lat_us_mean": ("lat_us_std", "mean lat (µs)", False),
-    "lat_p95_us": ("lat_p95_us_std", "p95 (µs)", False),
-    "lat_p99_us": ("lat_p99_us_std", "p99 (µs)", False),
-    "lat_p99_9_us": ("lat_p99_9_us_std", "p99.9 (µs)", False),
-}
-# pooled from json+ bins (resolved to one fio bucket), each with its tail interval
-PERCENTILES = ("lat_p95_us", "lat_p99_us", "lat_p99_9_us")
-HALF_WIDTHS = {"iops_mean": "iops_ci95", "bw_MBps_mean": "bw_MBps_ci95",
-               "lat_us_mean": "lat_us_ci95"}  # each mean's 95% t half-width
-PARAMS = ["rw", "bs", "iodepth", "numjobs", "read_pct"]
 # A section's settings that make its numbers another measurement (manifest key, name).
 SECTION_SETTINGS = [("state", "drive state"), ("region_bytes", "region")]
 TABLE = "tables/compare.csv"
@@ -73,76 +70,13 @@ FIG_BS = "figs/compare_bs_sweep.png"
 FIG_QD = "figs/compare_qd_sweep.png"
 
 
+# what other modules and tools use of this one, beside its own definitions
+__all__ = ["COLUMNS", "JUDGED", "METRICS", "PERCENTILES", "compare_rows", "judge", "regressions",
+           "t_two_sided_p", "welch"]
+
+
 class BadInput(Exception):
     """A tree that cannot be compared; the message says how to fix it."""
-
-
-# ---------------------------------------------------------------- Student t and Welch's test
-
-
-def t_two_sided_p(t: float, df: float) -> float:
-    """P(|T| >= |t|) for Student's t with df degrees of freedom (df may be fractional)."""
-    if math.isnan(t) or math.isnan(df) or df <= 0:
-        return math.nan
-    return float(2.0 * scipy.stats.t.sf(abs(t), df))
-
-
-def welch(mean_a: float, std_a: float, n_a: float, mean_b: float, std_b: float,
-          n_b: float) -> tuple[float, float, float]:
-    """Welch's unequal-variance t-test of B against A: (t, df, two-sided p).
-
-    t = (mean_b - mean_a) / sqrt(s_a²/n_a + s_b²/n_b), df by Welch–Satterthwaite (scipy's
-    ttest_ind_from_stats does the same but does not return df, which the table shows), p from
-    scipy's t distribution. NaN throughout, not testable, when a value is missing, when n < 2
-    on either side (no sample std), or when neither side has any spread: pooled percentiles
-    snap to fio's histogram buckets, so repetitions landing in one bucket on each side give
-    two constants, and a t of ±inf would call a one-bucket move infinitely significant.
-    """
-    values = (mean_a, std_a, n_a, mean_b, std_b, n_b)
-    if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in values):
-        return math.nan, math.nan, math.nan
-    if n_a < 2 or n_b < 2:
-        return math.nan, math.nan, math.nan
-    va, vb = std_a * std_a / n_a, std_b * std_b / n_b
-    se2 = va + vb
-    if se2 == 0:
-        return math.nan, math.nan, math.nan
-    t = (mean_b - mean_a) / math.sqrt(se2)
-    df = se2 * se2 / (va * va / (n_a - 1) + vb * vb / (n_b - 1))
-    return t, df, t_two_sided_p(t, df)
-
-
-def within_one_bucket(a_us: float, b_us: float) -> bool:
-    """Two pooled percentiles (µs) no further apart than one bucket of fio's latency histogram
-    at the larger of them: fio cannot tell them apart, so neither can a test on them."""
-    return abs(b_us - a_us) * 1000 <= bucket_width_ns(max(a_us, b_us) * 1000) * (1 + 1e-9)
-
-
-def interval_test(a: float, a_low: float, a_high: float, b: float, b_low: float,
-                  b_high: float) -> tuple[float, float]:
-    """Two pooled percentiles (µs) with their 95% intervals (analysis.core.stats.tail_intervals:
-    within-run order statistics and the spread between repetitions): (z, two-sided p).
-
-    Each interval is read as a normal one, se = (high - low) / (2 x 1.96); the intervals reach
-    the edges of fio's buckets, so one that collapses to a single bucket still has a spread.
-    z = (b - a) / sqrt(se_a² + se_b²); p from the normal distribution."""
-    z95 = scipy.stats.norm.ppf(0.5 + CONFIDENCE / 2)
-    se2 = sum(((high - low) / (2 * z95)) ** 2 for low, high in ((a_low, a_high), (b_low, b_high)))
-    if se2 <= 0:
-        return math.nan, math.nan
-    z = (b - a) / math.sqrt(se2)
-    return z, float(2 * scipy.stats.norm.sf(abs(z)))
-
-
-def benjamini_hochberg(p: pd.Series) -> pd.Series:
-    """Benjamini–Hochberg adjusted p over every test made (NaN, not tested, stays NaN): the
-    false discovery rate of the whole comparison is then held at ALPHA."""
-    tested = p.dropna()
-    adjusted = pd.Series(math.nan, index=p.index)
-    if not tested.empty:
-        adjusted[tested.index] = scipy.stats.false_discovery_control(tested.to_numpy(),
-                                                                     method="bh")
-    return adjusted
 
 
 # ---------------------------------------------------------------- reading the trees
@@ -184,77 +118,6 @@ def tree_manifests(path: Path, frames: dict[str, pd.DataFrame]) -> dict[str, dic
 # ---------------------------------------------------------------- the comparison
 
 
-def _f(v) -> float:
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        return math.nan
-
-
-def interval_of(row: pd.Series, col: str) -> tuple[float, float]:
-    """(low, high) of a metric's 95% interval: mean ± its t half-width (`<metric>_ci95`), or a
-    pooled percentile's own interval (`_lo`, `_hi`); NaN when the table has none (a table from
-    before the intervals, or one repetition)."""
-    if col in PERCENTILES:
-        return _f(row.get(col + "_lo")), _f(row.get(col + "_hi"))
-    half = _f(row.get(HALF_WIDTHS[col]))
-    return _f(row.get(col)) - half, _f(row.get(col)) + half
-
-
-def has_interval(a: pd.Series, b: pd.Series, col: str) -> bool:
-    return not any(math.isnan(v) for v in (*interval_of(a, col), *interval_of(b, col)))
-
-
-def compare_rows(a: pd.Series, b: pd.Series) -> list[dict]:
-    """One row per metric for one (section, case, direction) present in both trees: the raw
-    test. Whether a change is significant is decided over the whole comparison (`judge`)."""
-    rows = []
-    for col, (std_col, label, higher_better) in METRICS.items():
-        if col not in a.index and col not in b.index:
-            continue  # neither table has it (another tool's): nothing to compare, no row
-        # a column one table lacks (an older table) is "no value" on that side
-        ma, mb = _f(a.get(col)), _f(b.get(col))
-        sa, sb = _f(a.get(std_col)), _f(b.get(std_col))
-        na, nb = int(a["n"]), int(b["n"])
-        ratio = mb / ma if ma and not math.isnan(ma) and not math.isnan(mb) else math.nan
-        diff = (ratio - 1.0) * 100 if not math.isnan(ratio) else math.nan
-        if math.isnan(ma) or math.isnan(mb):
-            test = "no value"
-        elif na < 2 or nb < 2:
-            test = "not testable (n<2)"
-        elif col in PERCENTILES and has_interval(a, b, col):
-            thin = min(_f(a.get(col + "_tail_ios")), _f(b.get(col + "_tail_ios")))
-            test = "too few I/Os above" if thin < MIN_TAIL_IOS else "interval"
-        elif col in PERCENTILES and within_one_bucket(ma, mb):
-            test = "within one bucket"
-        elif sa == 0 and sb == 0:
-            test = "not testable (no spread)"
-        else:
-            test = "welch~" if col in PERCENTILES else "welch"
-        t, df, p = welch(ma, sa, na, mb, sb, nb) if test.startswith("welch") else (math.nan,) * 3
-        (low_a, high_a), (low_b, high_b) = interval_of(a, col), interval_of(b, col)
-        if test == "interval":
-            t, p = interval_test(ma, low_a, high_a, mb, low_b, high_b)
-        rows.append({"metric": col, "label": label, "a": ma, "a_std": sa, "a_n": na, "b": mb,
-                     "b_std": sb, "b_n": nb, "a_low": low_a, "a_high": high_a, "b_low": low_b,
-                     "b_high": high_b, "ratio": ratio, "diff_pct": diff, "t": t, "df": df,
-                     "p": p,
-                     # how much worse B is, in % of A (negative: better)
-                     "regression_pct": -diff if higher_better else diff, "test": test})
-    return rows
-
-
-def judge(table: pd.DataFrame) -> pd.DataFrame:
-    """Significance over the whole comparison: Benjamini–Hochberg adjusted p (`p_adj`) below
-    ALPHA. Testing every case and metric at ALPHA unadjusted would find "significant" rows
-    between two trees of the same drive by chance alone; the gate uses p_adj too."""
-    table = table.assign(p_adj=benjamini_hochberg(table.p))
-    significant = table.p_adj < ALPHA  # NaN compares False: not tested, never significant
-    return table.assign(significant=significant,
-                        worse=significant & (table.regression_pct > 0),
-                        better=significant & (table.regression_pct < 0))[COLUMNS]
-
-
 @dataclass(frozen=True)
 class Comparison:
     table: pd.DataFrame  # one row per section, case, direction and metric
@@ -263,14 +126,6 @@ class Comparison:
     sections: list[str]  # compared: present in both trees
     frames_a: dict[str, pd.DataFrame]
     frames_b: dict[str, pd.DataFrame]
-
-
-COLUMNS = ["section", "case", "direction", *PARAMS, "metric", "label", "a", "a_std", "a_n", "b",
-           "b_std", "b_n", "a_low", "a_high", "b_low", "b_high", "ratio", "diff_pct", "t", "df",
-           "p", "p_adj", "significant", "worse", "better", "regression_pct", "test"]
-
-
-JUDGED = ("p_adj", "significant", "worse", "better")  # set by judge() over the whole table
 
 
 def setting_difference(manifest_a: dict, manifest_b: dict) -> str | None:
@@ -288,10 +143,12 @@ def setting_difference(manifest_a: dict, manifest_b: dict) -> str | None:
 def compare_trees(frames_a: dict[str, pd.DataFrame],
                   frames_b: dict[str, pd.DataFrame],
                   manifests_a: dict[str, dict] | None = None,
-                  manifests_b: dict[str, dict] | None = None) -> Comparison:
+                  manifests_b: dict[str, dict] | None = None,
+                  between=None) -> Comparison:
     """B against A, case by case. A case is compared only when it measured the same thing on
     both sides: the same parameters and engine, in a section of the same drive state and region;
-    otherwise it is listed with the reason."""
+    otherwise it is listed with the reason. `between(section, case, direction)` gives the spread
+    between runs per metric (None: the default for every row)."""
     rows, only = [], []
     sections = [s for s in SECTIONS if s in frames_a and s in frames_b]
     for s in [s for s in SECTIONS if (s in frames_a) != (s in frames_b)]:
@@ -318,16 +175,11 @@ def compare_trees(frames_a: dict[str, pd.DataFrame],
                 continue
             head = {"section": section, "case": key[0], "direction": key[1],
                     **{p: ra[p] for p in PARAMS}}
-            rows += [{**head, **r} for r in compare_rows(ra, rb)]
+            spread = between(section, *key) if between else None
+            rows += [{**head, **r} for r in compare_rows(ra, rb, spread)]
         only += [(section, *key, "B") for key in b.index if key not in a.index]
     raw = pd.DataFrame(rows, columns=[c for c in COLUMNS if c not in JUDGED])
     return Comparison(judge(raw), only, sections, frames_a, frames_b)
-
-
-def regressions(table: pd.DataFrame, pct: float) -> pd.DataFrame:
-    """Significant changes for the worse larger than pct %, largest first."""
-    bad = table[table.worse & (table.regression_pct > pct)]
-    return bad.sort_values("regression_pct", ascending=False)
 
 
 # ---------------------------------------------------------------- figures
@@ -383,7 +235,7 @@ def _p(p: float) -> str:
     return "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
-TESTED = ("welch", "welch~", "interval")  # the tests that give a p-value
+TESTED = ("welch", "welch~", "welch-log")  # the tests that give a p-value
 
 
 def _verdict(r) -> str:
@@ -397,8 +249,10 @@ def _verdict(r) -> str:
 
 
 def _cell(metric: str, value: float, std: float, low: float, high: float) -> str:
-    """A mean ± its 95% half-width, a percentile with its interval (low–high); the std where
-    the tree gave no interval."""
+    """A mean ± its 95% half-width, a percentile with its interval (low–high, or ≥ low where
+    it is one-sided); the std where the tree gave no interval."""
+    if metric in PERCENTILES and not math.isnan(low) and math.isnan(high):
+        return f"{md.num(value)} (≥ {md.num(low)})"
     if math.isnan(low) or math.isnan(high):
         return md.pm(value, std)
     if metric in PERCENTILES:
@@ -406,15 +260,24 @@ def _cell(metric: str, value: float, std: float, low: float, high: float) -> str
     return md.pm(value, (high - low) / 2)
 
 
+def _diff(r) -> str:
+    """'−9.1% (−15 to −3)': the difference with its 95% interval where it was tested."""
+    text = md.signed_pct(r.diff_pct, 1)
+    if math.isnan(r.diff_low) or math.isnan(r.diff_high):
+        return text
+    return f"{text} ({r.diff_low:+.0f} to {r.diff_high:+.0f})".replace("-", "−")
+
+
 def _rows_md(df: pd.DataFrame) -> str:
     rows = [[f"{r.section} {r.case}" + ("" if r.direction in ("read", "write") and
                                           r.section != "mix_rw" else f" ({r.direction})"),
              r.label, _cell(r.metric, r.a, r.a_std, r.a_low, r.a_high),
              _cell(r.metric, r.b, r.b_std, r.b_low, r.b_high),
-             "–" if math.isnan(r.ratio) else f"{r.ratio:.3f}", md.signed_pct(r.diff_pct, 1),
+             "–" if math.isnan(r.ratio) else f"{r.ratio:.3f}", _diff(r),
              _p(r.p) + ("~" if r.test == "welch~" else ""), _p(r.p_adj), _verdict(r)]
             for r in df.itertuples()]
-    return md.table(["case", "metric", "A", "B", "B/A", "diff", "p", "p (BH)", "verdict"], rows,
+    return md.table(["case", "metric", "A", "B", "B/A", "diff (95% interval)", "p", "p (BH)",
+                     "verdict"], rows,
                     ["l", "l", "r", "r", "r", "r", "r", "r", "l"])
 
 
@@ -438,6 +301,11 @@ def findings(comp: Comparison, fail_pct: float | None) -> list[str]:
             f"case rows: {int(t.significant.sum())} significant (BH-adjusted p < {ALPHA}), "
             f"{int(t.worse.sum())} worse, {int(t.better.sum())} better, "
             f"{bucket} within one histogram bucket, {untested} not testable.")]
+    halves = ((t.diff_high - t.diff_low) / 2).dropna()
+    if not halves.empty:
+        out.append(f"What this comparison can resolve: the 95% interval of a difference is "
+                   f"±{halves.median():.1f}% wide (the median over the {len(halves)} rows "
+                   "tested); a change well inside it is not resolved, whatever its sign.")
     worse = t[t.worse].sort_values("regression_pct", ascending=False)
     better = t[t.better].sort_values("regression_pct")
     for found, what in ((worse, "regression"), (better, "improvement")):
@@ -452,7 +320,9 @@ def findings(comp: Comparison, fail_pct: float | None) -> list[str]:
         bad = regressions(t, fail_pct)
         out.append(f"Gate --fail-if-worse {fail_pct:g}%: " +
                    (f"FAILED, {len(bad)} significant regression(s) above {fail_pct:g}%."
-                    if len(bad) else "passed."))
+                    if len(bad) else "passed.") +
+                   " It fails on a change for the worse that is both significant and larger "
+                   f"than {fail_pct:g}%.")
     for section, case, direction, side in comp.only:
         where = ("parameters differ between the trees, not compared" if side == "params"
                  else f"only in {side}" if side in ("A", "B") else f"{side}: not compared")
@@ -461,23 +331,27 @@ def findings(comp: Comparison, fail_pct: float | None) -> list[str]:
 
 
 def snippet(comp: Comparison, paths: tuple[Path, Path], figs: list[str],
-            fail_pct: float | None) -> str:
+            fail_pct: float | None, between_note: str = "") -> str:
     t = comp.table
     sig = t[t.significant].sort_values("regression_pct", ascending=False)
     parts = ["## Comparison: B against A", "",
              _tree_line("A", paths[0], comp.frames_a, comp.sections),
              _tree_line("B", paths[1], comp.frames_b, comp.sections), "",
              (f"Sections compared: {', '.join(comp.sections)}. Values are mean ± the half-width "
-              "of its 95% confidence interval over the repetitions (t); p95, p99 and p99.9 are pooled from the "
-              "repetitions' json+ bins, with its 95% interval (low–high: the order statistics "
-              "within the runs and the spread between them, a bootstrap over both). p: for a "
-              "mean, Welch's two-sided t-test over the repetitions (from mean, std and n); for "
-              "a percentile, a z-test on the two intervals with fio's bucket width added (`interval`), "
-              f"untested when fewer than {MIN_TAIL_IOS} I/Os lie above either side's. Trees "
-              "without intervals fall back to the std of the per-repetition percentiles (`~`) "
-              "and call two within one histogram bucket equal. p (BH): adjusted by Benjamini–Hochberg over all the comparisons here. "
-              f"Significant: adjusted p < {ALPHA}, which holds the expected share of false "
-              f"discoveries at {ALPHA:.0%}. Worse: lower IOPS or MB/s, higher latency."), "",
+              "of its 95% confidence interval over the repetitions (t); p95, p99 and p99.9 are "
+              "pooled from the repetitions' json+ bins, with the tables' 95% interval (low–high; "
+              "≥ low where too few I/Os lie above it to bound it from above). p: Welch's "
+              "two-sided t-test over the repetitions, with the spread between runs added (two "
+              "trees are two runs); for a percentile on its log, from the spread of the "
+              f"repetitions' own (`welch-log`), untested when fewer than {MIN_TAIL_IOS} I/Os "
+              "lie above either side's. Tables without it fall back to the std of the "
+              "per-repetition percentiles (`~`) and call two within one histogram bucket equal. "
+              "diff: B against A with the 95% interval of the difference. p (BH): adjusted by "
+              "Benjamini–Hochberg over all the comparisons here. "
+              f"Significant: adjusted p < {ALPHA}: a comparison of an unchanged drive shows "
+              f"any significant row in at most {ALPHA:.0%} of cases while runs differ by no "
+              "more than the spread used. Worse: lower IOPS or MB/s, higher latency."), "",
+             *([between_note, ""] if between_note else []),
              "### Significant changes", "",
              _rows_md(sig) if not sig.empty else f"None at adjusted p < {ALPHA}.", "",
              "### All comparisons", "", _rows_md(t), ""]
@@ -498,17 +372,32 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--out", type=Path, default=Path("."),
                         help="folder for tables/, out/ and figs/ (default: current folder)")
     parser.add_argument("--fail-if-worse", type=float, metavar="PCT", default=None,
-                        help="exit 1 when any significant regression of B (Benjamini–Hochberg "
-                             "adjusted p < 0.05) is larger than PCT %%")
+                        help="exit 1 when a change of B for the worse is both significant "
+                             "(Benjamini–Hochberg adjusted p < 0.05) and larger than PCT %%")
+    parser.add_argument("--between-run", metavar="PCT|METRIC=PCT,...", default=None,
+                        help="the sd of a run's level between runs of this drive, in %% of the "
+                             "mean, as a lab measured it (3, or iops=2,p99=6; metrics: "
+                             f"{', '.join(between_runs.NAMES.values())}); default: from the "
+                             "history's runs of the drive, else as large as the repetitions' "
+                             "own spread")
+    parser.add_argument("--history", metavar="PATH|URI",
+                        help="the history to estimate the spread between runs from (default: "
+                             "$HISTORY, else results/history.sqlite)")
     args = parser.parse_args(argv)
+    try:
+        given = between_runs.parse(args.between_run)
+    except ValueError as e:
+        parser.error(str(e))
     try:
         frames_a, frames_b = load_tree(args.a), load_tree(args.b)
         for name, path, frames in (("A", args.a, frames_a), ("B", args.b, frames_b)):
             if not frames:
                 raise BadInput(f"{name} ({path}) holds no finished repetition; run a section "
                                "script into it first")
+        between, note = between_runs.resolver(given, args.history, tree_root(args.a),
+                                              tree_root(args.b))
         comp = compare_trees(frames_a, frames_b, tree_manifests(args.a, frames_a),
-                             tree_manifests(args.b, frames_b))
+                             tree_manifests(args.b, frames_b), between)
         reasons = sorted({side for *_, side in comp.only if side not in ("A", "B", "params")})
         if comp.table.empty and reasons:
             raise BadInput(f"nothing compared between {args.a} and {args.b}: "
@@ -529,7 +418,8 @@ def main(argv: list[str]) -> int:
     labels = (f"A ({_name(args.a)})", f"B ({_name(args.b)})")
     figs = draw_figures(comp, labels, out)
     (out / "out").mkdir(parents=True, exist_ok=True)
-    (out / SNIPPET).write_text(snippet(comp, (args.a, args.b), figs, args.fail_if_worse))
+    (out / SNIPPET).write_text(snippet(comp, (args.a, args.b), figs, args.fail_if_worse,
+                                       between_runs.summary(comp.table, note)))
     t = comp.table
     print(f"compared {', '.join(comp.sections)}: {len(t)} comparisons, "
           f"{int(t.significant.sum())} significant, {int(t.worse.sum())} worse, "

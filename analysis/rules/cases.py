@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.core.effects import ALPHA, bh_adjust, trend
 from analysis.core.stats import (
     PCT_COLUMNS,
     STANDARD_PCTS,
@@ -51,16 +52,24 @@ HOST_COLUMNS = ["cpu_usr_pct", "cpu_sys_pct", "host_ceiling_iops", "host_ceiling
 # of the repetitions' own percentiles (`lat_p99_us_std`): the error bar of a pooled percentile.
 # `<metric>_ci95` is the half-width of the 95% t-interval of the mean over the repetitions
 # (analysis.core.stats.t_half_width). The tail percentiles (TAIL_PCTS) get an interval
-# `_lo`/`_hi` and the count of I/Os above them `_tail_ios` (analysis.core.stats.tail_intervals).
+# `_lo`/`_hi` (`_hi` empty where it is one-sided), the count of I/Os above them `_tail_ios` and
+# the sd of the repetitions' own log percentiles `_lsd`, which compare tests them on
+# (analysis.core.stats.tail_intervals).
 CASE_COLUMNS = ["case", "rw", "bs", "iodepth", "numjobs", "engine", "read_pct", "direction", "n"]
 PCT_STD_COLUMNS = {p: col + "_std" for p, col in PCT_COLUMNS.items()}
 TAIL_PCTS = (95.0, 99.0, 99.9)
-TAIL_COLUMNS = [PCT_COLUMNS[p] + suffix for p in TAIL_PCTS for suffix in ("_lo", "_hi", "_tail_ios")]
+TAIL_COLUMNS = [PCT_COLUMNS[p] + suffix for p in TAIL_PCTS
+                for suffix in ("_lo", "_hi", "_tail_ios", "_lsd")]
 CI_COLUMNS = ["iops_ci95", "bw_MBps_ci95", "lat_us_ci95"]
+# A point's IOPS over its rounds (repetition k ran in round k): the slope in % of the mean per
+# round, the p of "no slope" (analysis.core.effects.trend), and `drifting` where that p, adjusted
+# over the table's rows (Benjamini-Hochberg), is below 0.05: the level moved while it was
+# measured. Three repetitions at least.
+DRIFT_COLUMNS = ["drift_pct", "drift_p", "drifting"]
 METRIC_COLUMNS = ["iops_mean", "iops_std", "iops_cv", "bw_MBps_mean", "bw_MBps_std",
                   "lat_us_mean", "lat_us_std", *PCT_COLUMNS.values(), *PCT_STD_COLUMNS.values(),
                   "unstable", "pct_source", "little_product", *HOST_COLUMNS, *CI_COLUMNS,
-                  "half_width_pct", *TAIL_COLUMNS]
+                  "half_width_pct", *TAIL_COLUMNS, *DRIFT_COLUMNS]
 
 
 @dataclass(frozen=True)
@@ -181,6 +190,7 @@ def tail_columns(directions_per_rep: list[list[Direction]]) -> dict:
         cols[col + "_lo"] = t.low / 1000 if t else math.nan
         cols[col + "_hi"] = t.high / 1000 if t else math.nan
         cols[col + "_tail_ios"] = t.tail if t else math.nan
+        cols[col + "_lsd"] = t.log_sd if t else math.nan
     return cols
 
 
@@ -207,9 +217,10 @@ def read_share(rw: str, rwmixread: int | None) -> int:
 def empty_direction_row(case: Case, direction: str) -> dict:
     """A direction the job never issued (writes of a 100% read mix): zero I/O, no latency."""
     row = summarize_direction(case, "total")
-    row.update({col: math.nan for col in METRIC_COLUMNS if col not in ("unstable", "pct_source")})
+    row.update({col: math.nan for col in METRIC_COLUMNS
+                if col not in ("unstable", "pct_source", "drifting")})
     row.update(direction=direction, iops_mean=0.0, iops_std=0.0, bw_MBps_mean=0.0,
-               bw_MBps_std=0.0, unstable=False, pct_source="")
+               bw_MBps_std=0.0, unstable=False, pct_source="", drifting=False)
     return row
 
 
@@ -231,6 +242,7 @@ def summarize_direction(case: Case, direction: str) -> dict:
     little = rep_stats([p["iops"] * p["lat_mean_ns"] / 1e9 / outstanding for p in points])
     intervals = interval_columns(iops, bw, lat)
     unstable = bool(intervals["half_width_pct"] > UNSTABLE_HALF_WIDTH * 100)  # NaN: False
+    drift = trend([p["iops"] for p in points])
     return {
         "case": case.name, "rw": first.rw, "bs": first.bs, "iodepth": first.iodepth,
         "numjobs": first.numjobs or 1, "engine": first.options.get("ioengine", ""),
@@ -243,7 +255,8 @@ def summarize_direction(case: Case, direction: str) -> dict:
         "cpu_usr_pct": rep_stats([g.usr_cpu_pct for g in case.reps])["mean"],
         "cpu_sys_pct": rep_stats([g.sys_cpu_pct for g in case.reps])["mean"],
         "host_ceiling_iops": math.nan, "host_ceiling_device": "", **busiest_columns(case),
-        "host_bound": False, **intervals,
+        "host_bound": False, **intervals, "drift_pct": drift.slope_pct, "drift_p": drift.p,
+        "drifting": False,
     }
 
 
@@ -282,8 +295,17 @@ def frame_of_cases(cases: list[Case], always: tuple[str, ...] = (),
     """The summary rows of the cases that kept a good repetition, in their order; `ceilings`
     (a section's host_ceiling.json) marks the host-bound ones."""
     rows = [row for case in cases if case.reps for row in summary_rows(case, always)]
-    return mark_host_bound(pd.DataFrame(rows, columns=CASE_COLUMNS + METRIC_COLUMNS),
+    return mark_host_bound(mark_drifting(pd.DataFrame(rows, columns=CASE_COLUMNS + METRIC_COLUMNS)),
                            ceilings or {})
+
+
+def mark_drifting(table: pd.DataFrame) -> pd.DataFrame:
+    """`drifting`: the rows whose trend over their rounds is significant, the table's trend tests
+    adjusted together (so a section of steady points shows a drifting one in at most 5% of
+    runs)."""
+    if table.empty:
+        return table
+    return table.assign(drifting=bh_adjust(table.drift_p.to_numpy(dtype=float)) < ALPHA)
 
 
 def mark_host_bound(table: pd.DataFrame, ceilings: dict) -> pd.DataFrame:

@@ -10,11 +10,11 @@ The transition is read off the MB/s curve: the smallest block size reaching 90% 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from analysis.core.stats import change
+from analysis.core.effects import Change, adjusted
 from analysis.core.workspace import Workspace
 from analysis.render import markdown as md
 from analysis.render.plots import COLORS, Highlight, Panel, Series, line_chart
@@ -22,10 +22,13 @@ from analysis.rules import sweeps
 from analysis.rules.cases import case_rows
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections.common import (
+    NOT_RESOLVED,
     SectionRun,
     clat_note,
+    flag,
     host_finding,
     reps_label,
+    row_change,
     run_section,
     snippet,
     stability_finding,
@@ -56,6 +59,15 @@ class Transition:
     still_rising: bool  # the peak is the largest size and the last step gained > FLAT_PCT
     last_step_pct: float  # MB/s gained by the last step of the sweep (NaN with one size)
     falls: list  # (bs, % below the peak) past the peak, beyond FLAT_PCT
+    # The last step's MB/s by the one test for an effect (analysis.core.effects; None: one size):
+    # a rise the test does not show is not called "still rising" (`unresolved`).
+    last_step: Change | None = None
+    rising: bool = False  # still_rising by the means alone, before the test
+
+    @property
+    def unresolved(self) -> bool:
+        """The means rise at the largest size, but the test does not show the step."""
+        return self.rising and not self.still_rising
 
 
 def transition(sizes: list[int], bw: list[float], fraction: float = BOUND_FRACTION,
@@ -116,6 +128,10 @@ def analyse(table: pd.DataFrame) -> tuple[pd.DataFrame, list[Sweep]]:
         group = group.sort_values("bs").copy()
         sizes, bw = [int(b) for b in group.bs], list(group.bw_MBps_mean)
         t = transition(sizes, bw)
+        if len(group) > 1:
+            step = row_change(group.iloc[-1], group.iloc[-2], "bw_MBps_mean")
+            t = replace(t, last_step=step, rising=t.still_rising,
+                        still_rising=t.still_rising and (step.significant or not step.tested))
         group["bw_pct_of_peak"] = sweeps.pct_of_peak(bw)
         group["bw_gain_pct"] = sweeps.step_changes(bw)
         group["is_90pct_of_peak"] = [bs == t.bound_bs for bs in sizes]
@@ -130,6 +146,18 @@ def _kib(bs: int) -> str:
     return md.bs_label(int(bs))
 
 
+def _shown(c: Change | None) -> bool:
+    """The test shows the difference, or cannot test it (one repetition: the means speak)."""
+    return c is None or not c.tested or c.significant
+
+
+def _within(c: Change | None, pct: float) -> bool | None:
+    """Is the difference shown to be within ±pct % (its 95% interval inside)? None untested."""
+    if c is None or not c.tested:
+        return None
+    return bool(-pct <= c.low_pct and c.high_pct <= pct)
+
+
 def bandwidth_finding(s: Sweep) -> str:
     t = s.found
     head = f"**{s.label.capitalize()}"
@@ -139,12 +167,24 @@ def bandwidth_finding(s: Sweep) -> str:
                 "sweep two or more block sizes to find where it turns bandwidth-bound.")
     peak, bound = s.at(t.peak_bs), s.at(t.bound_bs)
     prev = s.rows.iloc[-2]
+    if t.unresolved:
+        return (f"{head}: where it turns bandwidth-bound is {NOT_RESOLVED}.** The largest size "
+                f"swept has the most MB/s, {md.pm(peak.bw_MBps_mean, peak.bw_MBps_ci95)} MB/s at "
+                f"{_kib(t.peak_bs)}, {md.signed_pct(t.last_step_pct)} over {_kib(prev.bs)} "
+                f"({md.num(prev.bw_MBps_mean)} MB/s), but the test does not show that step "
+                f"(95% interval {t.last_step.interval_text()}): whether MB/s still rises past "
+                f"{_kib(t.peak_bs)} or has flattened this run cannot tell; more repetitions "
+                "(--repeat) or longer runs narrow it."
+                + (f" 90% of the highest MB/s measured is first reached at {_kib(t.bound_bs)} "
+                   f"({md.num(bound.bw_MBps_mean)} MB/s)." if t.bound_bs != t.peak_bs else ""))
     if t.still_rising:
         text = (f"{head}: not bandwidth-bound within the sweep.** MB/s is still rising at the "
                 f"largest size swept: {md.pm(peak.bw_MBps_mean, peak.bw_MBps_ci95)} MB/s at "
                 f"{_kib(t.peak_bs)}, {md.signed_pct(t.last_step_pct)} over {_kib(prev.bs)} "
-                f"({md.num(prev.bw_MBps_mean)} MB/s), so the peak and the transition lie beyond "
-                f"{_kib(t.peak_bs)}.")
+                f"({md.num(prev.bw_MBps_mean)} MB/s)"
+                + (f"; 95% interval of the step {t.last_step.interval_text()}"
+                   if t.last_step is not None and t.last_step.tested else "")
+                + f", so the peak and the transition lie beyond {_kib(t.peak_bs)}.")
         if t.bound_bs != t.peak_bs:
             text += (f" 90% of the highest MB/s measured is first reached at {_kib(t.bound_bs)} "
                      f"({md.num(bound.bw_MBps_mean)} MB/s), a lower bound at best.")
@@ -163,18 +203,40 @@ def bandwidth_finding(s: Sweep) -> str:
         text += (f", against {b.bw_pct_of_peak:.0f}% at {_kib(b.bs)}: below it the drive is "
                  "IOPS-bound; from it on, larger blocks add "
                  + (f"at most {more:.0f}% more MB/s." if more >= 1 else "less than 1% MB/s."))
-    if t.falls:
+        step = row_change(bound, b, "bw_MBps_mean")
+        if not _shown(step):
+            text += (f" The step from {_kib(b.bs)} itself is {NOT_RESOLVED} (95% interval "
+                     f"{step.interval_text()}).")
+    past = s.rows[s.rows.bs > t.peak_bs]
+    drops = adjusted([row_change(r, peak, "bw_MBps_mean") for r in past.itertuples()])
+    by_bs = dict(zip(past.bs, drops))
+    falls = [(bs, pct) for bs, pct in t.falls if _shown(by_bs.get(bs))]
+    unresolved = [bs for bs, _ in t.falls if not _shown(by_bs.get(bs))]
+    if falls:
         listed = ", ".join(f"{_kib(bs)} {md.num(s.at(bs).bw_MBps_mean)} MB/s ({md.signed_pct(-pct)})"
-                           for bs, pct in t.falls)
+                           for bs, pct in falls)
         text += (f" Past the {_kib(t.peak_bs)} peak MB/s falls again, beyond {FLAT_PCT:.0f}%: "
                  f"{listed}.")
-    elif t.peak_bs != s.sizes[-1]:
-        low = s.rows[s.rows.bs > t.peak_bs].bw_pct_of_peak.min()
-        text += (f" Past the peak every size stays within {FLAT_PCT:.0f}% of it (lowest "
-                 f"{low:.0f}%): a plateau, no fall.")
-    else:
+    if unresolved:
+        text += (f" Past the peak, a fall at {', '.join(_kib(bs) for bs in unresolved)} is "
+                 f"{NOT_RESOLVED}.")
+    if t.falls:
+        return text
+    if t.peak_bs != s.sizes[-1]:
+        low = past.bw_pct_of_peak.min()
+        if all(_within(c, FLAT_PCT) is not False for c in drops):
+            text += (f" Past the peak every size stays within {FLAT_PCT:.0f}% of it (lowest "
+                     f"{low:.0f}%): a plateau, no fall.")
+        else:
+            text += (f" Past the peak every size is within {FLAT_PCT:.0f}% of it by its mean "
+                     f"(lowest {low:.0f}%), but whether it is a plateau is {NOT_RESOLVED}.")
+    elif _within(t.last_step, FLAT_PCT) is not False:
         text += (f" The largest size is the peak by {md.signed_pct(t.last_step_pct)} over "
                  f"{_kib(prev.bs)}, within {FLAT_PCT:.0f}%: a plateau.")
+    else:
+        text += (f" The largest size is the peak by {md.signed_pct(t.last_step_pct)} over "
+                 f"{_kib(prev.bs)}; whether MB/s has flattened there is {NOT_RESOLVED} (95% "
+                 f"interval of that step {t.last_step.interval_text()}).")
     return text
 
 
@@ -218,36 +280,46 @@ def iops_latency_finding(s: Sweep) -> str | None:
 
 
 def gap_finding(rand: Sweep, seq: Sweep, op: str) -> str | None:
-    """Sequential against random MB/s at each block size both swept."""
+    """Sequential against random MB/s at each block size both swept, each tested and adjusted
+    together (Benjamini-Hochberg)."""
     common = [bs for bs in rand.sizes if bs in seq.sizes]
     if not common:
         return None
-    gaps, noisy = [], []
-    for bs in common:
-        r, q = rand.at(bs), seq.at(bs)
-        gap = change(q.bw_MBps_mean, q.bw_MBps_std, r.bw_MBps_mean, r.bw_MBps_std)
-        gaps.append(gap.pct)
-        if gap.within_spread:
-            noisy.append(bs)
+    changes = adjusted([row_change(seq.at(bs), rand.at(bs), "bw_MBps_mean") for bs in common])
+    gaps = [c.pct for c in changes]
+    noisy = [bs for bs, c in zip(common, changes) if not _shown(c)]
     listed = ", ".join(f"{md.signed_pct(g)} at {_kib(bs)}" for bs, g in zip(common, gaps))
     text = f"**Random vs sequential {op}s:** sequential MB/s against random: {listed}"
     if noisy:
-        text += (f" ({', '.join(_kib(bs) for bs in noisy)}: within the repetitions' spread, "
-                 "the difference is at most the combined std)")
+        text += (f" ({', '.join(_kib(bs) for bs in noisy)}: {NOT_RESOLVED}, the test (Welch "
+                 "over the repetitions, adjusted over these sizes) does not show the difference)")
     text += "."
     if len(common) > 1:
-        widest = max(range(len(common)), key=lambda i: abs(gaps[i]))
+        shown = [i for i, c in enumerate(changes) if _shown(c)]
+        if shown:
+            widest = max(shown, key=lambda i: abs(gaps[i]))
+            text += (f" The widest gap the test shows is at {_kib(common[widest])} "
+                     f"({md.signed_pct(gaps[widest])})")
+        else:
+            text += " No gap is shown at any size"
+        within = [_within(c, GAP_CLOSED_PCT) for c in changes]
         closed = next((common[i] for i in range(len(common))
-                       if all(abs(g) <= GAP_CLOSED_PCT for g in gaps[i:])), None)
-        text += f" The widest gap is at {_kib(common[widest])} ({md.signed_pct(gaps[widest])})"
+                       if all(w is not False and abs(g) <= GAP_CLOSED_PCT
+                              for w, g in zip(within[i:], gaps[i:]))), None)
+        last = changes[-1]
+        apart = _shown(last) and (last.low_pct > GAP_CLOSED_PCT or last.high_pct < -GAP_CLOSED_PCT
+                                  if last.tested else abs(last.pct) > GAP_CLOSED_PCT)
         if closed == common[0]:
             text += f"; at every size the two are within {GAP_CLOSED_PCT:.0f}%."
         elif closed is not None:
             text += (f"; from {_kib(closed)} on the two stay within {GAP_CLOSED_PCT:.0f}%, "
                      "the access pattern no longer matters.")
-        else:
+        elif apart:
             text += (f"; at {_kib(common[-1])} they still differ by more than "
                      f"{GAP_CLOSED_PCT:.0f}%.")
+        else:
+            text += (f"; whether they still differ by more than {GAP_CLOSED_PCT:.0f}% at "
+                     f"{_kib(common[-1])} is {NOT_RESOLVED}.")
     return text
 
 
@@ -281,7 +353,7 @@ def render_markdown(df: pd.DataFrame, found: list[Sweep], setup: str,
     rows = []
     for s in found:
         for r in s.rows.itertuples():
-            marks = (" ⚠" if r.unstable else "") + (" ● 90%" if r.is_90pct_of_peak else "") + \
+            marks = flag(r) + (" ● 90%" if r.is_90pct_of_peak else "") + \
                 (" ▲ peak" if r.is_peak else "")
             rows.append([s.label, _kib(r.bs) + marks, md.pm(r.iops_mean, r.iops_ci95),
                          md.pm(r.bw_MBps_mean, r.bw_MBps_ci95), f"{r.bw_pct_of_peak:.0f}%",
@@ -367,7 +439,9 @@ def record_facts(found: list[Sweep], facts: Facts) -> None:
     for s in found:
         if s.rw in ("read", "write"):
             peak = s.at(s.found.peak_bs)
-            rising = " (still rising at the largest size)" if s.found.still_rising else ""
+            rising = (" (still rising at the largest size)" if s.found.still_rising else
+                      " (the most MB/s measured, at the largest size; whether it still rises "
+                      f"there is {NOT_RESOLVED})" if s.found.unresolved else "")
             facts.headline("peak_seq_MBps", s.label,
                            f"{md.num(peak.bw_MBps_mean)} MB/s at {md.bs_label(s.found.peak_bs)} "
                            f"blocks, QD {int(peak.iodepth)}{rising}", peak.bw_MBps_mean, "MB/s",

@@ -232,10 +232,11 @@ def findings(b: BurstRun) -> list[str]:
         out.append(
             f"{head} {md.num(r.plateau.median_MBps)} MB/s for the first {c.time_s:.0f} s, then "
             f"a cliff: bandwidth falls {100 * (1 - after / r.plateau.median_MBps):.0f}% to "
-            f"{md.num(after)} MB/s once {c.written_GiB:.1f} GiB were written. That is the "
-            "estimate of the drive's fast write cache (SLC): an upper bound on what it absorbs "
-            "at burst speed, smaller when the cache was already partly full (the state or the "
-            "prefill writes the region before).")
+            f"{md.num(after)} MB/s once {c.written_GiB:.1f} GiB were written. A fast write "
+            "cache (SLC) filling would do this, and if so that is its estimate: an upper bound "
+            "on what it absorbs at burst speed, smaller when the cache was already partly full "
+            "(the state or the prefill writes the region before); the run measures the "
+            "bandwidth, not the cache itself.")
         if b.cause is not None and b.cause.kind == "cache":
             out[-1] += f" Not thermal: {b.cause.evidence}."
     else:

@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.core import workspace
+from analysis.core.effects import Change, change, log_change
 from analysis.core.stats import MIN_TAIL_IOS
 from analysis.core.workspace import Workspace
 from analysis.render import markdown as md
@@ -251,14 +252,51 @@ def tail_cell(row, col: str) -> str:
     return md.num(getattr(row, col)) + (" †" if thin else "")
 
 
+# --- comparisons in findings -------------------------------------------------------------------
+NOT_RESOLVED = "not resolved by this run"
+# a table column -> the column of its spread over the repetitions; the tail percentiles are
+# tested on their logs, from the spread of the repetitions' own log percentiles (`_lsd`)
+SPREADS = {"iops_mean": "iops_std", "bw_MBps_mean": "bw_MBps_std", "lat_us_mean": "lat_us_std"}
+LOG_SPREADS = {c: c + "_lsd" for c in ("lat_p95_us", "lat_p99_us", "lat_p99_9_us")}
+
+
+def row_change(row, reference, col: str) -> Change:
+    """A table row's metric against another row's, two points of one run, by the one test for
+    an effect (analysis.core.effects: Welch over the repetitions; on the log for a tail
+    percentile). Untested (p NaN) where a spread or a count is missing."""
+    value, ref = float(getattr(row, col)), float(getattr(reference, col))
+    if col in LOG_SPREADS:
+        sd = col + "_lsd"
+        return log_change(value, float(getattr(row, sd, math.nan)), row.n, ref,
+                          float(getattr(reference, sd, math.nan)), reference.n)
+    return change(value, float(getattr(row, SPREADS[col])), ref,
+                  float(getattr(reference, SPREADS[col])), row.n, reference.n)
+
+
+def test_note(changes: list[Change]) -> str:
+    """'(95% interval +12% to +66%)' of one comparison, or ', not resolved by this run (…)'."""
+    c = changes[0] if changes else None
+    if c is None or not c.tested:
+        return ""
+    if c.significant:
+        return f" (95% interval {c.interval_text()})"
+    return f", {NOT_RESOLVED} (95% interval {c.interval_text()})"
+
+
+def interval_text(low: float, high: float) -> str:
+    """'103–114', or '≥ 103' for a one-sided interval (too few I/Os above to bound it)."""
+    return f"≥ {md.num(low)}" if math.isnan(high) else f"{md.num(low)}–{md.num(high)}"
+
+
 def tail_range_cell(row, col: str) -> str:
-    """A pooled percentile with its 95% interval: '108 (103–114)', † as in tail_cell."""
+    """A pooled percentile with its 95% interval: '108 (103–114)', '350 (≥ 301)' where it is
+    one-sided; † as in tail_cell."""
     low, high = getattr(row, col + "_lo", math.nan), getattr(row, col + "_hi", math.nan)
     cell = tail_cell(row, col)
-    if math.isnan(low) or math.isnan(high):
+    if math.isnan(low):
         return cell
     value, _, mark = cell.partition(" ")
-    return f"{value} ({md.num(low)}–{md.num(high)})" + (f" {mark}" if mark else "")
+    return f"{value} ({interval_text(low, high)})" + (f" {mark}" if mark else "")
 
 
 NINES_COLUMNS = ["point", "case", "direction", "pct", "value_us", "low_us", "high_us",
@@ -284,20 +322,21 @@ def nines_table(frame: pd.DataFrame) -> str:
     rows = []
     for point, group in frame.groupby("point", sort=False):
         by_pct = {t.pct: t for t in group.itertuples()}
-        cells = ["–" if p not in by_pct else
-                 (f"{md.num(by_pct[p].value_us)} [{md.num(by_pct[p].low_us)}–"
-                  f"{md.num(by_pct[p].high_us)}] ({by_pct[p].tail_ios:,})"
-                  + ("" if by_pct[p].quotable else " †")) for p in NINES]
+        cells = ["–" if (t := by_pct.get(p)) is None else
+                 (f"{md.num(t.value_us)} [{interval_text(t.low_us, t.high_us)}] "
+                  f"({t.tail_ios:,})" + ("" if t.quotable else " †"))
+                 for p in NINES]
         rows.append([point, f"{int(group.total_ios.iloc[0]):,}", *cells])
     return md.table(["point", "I/Os", *[f"p{p:g} (µs)" for p in NINES]], rows)
 
 
 def nines_note() -> str:
     return ("Nines: each percentile of the pooled repetitions with its 95% interval in brackets "
-            "(within-run order statistics and the spread between repetitions, a bootstrap over "
-            "both) and, in parentheses, the number of I/Os above it. A nine is shown only when "
-            f"at least one I/O lies above it; † marks fewer than {MIN_TAIL_IOS}: too few to "
-            "quote, run longer for it.")
+            "(the spread of the repetitions' own percentiles, t over the repetitions, and the "
+            "order statistics of the pooled I/Os; ≥ where too few I/Os lie above it for even the "
+            "slowest to bound it from above) and, in parentheses, the number of I/Os above it. A "
+            f"nine is shown only when at least one I/O lies above it; † marks fewer than "
+            f"{MIN_TAIL_IOS}: too few to quote, run longer for it.")
 
 
 def snippet(heading: str, setup: str, blocks: list[str], figures: list[tuple[str, str]],
@@ -336,19 +375,40 @@ def widest(row) -> str:
     return f"{name} ±{rel[name] * 100:.1f}%"
 
 
+def is_drifting(row) -> bool:
+    return bool(getattr(row, "drifting", False))
+
+
+def flag(row) -> str:
+    """A table row's mark: ' ⚠' where the mean is not known to ±5%, and ' drifting +2.1%/round'
+    where its rounds show a trend (analysis.rules.cases.mark_drifting)."""
+    mark = " ⚠" if row.unstable or is_drifting(row) else ""
+    return mark + (f" drifting {row.drift_pct:+.1f}%/round" if is_drifting(row) else "")
+
+
 def stability_finding(df: pd.DataFrame, label: Callable[[object], str]) -> str:
-    """The stability line every snippet ends with: which points' means are not known to ±5%."""
+    """The stability line every snippet ends with: which points' means are not known to ±5%,
+    and which drifted over their rounds."""
     unstable = df[df.unstable.astype(bool)]
+    drifting = df[[is_drifting(r) for r in df.itertuples()]] if "drifting" in df else df[:0]
     limit = f"±{UNSTABLE_HALF_WIDTH * 100:.0f}%"
     if df.n.max() < 2:
         return ("**Stability:** one repetition per point, so no interval to judge; run with "
                 "--repeat 3 or more before quoting these numbers.")
+    drift = ("" if drifting.empty else
+             " **Drifting** (a trend over the rounds, Benjamini–Hochberg adjusted p < 0.05 over "
+             "the table's points): " + ", ".join(
+                 f"{label(r)} (IOPS {r.drift_pct:+.1f}% per round over {int(r.n)} rounds)"
+                 for r in drifting.itertuples())
+             + ": the level moved while it was measured, so its mean stands for no state of "
+               "the drive; find what changes (temperature, a cache filling, background work) "
+               "before quoting it.")
     if unstable.empty:
         return (f"**Stability:** every point's mean is known to {limit} or better (95% "
-                f"confidence, {reps_label(df)} repetitions).")
+                f"confidence, {reps_label(df)} repetitions).{drift}")
     return (f"**Stability:** the 95% interval of the mean is wider than {limit} at "
             + ", ".join(f"{label(r)} ({widest(r)})" for r in unstable.itertuples())
-            + "; add repetitions (--repeat) or lengthen --runtime before quoting them.")
+            + "; add repetitions (--repeat) or lengthen --runtime before quoting them." + drift)
 
 
 def unstable_anomaly(table: pd.DataFrame) -> Anomaly | None:

@@ -14,15 +14,17 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from analysis.core.stats import Change, change
+from analysis.core.effects import ALPHA, Change, adjusted, change, gap
 from analysis.core.workspace import Workspace
 from analysis.render import exceedance
 from analysis.render import markdown as md
 from analysis.render.plots import BarSet, Panel, Series, grouped_bars, line_chart
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections.common import (
+    NOT_RESOLVED,
     SectionRun,
     clat_note,
+    flag,
     host_finding,
     run_section,
     snippet,
@@ -43,7 +45,7 @@ WORKLOAD_NOTE = ("each mix is one randrw job, so reads and writes share the queu
                  "direction is measured on its own. `total` pools both directions: IOPS and MB/s "
                  "add up; its latency and percentiles are over all I/Os (percentiles from the "
                  "merged histogram bins of both directions).")
-WITHIN = "†"  # beside a difference inside the repetitions' spread
+WITHIN = "†"  # beside a difference the test does not show: not resolved by this run
 
 
 @dataclass(frozen=True)
@@ -78,14 +80,15 @@ class Mix:
 
 
 def small(c: Change) -> bool:
-    """Not a measurable difference: inside the spread, or under SMALL_PCT without one."""
+    """Not a measured difference: the test does not show it (analysis.core.effects: Welch,
+    adjusted over the finding's comparisons), or under SMALL_PCT where it cannot test."""
     if c.within_spread is None:
         return abs(c.pct) < SMALL_PCT
     return c.within_spread
 
 
 def _change_of(a: pd.Series, b: pd.Series, column: str, std_column: str) -> Change:
-    return change(a[column], a[std_column], b[column], b[std_column])
+    return change(a[column], a[std_column], b[column], b[std_column], a.n, b.n)
 
 
 def mix_label(read_pct: int) -> str:
@@ -174,12 +177,10 @@ def throughput_finding(ms: list[Mix]) -> str:
                 "100 to --mix.")
     text = (f"**Throughput against pure read (read + write):** {base.label} reaches "
             f"{md.num(base.total.iops_mean)} IOPS ({md.num(base.total.bw_MBps_mean)} MB/s)")
-    parts = []
-    for m in ms:
-        if m is not base:
-            c = _change_of(m.total, base.total, "iops_mean", "iops_std")
-            parts.append(f"{m.label} {md.num(m.total.iops_mean)} IOPS "
-                         f"({md.num(m.total.bw_MBps_mean)} MB/s), {_pct_tagged(c)}")
+    others = [m for m in ms if m is not base]
+    changes = adjusted([_change_of(m.total, base.total, "iops_mean", "iops_std") for m in others])
+    parts = [f"{m.label} {md.num(m.total.iops_mean)} IOPS ({md.num(m.total.bw_MBps_mean)} MB/s), "
+             f"{_pct_tagged(c)}" for m, c in zip(others, changes)]
     if not parts:
         return text + "; no other mix was measured to compare with it."
     return text + "; " + "; ".join(parts) + "."
@@ -190,13 +191,16 @@ def latency_finding(ms: list[Mix]) -> str | None:
     others = [m for m in ms if m is not base]
     if base is None or not others:
         return None  # the throughput finding says why
+    means = adjusted([_change_of(m.total, base.total, "lat_us_mean", "lat_us_std")
+                      for m in others])
+    with_p99 = [m for m in others if _has_p99(m.total, base.total)]
+    p99s = dict(zip([m.case for m in with_p99], adjusted(
+        [_change_of(m.total, base.total, "lat_p99_us", "lat_p99_us_std") for m in with_p99])))
     parts = []
-    for m in others:
-        mean = _change_of(m.total, base.total, "lat_us_mean", "lat_us_std")
+    for m, mean in zip(others, means):
         text = f"{m.label} {md.num(m.total.lat_us_mean)} µs ({_pct_tagged(mean)})"
-        if _has_p99(m.total, base.total):
-            p99 = _change_of(m.total, base.total, "lat_p99_us", "lat_p99_us_std")
-            text += f", p99 {md.num(m.total.lat_p99_us)} µs ({_pct_tagged(p99)})"
+        if m.case in p99s:
+            text += f", p99 {md.num(m.total.lat_p99_us)} µs ({_pct_tagged(p99s[m.case])})"
         parts.append(text)
     text = (f"**Latency against pure read:** the mean over all I/Os of a mix is "
             f"{md.num(base.total.lat_us_mean)} µs at {base.label} (p99 "
@@ -209,8 +213,9 @@ def latency_finding(ms: list[Mix]) -> str | None:
 
 def write_penalty_finding(ms: list[Mix]) -> str:
     r, w = pure_read(ms), pure_write(ms)
-    in_mix = [(m, _change_of(m.write, m.read, "lat_us_mean", "lat_us_std"))
-              for m in ms if m.mixed]
+    mixed = [m for m in ms if m.mixed]
+    in_mix = list(zip(mixed, adjusted([_change_of(m.write, m.read, "lat_us_mean", "lat_us_std")
+                                       for m in mixed])))
     in_mix_text = ""
     if in_mix:
         in_mix_text = (" Sharing the queue in the mixes, writes take " + _join(
@@ -219,14 +224,19 @@ def write_penalty_finding(ms: list[Mix]) -> str:
     if r is None or w is None:
         return (f"**Write penalty:** this run has {_missing(ms)}, so the penalty of pure writes "
                 "against pure reads cannot be computed; add 100 and 0 to --mix." + in_mix_text)
-    iops = _change_of(w.total, r.total, "iops_mean", "iops_std")
-    lat = _change_of(w.total, r.total, "lat_us_mean", "lat_us_std")
+    pure = [_change_of(w.total, r.total, "iops_mean", "iops_std"),
+            _change_of(w.total, r.total, "lat_us_mean", "lat_us_std")]
+    if _has_p99(w.total, r.total):
+        pure.append(_change_of(w.total, r.total, "lat_p99_us", "lat_p99_us_std"))
+    iops, lat, *p99 = adjusted(pure)
     penalty = -iops.pct  # the share of the read IOPS lost by writing instead
     ratio = w.total.iops_mean / r.total.iops_mean
     text = (f"**Write penalty:** pure writes ({w.label}) reach {md.num(w.total.iops_mean)} IOPS "
             f"against {md.num(r.total.iops_mean)} for pure reads, a write penalty of "
             f"{md.signed_pct(penalty)}{_tag(iops)}")
-    if small(iops):
+    if iops.within_spread:
+        text += f": whether writes and reads differ in rate is {NOT_RESOLVED}"
+    elif small(iops):
         text += ": writes and reads run at about the same rate"
     elif penalty < 0:
         text += f", negative: writes are faster than reads on this device ({ratio:.2f}× the IOPS)"
@@ -234,10 +244,9 @@ def write_penalty_finding(ms: list[Mix]) -> str:
         text += f": writes reach {ratio * 100:.0f}% of the read IOPS"
     text += (f". Mean latency {md.num(w.total.lat_us_mean)} µs against "
              f"{md.num(r.total.lat_us_mean)} µs ({_pct_tagged(lat)})")
-    if _has_p99(w.total, r.total):
-        p99 = _change_of(w.total, r.total, "lat_p99_us", "lat_p99_us_std")
+    if p99:
         text += (f", p99 {md.num(w.total.lat_p99_us)} µs against "
-                 f"{md.num(r.total.lat_p99_us)} µs ({_pct_tagged(p99)})")
+                 f"{md.num(r.total.lat_p99_us)} µs ({_pct_tagged(p99[0])})")
     return text + "." + in_mix_text
 
 
@@ -250,12 +259,15 @@ def mixing_cost_finding(ms: list[Mix]) -> str | None:
         return (f"**Mixing cost:** this run has {_missing(ms)}, so what a mix would reach from "
                 "the pure runs alone (their blend) cannot be computed.")
     parts, worse, better = [], [], []
-    for m in inside:
+    blends = [blend_iops(m.measured_read_share, r.total.iops_mean, w.total.iops_mean)
+              for m in inside]
+    # The prediction's spread: the larger relative spread of the two pure runs, over the fewer
+    # of their repetitions.
+    changes = adjusted([change(m.total.iops_mean, m.total.iops_std, pred,
+                               pred * max(r.total.iops_cv, w.total.iops_cv), m.total.n,
+                               min(r.total.n, w.total.n)) for m, pred in zip(inside, blends)])
+    for m, predicted, c in zip(inside, blends, changes):
         share = m.measured_read_share
-        predicted = blend_iops(share, r.total.iops_mean, w.total.iops_mean)
-        # The prediction's spread: the larger relative spread of the two pure runs.
-        c = change(m.total.iops_mean, m.total.iops_std, predicted,
-                   predicted * max(r.total.iops_cv, w.total.iops_cv))
         parts.append(f"{m.label} (reads {share * 100:.0f}% of the I/Os) would reach "
                      f"{md.num(predicted)} IOPS and reaches {md.num(m.total.iops_mean)} "
                      f"({_pct_tagged(c)})")
@@ -263,29 +275,37 @@ def mixing_cost_finding(ms: list[Mix]) -> str | None:
             (worse if c.pct < 0 else better).append(m.label)
     text = ("**Mixing cost:** if every I/O cost what it costs in its pure run "
             "(1/IOPS = r/IOPS_read + (1−r)/IOPS_write), " + "; ".join(parts) + ".")
-    if not worse and not better:
+    if not worse and not better and any(c.tested for c in changes):
+        text += (" No mix is shown to differ from that blend (the test shows none): a cost of "
+                 f"mixing is {NOT_RESOLVED}, not ruled out.")
+    elif not worse and not better:
         text += " No mix differs measurably from that blend: mixing shows no cost of its own."
     if worse:
         text += (f" {_join(worse)} {'falls' if len(worse) == 1 else 'fall'} short of the blend: "
-                 "reads and writes hinder each other inside the drive.")
+                 "reads and writes hindering each other (in the drive, or the stack under the "
+                 "target) would do this.")
     if better:
         text += (f" {_join(better)} {'beats' if len(better) == 1 else 'beat'} the blend: "
-                 "reads and writes overlap inside the drive.")
+                 "reads and writes overlapping (in the drive, or the stack under the target) "
+                 "would do this.")
     return text
 
 
 def _against_pure(inside: list[Mix], base: Mix, direction: str) -> list[tuple[Mix, Change]]:
-    return [(m, _change_of(m.row(direction), base.row(direction), "lat_us_mean", "lat_us_std"))
-            for m in inside]
+    return list(zip(inside, adjusted([_change_of(m.row(direction), base.row(direction),
+                                                 "lat_us_mean", "lat_us_std") for m in inside])))
 
 
 def _pure_sentence(direction: str, base: Mix, changes: list[tuple[Mix, Change]]) -> str:
+    with_p99 = [m for m, _ in changes if _has_p99(m.row(direction), base.row(direction))]
+    p99s = dict(zip([m.case for m in with_p99], adjusted(
+        [_change_of(m.row(direction), base.row(direction), "lat_p99_us", "lat_p99_us_std")
+         for m in with_p99])))
+
     def one(m: Mix, c: Change) -> str:
         text = f"{md.num(c.value)} µs at {m.label} ({_pct_tagged(c)}"
-        if _has_p99(m.row(direction), base.row(direction)):
-            p99 = _change_of(m.row(direction), base.row(direction), "lat_p99_us",
-                             "lat_p99_us_std")
-            text += f"; p99 {_pct_tagged(p99)}"
+        if m.case in p99s:
+            text += f"; p99 {_pct_tagged(p99s[m.case])}"
         return text + ")"
     return (f"{direction} latency against pure {direction}s "
             f"({md.num(base.row(direction).lat_us_mean)} µs) is "
@@ -315,8 +335,8 @@ def who_pays_finding(ms: list[Mix]) -> str:
                 "suffer more than writes, cannot be computed.")
     pairs = [(m, a, b) for (m, a), (_, b) in zip(reads, writes)]
     if all(small(a) and small(b) for _, a, b in pairs):
-        return text + (" Neither direction is measurably slowed by sharing the queue: every "
-                       "change is within the repetitions' spread" if all(
+        return text + (" Neither direction is measurably slowed by sharing the queue: the "
+                       "test shows none of these changes (not resolved by this run)" if all(
                            a.within_spread is not None for _, a, _ in pairs)
                        else f" Neither direction is slowed by more than {SMALL_PCT:.0f}%") + "."
     worse = [(m, _fares_worse(a, b)) for m, a, b in pairs]
@@ -340,16 +360,16 @@ def who_pays_finding(ms: list[Mix]) -> str:
 
 def _fares_worse(a: Change, b: Change) -> str:
     """'reads' / 'writes' / '': whose latency rose more against its own pure run (a = reads',
-    b = writes'), when that is measured: the gap between the two changes is beyond their
-    spreads (SMALL_PCT without one), or one rose measurably while the other did not."""
+    b = writes'), when that is measured: the test shows the gap between the two changes
+    (analysis.core.effects.gap; beyond SMALL_PCT where it cannot test), or one rose
+    measurably while the other did not."""
     def rose(c: Change) -> bool:
         return not small(c) and c.pct > 0
     if rose(a) != rose(b):
         return "reads" if rose(a) else "writes"
-    gap = a.pct - b.pct
-    noise = math.hypot(a.spread_pct, b.spread_pct)
-    if abs(gap) > (SMALL_PCT if math.isnan(noise) else noise):
-        return "reads" if gap > 0 else "writes"
+    difference, p = gap(a, b)
+    if p < ALPHA if not math.isnan(p) else abs(difference) > SMALL_PCT:
+        return "reads" if difference > 0 else "writes"
     return ""
 
 
@@ -366,8 +386,9 @@ def findings(df: pd.DataFrame) -> list[str]:
            mixing_cost_finding(ms), who_pays_finding(ms)]
     out = [f for f in out if f]
     if any(WITHIN in f for f in out):
-        out.append(f"{WITHIN} marks a difference within the repetitions' spread (smaller than "
-                   "the two standard deviations combined): not a measured effect.")
+        out.append(f"{WITHIN} marks a difference the test does not show (Welch's t-test over "
+                   "the repetitions, Benjamini–Hochberg adjusted over the finding's "
+                   "comparisons, p ≥ 0.05): not resolved by this run, not a measured effect.")
     if int(df.n.max()) < 2:  # no CV either: the stability line would have nothing to judge
         out.append(f"**Stability:** one repetition per mix, so no spread is known and "
                    f"differences under {SMALL_PCT:.0f}% are read as none; add repetitions "
@@ -395,11 +416,11 @@ def workload(df: pd.DataFrame) -> str:
 def render_markdown(df: pd.DataFrame, setup: str, link=md.link_from_out) -> str:
     rows = []
     for r in with_mix(df).itertuples():
-        flag = " ⚠" if r.unstable else ""
+        mark = flag(r)
         if r.iops_mean == 0:
             rows.append([r.mix, r.direction, "0", "0", "–", "–", "–", "–", "–"])
             continue
-        rows.append([r.mix, r.direction + flag, md.pm(r.iops_mean, r.iops_ci95),
+        rows.append([r.mix, r.direction + mark, md.pm(r.iops_mean, r.iops_ci95),
                      md.pm(r.bw_MBps_mean, r.bw_MBps_ci95), md.pm(r.lat_us_mean, r.lat_us_ci95),
                      md.num(r.lat_p50_us), tail_cell(r, "lat_p95_us"), tail_cell(r, "lat_p99_us"),
                      tail_cell(r, "lat_p99_9_us")])

@@ -9,18 +9,23 @@ from __future__ import annotations
 
 import pandas as pd
 
+from analysis.core.effects import adjusted
 from analysis.core.workspace import Workspace
 from analysis.render import exceedance
 from analysis.render import markdown as md
 from analysis.render.plots import bar_chart
+from analysis.rules.cases import read_manifest
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections.common import (
+    NOT_RESOLVED,
     SectionRun,
     clat_note,
+    flag,
     host_finding,
     nines_frame,
     nines_note,
     nines_table,
+    row_change,
     run_section,
     snippet,
     stability_finding,
@@ -55,42 +60,72 @@ def _speed_phrase(latency: float, reference: float) -> str:
     return f"{abs(pct):.0f}% {'faster' if pct < 0 else 'slower'}"
 
 
-def findings(df: pd.DataFrame) -> list[str]:
+def random_vs_sequential(op: str, rand, seq) -> str:
+    """MB/s and time per I/O of 128 KiB sequential against 4 KiB random, each tested."""
+    bw, lat = adjusted([row_change(seq, rand, "bw_MBps_mean"),
+                        row_change(seq, rand, "lat_us_mean")])
+    text = (f"**Random vs sequential {op}:** 128 KiB sequential {op} move "
+            f"{md.num(seq.bw_MBps_mean)} MB/s, {seq.bw_MBps_mean / rand.bw_MBps_mean:.1f}× the "
+            f"{md.num(rand.bw_MBps_mean)} MB/s of 4 KiB random {op}")
+    if bw.tested and not bw.significant:
+        text += f" ({NOT_RESOLVED}: 95% interval of the difference {bw.interval_text()})"
+    text += (f", taking {md.num(seq.lat_us_mean)} µs per I/O against "
+             f"{md.num(rand.lat_us_mean)} µs")
+    if lat.tested and not lat.significant:
+        return text + (f": whether a 128 KiB I/O takes longer than a 4 KiB one is {NOT_RESOLVED} "
+                       f"(95% interval {lat.interval_text()}).")
+    return text + f" ({seq.lat_us_mean / rand.lat_us_mean:.1f}× the time for 32× the data)."
+
+
+def read_vs_write(rr, rw_, target_kind: str) -> str:
+    """4 KiB random write latency against read, tested; what could explain it, as a
+    possibility tied to what was measured."""
+    mean, *p99 = adjusted([row_change(rw_, rr, "lat_us_mean"),
+                           *([row_change(rw_, rr, "lat_p99_us")]
+                             if not (pd.isna(rw_.lat_p99_us) or pd.isna(rr.lat_p99_us)) else [])])
+    text = (f"**Read vs write:** 4 KiB random writes average {md.num(rw_.lat_us_mean)} µs "
+            f"against {md.num(rr.lat_us_mean)} µs for reads")
+    p99_text = f"; p99 {md.num(rw_.lat_p99_us)} µs vs {md.num(rr.lat_p99_us)} µs"
+    if p99 and p99[0].tested and not p99[0].significant:
+        p99_text += f" ({NOT_RESOLVED})"
+    if mean.tested and not mean.significant:
+        return (text + f": which is faster is {NOT_RESOLVED} (95% interval of the difference "
+                f"{mean.interval_text()}){p99_text}.")
+    faster = rw_.lat_us_mean < rr.lat_us_mean
+    if target_kind == "file":
+        why = ("on a file target the filesystem, the page cache and the storage under it take "
+               "part in both, so this run cannot say which part is the drive's")
+    elif faster:
+        why = ("on a drive this fits writes acknowledged from a write cache before they reach "
+               "the medium, while a read must fetch its data; this run measures the latency, "
+               "not the cache")
+    else:
+        why = ("on a drive this fits a medium whose program time no write cache hides at "
+               "QD=1; this run measures the latency, not the cause")
+    interval = f"95% interval {mean.interval_text()}; " if mean.tested else ""
+    return (text + f", {_speed_phrase(rw_.lat_us_mean, rr.lat_us_mean)} ({interval}{why})"
+            f"{p99_text}.")
+
+
+def findings(df: pd.DataFrame, target_kind: str = "") -> list[str]:
     out = []
     rr, rw_ = _row(df, "randread", 4096), _row(df, "randwrite", 4096)
     sr, sw = _row(df, "read", 131072), _row(df, "write", 131072)
 
     for op, rand, seq in (("reads", rr, sr), ("writes", rw_, sw)):
-        if rand is None or seq is None:
-            continue
-        out.append(
-            f"**Random vs sequential {op}:** 128 KiB sequential {op} move "
-            f"{md.num(seq.bw_MBps_mean)} MB/s, {seq.bw_MBps_mean / rand.bw_MBps_mean:.1f}× the "
-            f"{md.num(rand.bw_MBps_mean)} MB/s of 4 KiB random {op}, taking "
-            f"{md.num(seq.lat_us_mean)} µs per I/O against {md.num(rand.lat_us_mean)} µs "
-            f"({seq.lat_us_mean / rand.lat_us_mean:.1f}× the time for 32× the data).")
+        if rand is not None and seq is not None:
+            out.append(random_vs_sequential(op, rand, seq))
 
     if rr is not None and rw_ is not None:
-        faster = rw_.lat_us_mean < rr.lat_us_mean
-        why = ("a write can be acknowledged from a write cache before it reaches the medium, "
-               "while a read must fetch its data" if faster else
-               "no write cache hides the medium's program time here")
-        out.append(
-            f"**Read vs write:** 4 KiB random writes average {md.num(rw_.lat_us_mean)} µs "
-            f"against {md.num(rr.lat_us_mean)} µs for reads, "
-            f"{_speed_phrase(rw_.lat_us_mean, rr.lat_us_mean)} ({why}); "
-            f"p99 {md.num(rw_.lat_p99_us)} µs vs {md.num(rr.lat_p99_us)} µs.")
+        out.append(read_vs_write(rr, rw_, target_kind))
 
     tails = df.assign(p99_ratio=df.lat_p99_us / df.lat_us_mean,
                       p999_ratio=df.lat_p99_9_us / df.lat_us_mean).dropna(subset=["p99_ratio"])
     if not tails.empty:
-        worst = tails.loc[tails.p99_ratio.idxmax()]
-        best = tails.loc[tails.p99_ratio.idxmin()]
-        out.append(
-            f"**Tail to mean:** the tail is heaviest for {worst.pattern}: p99 is "
-            f"{worst.p99_ratio:.1f}× the mean ({md.num(worst.lat_p99_us)} vs "
-            f"{md.num(worst.lat_us_mean)} µs) and p99.9 {worst.p999_ratio:.1f}×; lightest for "
-            f"{best.pattern} (p99 {best.p99_ratio:.1f}× the mean).")
+        listed = ", ".join(f"{r.pattern} {r.p99_ratio:.1f}× (p99.9 {r.p999_ratio:.1f}×)"
+                           for r in tails.itertuples())
+        out.append(f"**Tail to mean:** p99 as a multiple of the mean latency: {listed}. Each "
+                   "pattern's own ratio, not a ranking: their differences are not tested.")
 
     products = ", ".join(f"{r.pattern} {r.little_product:.2f}" for r in df.itertuples())
     low = df[df.little_product < 1 - LITTLE_TOLERANCE]
@@ -117,11 +152,11 @@ def findings(df: pd.DataFrame) -> list[str]:
 
 
 def render_markdown(df: pd.DataFrame, setup: str, link=md.link_from_out,
-                    nines: pd.DataFrame | None = None) -> str:
+                    nines: pd.DataFrame | None = None, target_kind: str = "") -> str:
     rows = []
     for r in df.itertuples():
-        flag = " ⚠" if r.unstable else ""
-        rows.append([r.pattern + flag, md.pm(r.iops_mean, r.iops_ci95),
+        mark = flag(r)
+        rows.append([r.pattern + mark, md.pm(r.iops_mean, r.iops_ci95),
                      md.pm(r.bw_MBps_mean, r.bw_MBps_ci95), md.pm(r.lat_us_mean, r.lat_us_ci95),
                      md.num(r.lat_p50_us), tail_cell(r, "lat_p95_us"), tail_cell(r, "lat_p99_us"),
                      tail_cell(r, "lat_p99_9_us")])
@@ -133,7 +168,7 @@ def render_markdown(df: pd.DataFrame, setup: str, link=md.link_from_out,
     return snippet(f"## {SECTIONS[SECTION].heading}", setup, blocks,
                    [("QD=1 mean latency", FIG_LATENCY), ("QD=1 IOPS", FIG_IOPS),
                     ("QD=1 latency distribution: share of I/Os slower than each latency",
-                     exceedance.figure(SECTION))], findings(df), link)
+                     exceedance.figure(SECTION))], findings(df, target_kind), link)
 
 
 def draw_figures(df: pd.DataFrame, ws: Workspace) -> None:
@@ -182,7 +217,9 @@ def produce(run: SectionRun) -> list[str]:
                run.ws.show(FIG_LATENCY), run.ws.show(FIG_IOPS),
                *map(run.ws.show, exceedance.write(run, SECTION, [distribution],
                                                   "QD=1 latency distribution")),
-               run.write_text(SNIPPET, render_markdown(df, run.setup, run.ws.link, nines))]
+               run.write_text(SNIPPET, render_markdown(
+                   df, run.setup, run.ws.link, nines,
+                   read_manifest(run.results_dir).get("target_kind", "")))]
     print_summary(df)
     return written
 

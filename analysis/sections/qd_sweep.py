@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from analysis.core.effects import adjusted
 from analysis.core.workspace import Workspace
 from analysis.render import exceedance
 from analysis.render import markdown as md
@@ -30,12 +31,15 @@ from analysis.rules import peak_search, sweeps
 from analysis.rules.cases import case_rows
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections.common import (
+    NOT_RESOLVED,
     SectionRun,
     clat_note,
+    flag,
     host_finding,
     nines_frame,
     nines_note,
     nines_table,
+    row_change,
     run_section,
     snippet,
     stability_finding,
@@ -156,6 +160,14 @@ def knee_finding(s: Sweep, settings: dict) -> str:
                 f"{md.signed_pct(k.latency_growth_pct, 0)} ({md.num(s.at(k.previous).lat_us_mean)} → "
                 f"{md.num(s.at(k.x).lat_us_mean)} µs): the first step that buys mostly queueing "
                 f"({rule}).")
+        gain, growth = adjusted([row_change(s.at(k.x), s.at(k.previous), "iops_mean"),
+                                 row_change(s.at(k.x), s.at(k.previous), "lat_us_mean")])
+        if (gain.tested and gain.high_pct >= settings["knee_gain_pct"]) or (
+                growth.tested and not growth.significant):
+            text += (f" By the test the step is {NOT_RESOLVED}: its IOPS gain lies between "
+                     f"{gain.low_pct:+.0f}% and {gain.high_pct:+.0f}% and its latency growth "
+                     f"between {growth.low_pct:+.0f}% and {growth.high_pct:+.0f}% (95%), so the "
+                     "knee is where the means put it, not where the test shows it.")
         top = climb_after_knee(s, settings)
         if top is not None:
             base = s.at(k.previous).iops_mean
@@ -248,6 +260,12 @@ def tail_finding(s: Sweep) -> str:
              f"(×{last.lat_p99_us / first.lat_p99_us:.1f}) and p99.9 "
              f"{md.num(last.lat_p99_9_us)} µs (×{last.lat_p99_9_us / first.lat_p99_9_us:.1f}), "
              f"while IOPS grew ×{last.iops_mean / first.iops_mean:.1f}.")
+    names = {"p99": "lat_p99_us", "p99.9": "lat_p99_9_us", "IOPS": "iops_mean"}
+    tested = adjusted([row_change(last, first, c) for c in names.values()])
+    unresolved = [n for n, c in zip(names, tested) if c.tested and not c.significant]
+    if unresolved:
+        text += (f" The change of {', '.join(unresolved)} from {_qd_row(first)} is "
+                 f"{NOT_RESOLVED} (the test does not show it).")
     return text
 
 
@@ -301,7 +319,7 @@ def render_markdown(df: pd.DataFrame, found: list[Sweep], settings: dict, setup:
                     more_figures: list[tuple[str, str]] = ()) -> str:
     rows = []
     for r in df.itertuples():
-        marks = ("⚠ " if r.unstable else "") + (" ◆ knee" if r.is_knee else "") + \
+        marks = (flag(r).lstrip() + " " if flag(r) else "") + (" ◆ knee" if r.is_knee else "") + \
             (" ● 90%" if r.is_90pct_of_peak else "")
         rows.append([r.pattern, _qd_row(r).removeprefix("QD ") + marks,
                      md.pm(r.iops_mean, r.iops_ci95), md.pm(r.bw_MBps_mean, r.bw_MBps_ci95),

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.core.stats import change, rep_stats
+from analysis.core.effects import adjusted
+from analysis.core.stats import rep_stats
 from analysis.core.workspace import Workspace
 from analysis.device.health import THROTTLE_KEYS, UNAVAILABLE, health_delta, health_summary
 from analysis.device.nand_writes import describe, write_amplification
@@ -32,9 +33,12 @@ from analysis.render.plots import Panel, Series, bar_chart, line_chart
 from analysis.rules.cases import Case, load_section, read_manifest
 from analysis.sections import SECTIONS, burst_part, recovery_part, snippet_path
 from analysis.sections.common import (
+    NOT_RESOLVED,
     SectionRun,
     clat_note,
+    flag,
     host_finding,
+    row_change,
     run_section,
     snippet,
     stability_finding,
@@ -123,7 +127,7 @@ def wss_table(table: pd.DataFrame, cases: dict[str, Case], results_dir: Path) ->
     return rows.sort_values(["rw", "wss_bytes"], kind="stable")
 
 
-def wss_findings(df: pd.DataFrame) -> list[str]:
+def wss_findings(df: pd.DataFrame, target_kind: str = "") -> list[str]:
     out = []
     for pattern, part in df.groupby("pattern", sort=False):
         first, last = part.iloc[0], part.iloc[-1]
@@ -133,20 +137,43 @@ def wss_findings(df: pd.DataFrame) -> list[str]:
                        f"{md.num(first.iops_mean)} IOPS, mean {md.num(first.lat_us_mean)} µs, "
                        f"p99 {md.num(first.lat_p99_us)} µs.")
             continue
+        metrics = {"IOPS": "iops_mean", "mean latency": "lat_us_mean", "p99": "lat_p99_us",
+                   "p99.9": "lat_p99_9_us"}
+        tested = dict(zip(metrics, adjusted([row_change(last, first, c)
+                                             for c in metrics.values()])))
         text = (f"**{pattern}, working set {size}:** IOPS {_change(first.iops_mean, last.iops_mean)}"
                 f" ({md.num(first.iops_mean)} → {md.num(last.iops_mean)}), mean latency "
                 f"{_change(first.lat_us_mean, last.lat_us_mean)}, p99 "
                 f"{_change(first.lat_p99_us, last.lat_p99_us)} ({md.num(first.lat_p99_us)} → "
                 f"{md.num(last.lat_p99_us)} µs), p99.9 "
                 f"{_change(first.lat_p99_9_us, last.lat_p99_9_us)}.")
-        steps = [(a, b) for a, b in pairwise(part.itertuples())
-                 if (b.lat_us_mean / a.lat_us_mean - 1) * 100 > STEP_PCT]
+        unresolved = [name for name, c in tested.items() if c.tested and not c.significant]
+        if unresolved:
+            many = len(unresolved) > 1
+            text += (f" The change{'s' if many else ''} of {', '.join(unresolved)} "
+                     f"{'are' if many else 'is'} {NOT_RESOLVED}: the test (Welch over the "
+                     "repetitions, adjusted over these four) does not show "
+                     f"{'them' if many else 'it'}.")
+        pairs = list(pairwise(part.itertuples()))
+        changes = adjusted([row_change(b, a, "lat_us_mean") for a, b in pairs])
+        steps = [(a, b) for (a, b), c in zip(pairs, changes)
+                 if c.pct > STEP_PCT and (c.significant or not c.tested)]
+        unsure = [(a, b, c) for (a, b), c in zip(pairs, changes)
+                  if c.tested and (c.high_pct > STEP_PCT) and not (c.pct > STEP_PCT and
+                                                                  c.significant)]
         if steps:
             text += " Latency steps up " + ", ".join(
                 f"from {md.human_size(a.wss_bytes)} to {md.human_size(b.wss_bytes)} "
                 f"({_change(a.lat_us_mean, b.lat_us_mean)})" for a, b in steps) + (
-                ": the hot set no longer fits a cache of the drive (or of the stack under a "
-                "file target) there.")
+                ": a hot set that no longer fits a cache would do this (of the drive"
+                + (", or of the filesystem and the storage under this file target"
+                   if target_kind == "file" else "")
+                + "); this run measures the latency, not which cache.")
+        elif unsure:
+            a, b, c = unsure[0]
+            text += (f" Whether latency steps up by more than {STEP_PCT}% between neighbouring "
+                     f"working sets is {NOT_RESOLVED} (from {md.human_size(a.wss_bytes)} to "
+                     f"{md.human_size(b.wss_bytes)}: 95% interval {c.interval_text()}).")
         else:
             text += (f" No step between neighbouring working sets exceeds {STEP_PCT}% in mean "
                      "latency: nothing measured here caches a small hot set better than the "
@@ -205,25 +232,29 @@ def compress_findings(df: pd.DataFrame, target_kind: str) -> list[str]:
     if base.empty or len(df) < 2:
         return []
     ref = base.iloc[0]
+    others = list(df[df.case != ref.case].itertuples())
+    changes = adjusted([row_change(r, ref, "bw_MBps_mean") for r in others])
     parts, faster, slower = [], False, False
-    for r in df[df.case != ref.case].itertuples():
-        c = change(r.bw_MBps_mean, r.bw_MBps_std, ref.bw_MBps_mean, ref.bw_MBps_std)
-        pct, within = c.pct, bool(c.within_spread)
+    for r, c in zip(others, changes):
         measurable = c.within_spread is False
-        faster |= measurable and pct > 0
-        slower |= measurable and pct < 0
-        parts.append(f"{r.data} {md.num(r.bw_MBps_mean)} MB/s ({md.signed_pct(pct, 1)}"
-                     + (", within the repetitions' spread" if within else "") + ")")
+        faster |= measurable and c.pct > 0
+        slower |= measurable and c.pct < 0
+        parts.append(f"{r.data} {md.num(r.bw_MBps_mean)} MB/s ({md.signed_pct(c.pct, 1)}"
+                     + (f", {NOT_RESOLVED}" if c.within_spread else "") + ")")
     text = (f"**Compressibility:** against {md.num(ref.bw_MBps_mean)} MB/s of random data, "
             + "; ".join(parts) + ". ")
     if faster:
-        text += ("Compressible data is written faster: this drive (or the layer under the "
-                 "target) compresses or deduplicates what it writes, so benchmarks with "
-                 "compressible buffers overstate its speed for real, incompressible data.")
+        text += ("Compressible data is written faster: compression or deduplication of what "
+                 "is written (by the drive, or by the layer under the target) would do this, "
+                 "so benchmarks with compressible buffers would overstate its speed for real, "
+                 "incompressible data; the run shows the speed, not the cause.")
     elif slower:
         text += ("Compressible data is written slower, which compression would not cause: "
                  "read this as run-to-run variation (see the stability line) and repeat with "
                  "longer runs before drawing a conclusion.")
+    elif any(c.tested for c in changes):
+        text += (f"The test shows no difference ({NOT_RESOLVED}): if the drive compresses, it "
+                 "does not show at this run's precision.")
     else:
         text += ("No measurable difference: a drive without compression writes every pattern "
                  "at the same speed, which is what this run shows.")
@@ -375,7 +406,7 @@ def produce(run: SectionRun) -> list[str]:
                    md.image("Latency by working set", run.ws.link(latency)),
                    md.image("Per-second IOPS over time by working set", run.ws.link(over_time))]
         written += [run.ws.show(latency), run.ws.show(over_time)]
-        findings += wss_findings(wss)
+        findings += wss_findings(wss, manifest.get("target_kind", ""))
 
     compress = compress_table(run.table, cases)
     if not compress.empty:
@@ -402,7 +433,7 @@ def produce(run: SectionRun) -> list[str]:
 
 
 def _wss_markdown(df: pd.DataFrame) -> str:
-    rows = [[r.pattern + (" ⚠" if r.unstable else ""), md.human_size(r.wss_bytes),
+    rows = [[r.pattern + flag(r), md.human_size(r.wss_bytes),
              md.pm(r.iops_mean, r.iops_ci95), md.pm(r.lat_us_mean, r.lat_us_ci95),
              md.num(r.lat_p99_us), md.num(r.lat_p99_9_us),
              "–" if math.isnan(r.iops_per_s_cv) else f"{r.iops_per_s_cv * 100:.1f}%"]
@@ -412,7 +443,7 @@ def _wss_markdown(df: pd.DataFrame) -> str:
 
 
 def _compress_markdown(df: pd.DataFrame) -> str:
-    rows = [[r.data + (" ⚠" if r.unstable else ""), md.pm(r.bw_MBps_mean, r.bw_MBps_ci95),
+    rows = [[r.data + flag(r), md.pm(r.bw_MBps_mean, r.bw_MBps_ci95),
              md.pm(r.lat_us_mean, r.lat_us_ci95), md.num(r.lat_p99_us)]
             for r in df.itertuples()]
     return md.table([f"data written ({_write_job(df)})", "MB/s", "mean lat (µs)",
