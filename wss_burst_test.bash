@@ -111,8 +111,8 @@ section_cases() {
 section_plan_note() {
     has_part burst || return 0
     info "  burst    ${BURST_OPTS[*]:0:3}, one job: incompressible data scrambled per write, not made anew"
-    info "           for each write (that caps one job near 4.9 GB/s); fio alone issues ~25 GB/s of"
-    info "           it per job on the lab VM, and its ceiling here is measured before the run"
+    info "           for each write (that costs fio far less than new data would); its ceiling on"
+    info "           this host is measured before the run"
     has_part recovery || return 0
     local gaps=0 name
     for name in "${RECOVERY_NAMES[@]}"; do gaps=$((gaps + ${name//[!0-9]/})); done

@@ -3,7 +3,7 @@
 # options, its repetitions, its planned time, whether it writes.
 # Sourced by lib/run.bash; never run on its own.
 
-# Milliseconds fio itself adds to each run (start, layout, stop), measured on the lab machines;
+# Milliseconds fio itself adds to each run (start, layout, stop), as bench/overhead measures it;
 # used only for the time estimates.
 readonly FIO_RUN_OVERHEAD_MS=300
 

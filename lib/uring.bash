@@ -29,8 +29,9 @@ readonly URING_PROBE_QD=32 URING_BATCH_DIV=4 URING_SAMPLE_MS=200 URING_PAIRS=3
 # else the options. Probed once per results tree (RESULTS/io_uring) and kept by a resumed run (the
 # manifest's io_uring_options), like the engines: one case is never measured with two sets.
 # --uring-tuning on probes; off keeps fio's defaults; auto (the default) probes in the standard
-# profile only: a probe that can tell a gain from the noise takes 10-30 s per results tree here,
-# a large share of the quick profile's first look, whose 1 s cases move as much from run to run.
+# profile only: a probe that can tell a gain from the noise takes tens of seconds per results
+# tree, a large share of the quick profile's first look, whose 1 s cases move as much from run to
+# run.
 
 uring_probes() { [[ $URING_TUNING == on || ($URING_TUNING == auto && $PROFILE == standard) ]]; }
 

@@ -355,7 +355,7 @@ def test_real_cliff_on_a_throttled_loop_device():
     assert b.cliff.before_MBps == pytest.approx(high, rel=0.05)
     assert b.cliff.after_MBps == pytest.approx(low, rel=0.05)
     assert b.cliff.written_GiB == pytest.approx(high * 1e6 * b.cliff.time_s / GIB, rel=0.1)
-    # judged after the cliff only (issue 21): the 12 s run has 3 of five 2 s rounds there
+    # judged after the cliff only: the 12 s run has 3 of five 2 s rounds there
     assert not b.steady.reached and b.steady.reason == "not enough rounds"
     assert b.steady.first_judged == 4
     # the IOPS log agrees: 128 KiB per I/O

@@ -1,4 +1,4 @@
-"""§6's burst rules on the shapes issue 21 found wrong, with known answers.
+"""§6's burst rules on the shapes an earlier rule got wrong, with known answers.
 
 - The steady state is judged after the last lasting cliff: a cache that outlasts five rounds is
   not the drive's steady state.
@@ -10,7 +10,7 @@ Simulations are seeded (numpy default_rng). Measured over 200 seeds each (this f
 ``test_false_alarms_and_power`` repeats a 100-seed share of it): false alarms 0/200 on dips
 of 5-40 s that recover (2000 -> 600 -> 2000 MB/s, 2-10% noise) and 0/200 on a flat series with
 15% noise; power 200/200 on a cliff at 30-120 s followed by 1-4 bursts of 2-6 s of regained cache
-speed (the cache estimate within 10%), where the rule before issue 21 found 26/200.
+speed (the cache estimate within 10%), where the earlier rule (the first passing window, whatever came after) found 26/200.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The numbers are the drive's, not the host's (issue 14): what the toolkit writes, the host's own
+"""The numbers are the drive's, not the host's: what the toolkit writes, the host's own
 ceiling and the host_bound mark, the engine chosen by cost, and §5's jobs and peak search.
 
 Known answers come from real fio runs made here: a job on fio's null engine is the host's ceiling
@@ -264,7 +264,7 @@ def test_qd_sweep_with_jobs_and_the_peak_search(toolkit):
     assert ("stopped on the plateau" if outcome.stopped == "plateau" else "budget") in snippet
     assert "efficient configuration" in snippet and "qd_sweep_heatmap.png" in snippet
     assert (toolkit / "figs" / "qd_sweep_heatmap.png").stat().st_size > 0
-    # issue 24: every case the search ran is in the manifest, held to its options
+    # every case the search ran is in the manifest, held to its options
     manifest = json.loads((toolkit / "results" / "qd_sweep" / "manifest.json").read_text())
     assert manifest["peak_mode"] == "search" and manifest["peak_budget"] == "4"
     assert outcome.spent <= 4 * 2  # --peak-budget 4 cases' worth of --repeat 2

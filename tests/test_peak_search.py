@@ -1,5 +1,5 @@
 """§5's peak search (analysis/rules/peak_search.py): its path on simulated drives whose surfaces
-are known, and the cases it adds held to their options (issue 24).
+are known, and the cases it adds held to their options.
 
 A simulated drive is a surface, IOPS as a function of depth per job (q) and jobs (j), measured
 with seeded Gaussian noise per repetition (2% CV, about what fio's repetitions of a real run
@@ -13,7 +13,7 @@ of 8 CPUs. Rates measured on seeds 0-199 (this file runs 100 of them):
 | smooth (1 - exp(-in flight / 32)) | QD 128 x 1 | 200/200 | 0 | 15, 36 |
 | capped per job (smooth, 0.3 of the peak per job) | QD 32 x 4 | 200/200 | 4/200 | 30, 48 |
 
-At 3% CV: 200/200, 198/200 and 194/200. The search before issue 22 (doubling only, a gain at a
+At 3% CV: 200/200, 198/200 and 194/200. The earlier search (doubling only, a gain at a
 fixed 5%) found 0/200, 193/200 and 197/200 at 2% CV: on the plateau drive it reported QD 128 x 4. Where the budget ends the search the outcome says so
 (stopped == "budget"): the test below checks that no search claims a plateau it did not reach.
 """

@@ -1,7 +1,7 @@
 """§6 analysis on fixed inputs: health across the section from recorded nvme-cli JSON, and the
 parts a case belongs to, read from the JSON's own job options. Then on a small real results tree
 made here by fio in a few seconds (three repetitions of a working-set case after a 1 s ramp, and
-a burst with all its logs), the review's findings on §6 (issue 15, defects 3 to 6)."""
+a burst with all its logs), the review's findings on §6 (the health, the parts, the ramp and the burst's logs)."""
 
 from __future__ import annotations
 

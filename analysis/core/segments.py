@@ -148,18 +148,11 @@ def noise_sigma(bw) -> float:
     return float(1.4826 * np.median(np.abs(d - np.median(d))) / math.sqrt(2))
 
 
-# Why this and not ruptures: ruptures 1.1.10's Pelt(model="l2", min_size=m, jump=1)
-# with the same penalty (its pen is per change point, as beta is here) was tried. It reproduces
-# every known answer of tests/test_burst.py (the synthetic logs, the 860 PRO's 10,011 s log, the
-# throttled loop device's cliff at 6 s), but it is far slower on long logs, measured with
-# time.perf_counter on this 2-vCPU machine: the 860 PRO log, 1.3 s here against 113.5 s (the
-# same 33 change points); a 10,000 s synthetic log (2000 -> 600 MB/s at 3000 s, 20 MB/s noise),
-# 1.2 s here against more than 400 s (stopped); with 2% noise, 0.65 s here against more than 18
-# minutes (stopped), and the same shape over 2,000 and 4,000 s, 0.10 and 0.28 s here against
-# 37.2 and 167.5 s (the same change points; ruptures grows as about n^2.2). Its l2 cost
-# recomputes each candidate segment's variance from the samples instead of from cumulative
-# sums, and PELT prunes little on a log with few changes. A 15-minute burst is 900 samples, a
-# long one 10,000 or more: this implementation stays, ruptures is not a dependency.
+# Why this and not ruptures: its Pelt(model="l2") reproduces every known answer of
+# tests/test_burst.py but grows as about n^2.2 on long logs (its l2 cost recomputes each
+# candidate segment's variance instead of using cumulative sums, and PELT prunes little on a log
+# with few changes), and a long burst logs 10,000 samples or more. The timings that decided it
+# are in docs/architecture.md (Dependencies).
 def change_points(bw, min_segment: int = 5, penalty: float = 3.0) -> list[int]:
     """Boundaries (0-based index of each new segment's first sample) of the least-squares
     optimal partition of ``bw`` into segments of constant mean, each ``min_segment`` samples or

@@ -26,7 +26,7 @@ order), so the same files give the same path. The run loop asks
 `python -m analysis peak-next RESULTS_DIR --cpus N` for the next cases after each round ("name
 <TAB>fio options" lines; none when the search is over); a point to re-measure comes back under
 its own name with @repeat=N. The cases it names are recorded in the manifest (`added`) so that
-the repetition check holds them to their options (issue 24).
+the repetition check holds them to their options.
 
 With --peak grid the section measures every jobs x depth pair instead (SNIA's DIRTH test) and
 `outcome` reads peak and efficient configuration from the full grid by the same rule.

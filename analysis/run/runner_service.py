@@ -3,9 +3,9 @@
 Every repetition needs questions answered that bash cannot answer well: "is this fio JSON a good
 repetition of its case?" (analysis.run.repetition), before a write "is writing to this device still
 safe?", and after a failure "what went wrong?" (analysis.run.faults).
-Starting Python for each costs about 65 ms on the lab machines, which alone would exceed the
-per-repetition overhead budget (fio itself costs ~0.29 s of the 0.35 s). One process started per
-section answers each question in a few milliseconds.
+Starting Python for each costs tens of milliseconds, which alone would exceed the toolkit's
+per-repetition overhead budget (bench/overhead). One process started per section answers each
+question in a few milliseconds.
 
 Protocol: one request per line, fields separated by tabs; one reply line per request:
     check-result<TAB>PATH[<TAB>MANIFEST<TAB>CASE]      -> ok | bad<TAB>reason

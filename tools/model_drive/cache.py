@@ -30,8 +30,8 @@ import time
 from dataclasses import dataclass
 
 # Idle is judged from completions, and the kernel's throttle dispatches in 100 ms slices: a
-# throttled writer's completions come in bursts up to 0.11 s apart (measured at 50 and 200 MB/s,
-# QD 1 and 32), so a gap must be well above that to be idle.
+# throttled writer's completions come in bursts about one slice apart, so a gap must be well
+# above that to be idle.
 IDLE_S = 0.25
 POLL_S = 0.02
 MIN_SLEEP_S = 0.001
