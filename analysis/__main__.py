@@ -1,7 +1,7 @@
 """`python -m analysis <command> ...`: the toolkit's Python entry point.
 
 Commands import their module only when called, so the small ones the scripts call often (safety,
-manifest, serve) start fast, without numpy, pandas or matplotlib.
+manifest, runner) start fast, without numpy, pandas or matplotlib.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ COMMANDS = {
     "fleet": ("analysis.run.fleet", "fio client/server output: probe FILE; split OUT LABEL=HOST,PORT=FILE"),
     "hosts": ("analysis.report.hosts", "a section across fleet hosts: table, figure and snippet"),
     "history": ("analysis.history.command", "run history: history add TREE...; history [--device S]"),
-    "serve": ("analysis.run.runner_service", "pipe helper for the run loop (check-result, safety)"),
+    "runner": ("analysis.run.runner_service", "pipe helper for the run loop (check-result, safety)"),
     "peak-next": ("analysis.rules.peak_search", "§5's peak search: the next cases to run, if any"),
     "host-ceiling": ("analysis.run.host_ceiling", "the host's ceiling of each case (null_blk, zram or null engine): DIR CASE..."),
     "options": ("analysis.core.registry", "docs/options.md from lib/options.tsv (make docs)"),

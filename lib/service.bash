@@ -7,7 +7,7 @@
 # One Python process for the whole section answers "is this result good?" and "is writing still
 # safe?" in milliseconds (see analysis/run/runner_service.py).
 service_start() {
-    coproc TK_SERVICE { tk_python serve; }
+    coproc TK_SERVICE { tk_python runner; }
 }
 
 service_ask() { # FIELD... -> the reply line on stdout

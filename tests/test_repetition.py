@@ -114,7 +114,7 @@ def test_the_helper_answers_check_result_and_diagnose_over_its_pipe(tmp_path):
              f"check-result\t{GOOD}\t{manifest}\trandwrite-4k",
              f"diagnose\t{tmp_path / 'gone'}\t{tmp_path}\t137\t1",
              f"diagnose\t{GOOD}\t{tmp_path}\t137\t0"]
-    replies = subprocess.run([sys.executable, "-m", "analysis", "serve"], cwd=REPO, check=True,
+    replies = subprocess.run([sys.executable, "-m", "analysis", "runner"], cwd=REPO, check=True,
                              input="".join(x + "\n" for x in lines), capture_output=True,
                              text=True, timeout=30, env={**os.environ, "PYTHONPATH": str(REPO)}
                              ).stdout.splitlines()

@@ -14,7 +14,7 @@ NO_JSON = PLOT / "benchmark_script" / "test" / "zda" / "randread-1-1.json"
 
 
 def ask(*lines: str) -> list[str]:
-    proc = subprocess.run([sys.executable, "-m", "analysis", "serve"], cwd=REPO, check=True,
+    proc = subprocess.run([sys.executable, "-m", "analysis", "runner"], cwd=REPO, check=True,
                           input="".join(line + "\n" for line in lines),
                           capture_output=True, text=True, timeout=30)
     return proc.stdout.splitlines()
