@@ -47,12 +47,15 @@ option_in_scope() { # INDEX SCOPES: SCOPES is a space-separated list, e.g. "comm
 }
 
 # The default of an option: its value, or for a per-profile default (standard=30 quick=4) the
-# value of PROFILE's (standard when no profile applies).
+# value of PROFILE's (standard when no profile applies; quick's for a profile with none of its own:
+# tiny sets only the run's size).
 option_default() { # INDEX
-    local default=${OPT_DEFAULT[$1]} word
+    local default=${OPT_DEFAULT[$1]} word profile
     [[ $default == *=* ]] || { printf '%s' "$default" && return 0; }
-    for word in $default; do
-        [[ $word != "${PROFILE:-standard}="* ]] || { printf '%s' "${word#*=}" && return 0; }
+    for profile in "${PROFILE:-standard}" quick; do
+        for word in $default; do
+            [[ $word != "$profile="* ]] || { printf '%s' "${word#*=}" && return 0; }
+        done
     done
 }
 
@@ -157,8 +160,8 @@ option_note() { # INDEX
         bool) printf '%s=1 or 0; default %s' "$var" "$default" ;;
         *)
             if [[ $default == *=* ]]; then
-                default=${default//=/ }
-                printf '%s; default %s' "$var" "${default// quick/, quick}"
+                default=${default// /, }
+                printf '%s; default %s' "$var" "${default//=/ }"
             else
                 printf '%s%s' "$var" "${default:+; default $default}"
             fi

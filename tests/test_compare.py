@@ -29,7 +29,7 @@ from analysis.history.db import open_store
 from analysis.report import between_runs, compare
 from analysis.report.compare import t_two_sided_p, welch
 from analysis.run.host_ceiling import zram_device
-from tests.toolkit import load_json, make_copy, run
+from tests.toolkit import TINY_PROBED, load_json, make_copy, run
 
 # ------------------------------------------------------------------ the t-test
 
@@ -309,8 +309,7 @@ def test_many_comparisons_control_the_false_discovery_rate():
 
 # ------------------------------------------------------------------ end to end
 
-RUN = ["--profile", "quick", "--runtime", "1", "--ramp", "0", "--repeat", "3", "--no-host-ceiling",
-       "--size", "64M"]
+RUN = [*TINY_PROBED, "--repeat", "3", "--no-host-ceiling"]
 CASES = {"randread-4k": "read", "randwrite-4k": "write", "read-128k": "read",
          "write-128k": "write"}
 

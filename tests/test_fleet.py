@@ -373,7 +373,7 @@ def test_the_orchestrator_cannot_point_a_server_elsewhere(toolkit, state):
             f"refused: this server vouches for {served}, not {other}")
         # More of the target than the server vouched for.
         result = run(toolkit, "qd1_test.bash", "--hosts", server.spec, "--target", served,
-                     *TINY[:-1], "128M", env=env)
+                     *TINY, "--size", "128M", env=env)
         assert result.returncode == 3, result.stderr
         assert f"this server vouches for {64 << 20}" in server.check_log(toolkit, "probe")
     assert {p: sha256_of(p) for p in digests} == digests

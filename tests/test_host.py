@@ -26,9 +26,7 @@ from analysis.rules import peak_search
 from analysis.rules.cases import section_frame
 from analysis.run import host_ceiling, repetition
 from tests.test_order import expected, written_order
-from tests.toolkit import TINY, load_json, run, zram_size
-
-QUICK = ["--profile", "quick", "--runtime", "1", "--ramp", "0", "--repeat", "2", "--size", "64M"]
+from tests.toolkit import TINY, TINY_PROBED, load_json, run, zram_size
 
 
 def jobfile_of(toolkit: Path, script: str, case: str, *args: str) -> str:
@@ -219,7 +217,7 @@ def test_qd_sweep_with_jobs_and_the_peak_search(toolkit):
     """--jobs 1,2: each job count is a sweep of its own, every rule keyed by I/Os in flight;
     then the peak search adds cases until none gains beyond the noise and no fewer stay within
     5% of the peak; the headline is the best of all, with the efficient configuration."""
-    result = run(toolkit, "qd_sweep_test.bash", *QUICK, "--qd", "1,4", "--jobs", "1,2",
+    result = run(toolkit, "qd_sweep_test.bash", *TINY_PROBED, "--qd", "1,4", "--jobs", "1,2",
                  "--no-seq", "--seed", "3", "--peak-budget", "4")
     assert result.returncode == 0, result.stderr
     table = pd.read_csv(toolkit / "tables" / "qd_sweep.csv")
@@ -271,7 +269,7 @@ def test_qd_sweep_with_jobs_and_the_peak_search(toolkit):
     for case in searched.case:
         assert repetition.expected_options(manifest, case)["numjobs"] == case.rsplit("-j", 1)[1]
     # a rerun runs nothing: the search takes the same path through the same results
-    again = run(toolkit, "qd_sweep_test.bash", *QUICK, "--qd", "1,4", "--jobs", "1,2",
+    again = run(toolkit, "qd_sweep_test.bash", *TINY_PROBED, "--qd", "1,4", "--jobs", "1,2",
                 "--no-seq", "--seed", "3", "--peak-budget", "4")
     assert again.returncode == 0, again.stderr
     assert "rep 1/2 ..." not in again.stderr
@@ -281,7 +279,7 @@ def test_qd_sweep_peak_grid(toolkit):
     """--peak grid: every depth at 1, 2, 4... jobs up to the CPUs, no search; the peak and the
     efficient configuration read from the full grid by their means; the heatmap drawn."""
     cpus = len(os.sched_getaffinity(0))  # what nproc says
-    result = run(toolkit, "qd_sweep_test.bash", *QUICK, "--qd", "1,4", "--peak", "grid",
+    result = run(toolkit, "qd_sweep_test.bash", *TINY_PROBED, "--qd", "1,4", "--peak", "grid",
                  "--no-seq")
     assert result.returncode == 0, result.stderr
     assert "peak search: adding" not in result.stderr

@@ -12,7 +12,7 @@ the guest left there. The guest has two controllers:
   probed, with one poll queue; then it is purged with --purge format (and sanitize refused).
 
 Without QEMU, the guest kernel or virtme-ng (`sudo bash env.bash --nvme-vm` installs them) every
-test here is skipped with that reason. The boot and its scenarios take about 3-4 minutes under
+test here is skipped with that reason. The boot and its scenarios take about 5-6 minutes under
 TCG (docs/nvme-vm.md); nothing else runs beside them (the tests' machine lock, exclusive).
 """
 
@@ -29,6 +29,7 @@ import pandas as pd
 import pytest
 
 from tests.toolkit import REPO, beside_others, make_copy, script_env
+from tests.toolkit import TINY as TINY_ARGS
 from tools.nvme_vm import Controller, Namespace, VmSpec, WriteCache, available, nvme_vm
 from tools.nvme_vm.scenarios import Scenario, run_scenarios
 
@@ -43,8 +44,7 @@ SPEC = VmSpec(controllers=(
 ), cpus=2, memory_mib=2048, numa_nodes=2, poll_queues=1)
 GIB = 2**30
 LEFT_BEFORE: set[Path] = set()  # VM folders that were there before this file's boot
-TINY = "--profile quick --runtime 1 --ramp 0 --repeat 2 --no-host-ceiling --engine libaio " \
-       "--size 64M --state as-is"
+TINY = " ".join([*TINY_ARGS, "--state", "as-is"])
 
 
 def _toolkit(tk: Path, script: str, args: str) -> str:

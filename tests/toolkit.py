@@ -30,13 +30,13 @@ REPO = Path(__file__).resolve().parents[1]
 COPIED = ["env.bash", "report.bash", "serve.bash", "Makefile", "lib", "analysis", "requirements.txt",
           *(s.script for s in read_sections().values())]
 
-# The smallest honest run: every case, two repetitions (so a std exists), no ramp; no host
-# ceiling (a second per case shape) and one engine, not auto's five probes (about 4 s): the tests
-# of the ceiling and of the engine's choice (test_host.py, test_drive_state.py) ask for them.
-# libaio keeps the queue depths real (psync would run every depth at 1). --size stays last
-# (test_fleet.py replaces its value).
-TINY = ["--profile", "quick", "--runtime", "1", "--ramp", "0", "--repeat", "2",
-        "--no-host-ceiling", "--engine", "libaio", "--size", "64M"]
+# The smallest honest run is the tiny profile (lib/options.tsv: every case, 1 s, two repetitions
+# so a std exists, no ramp, 64M). TINY adds no host ceiling (a second per case shape) and one
+# engine, not auto's five probes (about 4 s): the tests of the ceiling and of the engine's choice
+# (test_host.py, test_drive_state.py) use TINY_PROBED. libaio keeps the queue depths real (psync
+# would run every depth at 1). A later flag overrides an earlier one: [*TINY, "--repeat", "1"].
+TINY_PROBED = ["--profile", "tiny"]
+TINY = [*TINY_PROBED, "--no-host-ceiling", "--engine", "libaio"]
 
 
 # Settings the scripts read from the environment: a test sets the ones it means, never inherits.
