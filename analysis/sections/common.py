@@ -104,10 +104,12 @@ def run_section(argv: list[str], *, section: str, description: str,
     if table.empty:
         return 1
     story = state_part.story(ws.results, results_dir, manifest)
-    setup = md.setup_line(manifest, md.device_model(ws.results, results_dir),
-                          state_part.clause(story))
-    setup += left_out_note(cases, missing, rerun) + remeasured_note(cases, manifest)
-    run = SectionRun(ws, results_dir, table, setup, args, cases=cases)
+    fields = md.setup_fields(manifest, md.device_model(ws.results, results_dir),
+                             state_part.clause(story))
+    line = md.setup_text(fields)
+    setup = line + left_out_note(cases, missing, rerun) + remeasured_note(cases, manifest)
+    run = SectionRun(ws, results_dir, table, setup, args, cases=cases,
+                     facts=Facts(setup=fields, setup_line=line))
     run.facts.state = state_part.clause(story)
     written = produce(run)
     state_blocks, state_figures = state_part.blocks(story, run, f"tables/{section}_steady.csv",
