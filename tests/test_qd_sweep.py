@@ -334,7 +334,7 @@ def test_the_table_the_findings_and_the_headline_quote_one_peak():
     all take that peak, and the budget stated is the manifest's (6), not the code's default."""
     from analysis.sections.facts import Facts
     from analysis.sections.qd_sweep import record_facts
-    df, found, peaks, lines, manifest = sample_search()
+    _, found, peaks, lines, manifest = sample_search()
     facts = Facts()
     record_facts(found, DEFAULTS, facts, peaks)
     for s in found:

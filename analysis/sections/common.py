@@ -221,6 +221,24 @@ def stored_settings(results_dir: Path, given: dict, defaults: dict) -> dict:
     return settings
 
 
+def interval(rows: pd.DataFrame, col: str):
+    """A figure's error bars for a column, the interval the table gives it: a mean's 95%
+    half-width (`iops_mean` -> `iops_ci95`), or a percentile's own interval as distances below
+    and above it (`lat_p99_us` -> `_lo`, `_hi`); None where the table gives none (p50)."""
+    half = col.removesuffix("_mean") + "_ci95"
+    if half in rows:
+        return list(rows[half])
+    if col + "_lo" in rows:
+        return (list(rows[col] - rows[col + "_lo"]), list(rows[col + "_hi"] - rows[col]))
+    return None
+
+
+def interval_note(df: pd.DataFrame) -> str:
+    """What a figure's error bars are, for its note."""
+    return (f"error bars: 95% interval of the mean (t over {reps_label(df)} repetitions); "
+            "p95–p99.9: their own 95% interval")
+
+
 def reps_label(df: pd.DataFrame) -> str:
     """'3' or '2–3': the repetitions behind the table's points."""
     low, high = int(df.n.min()), int(df.n.max())

@@ -27,7 +27,7 @@ FIG_HEATMAP = "figs/qd_sweep_heatmap.png"  # jobs × depth, when several of each
 PEAK_TAIL_RATIO = 10
 PEAK_COLUMNS = ["case", "pattern", "rw", "bs", "iodepth", "numjobs", "outstanding", "engine", "n",
                 "iops_mean", "iops_std", "iops_ci95", "bw_MBps_mean", "bw_MBps_std",
-                "bw_MBps_ci95", "lat_us_mean", "lat_p99_us", "lat_max_us", "cpu_usr_pct",
+                "bw_MBps_ci95", "lat_us_mean", "lat_us_ci95", "lat_p99_us", "lat_max_us", "cpu_usr_pct",
                 "cpu_sys_pct", "host_ceiling_iops", "host_bound", "is_peak", "is_efficient",
                 "search_stopped"]
 

@@ -22,6 +22,8 @@ from analysis.sections.common import (
     clat_note,
     flag,
     host_finding,
+    interval,
+    interval_note,
     nines_frame,
     nines_note,
     nines_table,
@@ -174,11 +176,14 @@ def render_markdown(df: pd.DataFrame, setup: str, link=md.link_from_out,
 def draw_figures(df: pd.DataFrame, ws: Workspace) -> None:
     labels = [p.replace(" random", "\nrandom").replace(" sequential", "\nsequential")
               for p in df.pattern]
-    bar_chart(ws.path(FIG_LATENCY), labels, list(df.lat_us_mean), list(df.lat_us_std),
-              ylabel="mean total latency (µs)", title="QD=1 latency per I/O",
-              markers=list(df.lat_p99_us), marker_label="p99 (pooled repetitions)")
-    bar_chart(ws.path(FIG_IOPS), labels, list(df.iops_mean), list(df.iops_std),
-              ylabel="IOPS", title="QD=1 IOPS")
+    flags = {"flagged": list(df.host_bound), "flag_label": "host-bound (see the Host line)"}
+    bar_chart(ws.path(FIG_LATENCY), labels, list(df.lat_us_mean), interval(df, "lat_us_mean"),
+              ylabel="total latency (µs)", title="QD=1 latency per I/O: mean and p99",
+              markers=list(df.lat_p99_us), marker_errors=interval(df, "lat_p99_us"),
+              marker_name="p99", marker_label="p99 (pooled repetitions) ± its 95% interval",
+              note=interval_note(df), **flags)
+    bar_chart(ws.path(FIG_IOPS), labels, list(df.iops_mean), interval(df, "iops_mean"),
+              ylabel="IOPS", title="QD=1 IOPS", note=interval_note(df), **flags)
 
 
 def print_summary(df: pd.DataFrame) -> None:

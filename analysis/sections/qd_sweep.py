@@ -468,7 +468,7 @@ def produce(run: SectionRun) -> list[str]:
     peaks = peak_rows(run.table, peak_search.outcomes(run.results_dir))
     df, found = analyse(run.table, settings, peaks)
     record_facts(found, settings, run.facts, peaks)
-    figures = draw_figures(found, settings, run.ws)
+    figures = draw_figures(found, settings, run.ws, peaks)
     figures += exceedance.write(run, SECTION, distribution_panels(found, run.results_dir),
                                 "Latency distribution by queue depth")
     nines = nines_frame(run, df, lambda r: f"{r.pattern} {_qd_row(r)}")
