@@ -67,7 +67,8 @@ CI_COLUMNS = ["iops_ci95", "bw_MBps_ci95", "lat_us_ci95"]
 # measured. Three repetitions at least.
 DRIFT_COLUMNS = ["drift_pct", "drift_p", "drifting"]
 METRIC_COLUMNS = ["iops_mean", "iops_std", "iops_cv", "bw_MBps_mean", "bw_MBps_std",
-                  "lat_us_mean", "lat_us_std", *PCT_COLUMNS.values(), *PCT_STD_COLUMNS.values(),
+                  "lat_us_mean", "lat_us_std", *PCT_COLUMNS.values(), "lat_max_us",
+                  *PCT_STD_COLUMNS.values(),
                   "unstable", "pct_source", "little_product", *HOST_COLUMNS, *CI_COLUMNS,
                   "half_width_pct", *TAIL_COLUMNS, *DRIFT_COLUMNS]
 
@@ -251,13 +252,22 @@ def summarize_direction(case: Case, direction: str) -> dict:
         "iops_mean": iops["mean"], "iops_std": iops["std"], "iops_cv": iops["cv"],
         "bw_MBps_mean": bw["mean"], "bw_MBps_std": bw["std"],
         "lat_us_mean": lat["mean"], "lat_us_std": lat["std"],
-        **pcts, "unstable": unstable, "pct_source": source, "little_product": little["mean"],
+        **pcts, "lat_max_us": max_latency_us(per_rep), "unstable": unstable,
+        "pct_source": source, "little_product": little["mean"],
         "cpu_usr_pct": rep_stats([g.usr_cpu_pct for g in case.reps])["mean"],
         "cpu_sys_pct": rep_stats([g.sys_cpu_pct for g in case.reps])["mean"],
         "host_ceiling_iops": math.nan, "host_ceiling_device": "", **busiest_columns(case),
         "host_bound": False, **intervals, "drift_pct": drift.slope_pct, "drift_p": drift.p,
         "drifting": False,
     }
+
+
+def max_latency_us(directions_per_rep: list[list[Direction]]) -> float:
+    """The slowest I/O of all the repetitions (fio's lat max, after the ramp), in µs: the
+    maximum SNIA PTS reports beside the mean; NaN where fio printed none."""
+    found = [d.lat_max_ns for ds in directions_per_rep for d in ds
+             if d.lat_max_ns is not None and not math.isnan(d.lat_max_ns)]
+    return max(found) / 1000 if found else math.nan
 
 
 def busiest_columns(case: Case) -> dict:

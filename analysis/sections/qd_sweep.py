@@ -364,18 +364,18 @@ def render_markdown(df: pd.DataFrame, found: list[Sweep], settings: dict, setup:
                      md.pm(r.iops_mean, r.iops_ci95), md.pm(r.bw_MBps_mean, r.bw_MBps_ci95),
                      f"{r.pct_of_peak:.0f}%", md.pm(r.lat_us_mean, r.lat_us_ci95),
                      md.num(r.lat_p50_us), tail_cell(r, "lat_p99_us"),
-                     tail_cell(r, "lat_p99_9_us"),
+                     tail_cell(r, "lat_p99_9_us"), md.num(r.lat_max_us),
                      md.num(r.little_pred_iops), md.signed_pct(r.little_error_pct, 1),
                      md.signed_pct(r.gain_pct, 1),
                      md.signed_pct(r.latency_growth_pct, 0)])
     table = md.table(["pattern", "QD", "IOPS", "MB/s", "of peak", "mean lat (µs)", "p50 (µs)",
-                      "p99 (µs)", "p99.9 (µs)", "Little IOPS", "Little err", "Δ IOPS",
-                      "Δ mean lat"], rows, ["l", "l"] + ["r"] * 11)
+                      "p99 (µs)", "p99.9 (µs)", "max (µs)", "Little IOPS", "Little err",
+                      "Δ IOPS", "Δ mean lat"], rows, ["l", "l"] + ["r"] * 12)
     note = standard_note(df) + (
             f" ◆ the knee (first step gaining < {settings['knee_gain_pct']:g}% IOPS while mean "
             f"latency grows > {settings['knee_latency_pct']:g}%); ● the smallest depth reaching "
-            "90% of peak. Little IOPS = QD / mean latency per repetition; Δ from the previous "
-            "depth.")
+            "90% of peak. max: the slowest I/O of all the repetitions. Little IOPS = QD / mean "
+            "latency per repetition; Δ from the previous depth.")
     blocks = [table, note]
     if nines is not None and not nines.empty:
         blocks += [nines_table(nines), nines_note() + " Shown at QD 1, the knee and the deepest "
