@@ -31,7 +31,7 @@ from analysis.core.stats import (
 from analysis.fio.direction import Direction
 from analysis.fio.output import JobGroup
 from analysis.run import cpu_load, repetition
-from analysis.run.host_ceiling import is_host_bound, read_ceilings
+from analysis.run.host_ceiling import PUNTED, is_host_bound, read_ceilings
 from analysis.run.repetition import rep_files
 
 # A point is marked unstable when the 95% confidence interval of its mean IOPS, MB/s or mean
@@ -45,7 +45,7 @@ UNSTABLE_HALF_WIDTH = 0.05
 # ceiling IOPS of the case's shape, the busiest CPU while it ran (analysis.run.cpu_load: its busy
 # share in %, and which), and whether the point measured the host, not the drive.
 HOST_COLUMNS = ["cpu_usr_pct", "cpu_sys_pct", "host_ceiling_iops", "host_ceiling_device",
-                "cpu_busiest_pct", "cpu_busiest", "host_bound"]
+                "cpu_busiest_pct", "cpu_busiest", "cpu_together_pct", "host_bound"]
 
 # The columns of docs/outputs.md, in order; `read_pct` is the read share of the job (100 for a pure
 # read pattern, 0 for a pure write, rwmixread for a mix). Each percentile also gets the sample std
@@ -272,11 +272,14 @@ def max_latency_us(directions_per_rep: list[list[Direction]]) -> float:
 
 def busiest_columns(case: Case) -> dict:
     """cpu_busiest_pct and cpu_busiest: the busiest CPU that ran the jobs or took their
-    interrupts (analysis.run.cpu_load), nan and -1 without rep<k>.cpu files."""
-    cpu, share = cpu_load.busiest_over(list(case.cpu_loads),
-                                       case.reps[0].options.get("cpus_allowed"),
-                                       [cpu_load.io_seconds(g.options) for g in case.reps])
-    return {"cpu_busiest_pct": share * 100, "cpu_busiest": cpu}
+    interrupts (analysis.run.cpu_load); cpu_together_pct: those CPUs taken together. nan and -1
+    without rep<k>.cpu files."""
+    pinned = case.reps[0].options.get("cpus_allowed")
+    seconds = [cpu_load.io_seconds(g.options) for g in case.reps]
+    cpu, share = cpu_load.busiest_over(list(case.cpu_loads), pinned, seconds)
+    together = cpu_load.together_over(list(case.cpu_loads), pinned, seconds)
+    return {"cpu_busiest_pct": share * 100, "cpu_busiest": cpu,
+            "cpu_together_pct": together * 100}
 
 
 def summary_rows(case: Case, always: tuple[str, ...] = ()) -> list[dict]:
@@ -329,9 +332,11 @@ def mark_host_bound(table: pd.DataFrame, ceilings: dict) -> pd.DataFrame:
         ceiling = cases.get(row.case, {}).get("iops", math.nan)
         # null_blk, zram or null (fio's null engine: the only one before the kernel-path ceiling)
         device = cases.get(row.case, {}).get("device", "null" if row.case in cases else "")
+        if cases.get(row.case, {}).get("punted"):  # a kernel worker's ceiling, not the host's
+            ceiling, device = math.nan, PUNTED
         bound = is_host_bound(row.iops_mean, ceiling, row.cpu_usr_pct, row.cpu_sys_pct,
                               int(row.numjobs), int(ceilings.get("cpus", 0)),
-                              row.cpu_busiest_pct)
+                              row.cpu_busiest_pct, row.cpu_together_pct)
         table.loc[table.case == row.case, ["host_ceiling_iops", "host_ceiling_device",
                                            "host_bound"]] = [ceiling, device, bound]
     table["host_bound"] = table.host_bound.astype(bool)

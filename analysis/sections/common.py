@@ -35,8 +35,10 @@ from analysis.rules.cases import (
 )
 from analysis.run.host_ceiling import (
     CEILING_LABELS,
+    HOST_BOUND_ALL,
     HOST_BOUND_BUSY,
     HOST_BOUND_SHARE,
+    PUNTED,
     read_ceilings,
 )
 from analysis.run.manifest import planned_repeats
@@ -461,14 +463,22 @@ def _host_reason(row) -> str:
     busiest = getattr(row, "cpu_busiest_pct", math.nan)
     if not math.isnan(busiest):
         parts.append(f"CPU {int(row.cpu_busiest)} {busiest:.0f}% busy")
+    together = getattr(row, "cpu_together_pct", math.nan)
+    if not math.isnan(together):
+        parts.append(f"all CPUs {together:.0f}% busy together")
     return ", ".join(parts)
 
 
 def _ceiling_label(df: pd.DataFrame) -> str:
-    """What the ceiling was measured on, for the Host line: 'null_blk (no media)' and so on."""
+    """Where the ceiling was measured, for the Host line: 'measured on null_blk (no media)' and
+    so on; io_uring shapes whose zram ceiling was a kernel worker's are said to have none."""
     found = [d for d in dict.fromkeys(df.get("host_ceiling_device", pd.Series(dtype=str)))
              if isinstance(d, str) and d]
-    return "; ".join(CEILING_LABELS.get(d, d) for d in found) or CEILING_LABELS["null"]
+    measured = "; ".join(CEILING_LABELS.get(d, d) for d in found if d != PUNTED)
+    if not found:
+        measured = CEILING_LABELS["null"]
+    parts = [f"measured on {measured}"] if measured else []
+    return "; ".join(parts + [CEILING_LABELS[PUNTED]] * (PUNTED in found))
 
 
 NO_CEILING = ("no host ceiling was measured for these results (a fleet run, --no-host-ceiling, "
@@ -477,17 +487,19 @@ NO_CEILING = ("no host ceiling was measured for these results (a fleet run, --no
 
 def host_finding(df: pd.DataFrame, label: Callable[[object], str]) -> str:
     """The line every snippet ends with, after stability: which points the host limited."""
-    no_ceiling = df.host_ceiling_iops.isna().all()
+    devices = set(df.get("host_ceiling_device", pd.Series(dtype=str)))
+    no_ceiling = df.host_ceiling_iops.isna().all() and PUNTED not in devices
     bound = host_bound_rows(df)
     if no_ceiling and bound.empty:
         return (f"**Host:** {NO_CEILING}; the CPU columns still show fio's own load, and a "
                 "point that kept a CPU busy is still marked host-bound.")
     if bound.empty:
-        busy = (f", kept fio's CPUs busy, or kept any CPU {HOST_BOUND_BUSY * 100:.0f}% busy"
+        busy = (f", kept fio's CPUs busy, kept any CPU {HOST_BOUND_BUSY * 100:.0f}% busy, or "
+                f"all CPUs {HOST_BOUND_ALL * 100:.0f}% busy together"
                 if df.get("cpu_busiest_pct", pd.Series(dtype=float)).notna().any() else
                 " or kept fio's CPUs busy (no per-CPU load was recorded for these results)")
         return (f"**Host:** no point reached {HOST_BOUND_SHARE * 100:.0f}% of what this host can "
-                f"issue for its shape (its ceiling, measured on {_ceiling_label(df)}){busy}: by "
+                f"issue for its shape (its ceiling, {_ceiling_label(df)}){busy}: by "
                 "this test, the drive set the pace.")
     return ("**Host-bound:** " + ", ".join(f"{label(r)} ({_host_reason(r)})" for r in
                                             bound.itertuples())
@@ -503,8 +515,8 @@ def host_anomaly(table: pd.DataFrame) -> Anomaly | None:
         return None
     return Anomaly("host_bound", (
         f"{len(bound)} of {len(case_rows(table))} points were limited by the host, not the drive "
-        f"(reached {HOST_BOUND_SHARE * 100:.0f}% of the host's ceiling or kept their CPUs "
-        f"busy): {', '.join(f'{r.case} ({_host_reason(r)})' for r in bound.itertuples())}."))
+        f"(reached {HOST_BOUND_SHARE * 100:.0f}% of the host's ceiling, kept a CPU or all of "
+        f"them busy): {', '.join(f'{r.case} ({_host_reason(r)})' for r in bound.itertuples())}."))
 
 
 def clat_note(df: pd.DataFrame) -> list[str]:
