@@ -195,7 +195,7 @@ def bar_chart(path: Path, labels: list[str], means: list[float], errors, *,
     """Bars of means with their 95% interval; optional markers (e.g. p99, with its own
     interval) on each bar; `flagged` bars hatched and named in the legend (host-bound). Each
     value is written beside its own bar top or marker, so a mean never reads as a p99."""
-    fig, ax = plt.subplots(figsize=(7.5, 4.6), dpi=120)
+    fig, ax = plt.subplots(figsize=(max(7.5, 1.3 * len(labels) + 2.0), 4.6), dpi=120)
     x = list(range(len(labels)))
     errs = _errors(errors)
     high = errs[1] if errs and isinstance(errs[0], list) else errs or [0.0] * len(x)

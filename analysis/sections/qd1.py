@@ -14,7 +14,7 @@ from analysis.core.workspace import Workspace
 from analysis.render import exceedance
 from analysis.render import markdown as md
 from analysis.render.plots import bar_chart
-from analysis.rules.cases import read_manifest
+from analysis.rules.cases import case_rows, read_manifest
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections.common import (
     NOT_RESOLVED,
@@ -47,9 +47,19 @@ MAX_NOTE = " max: the slowest I/O of all the repetitions (one I/O: no interval).
 
 
 def with_pattern(df: pd.DataFrame) -> pd.DataFrame:
+    """The table with each row's pattern: '4 KiB random read', or for a read/write mix (--mix)
+    '4 KiB random R65/W35' on the row of all its I/O and '... reads' / '... writes' on each
+    direction's."""
     df = df.copy()
-    df.insert(1, "pattern", [md.pattern(r.rw, r.bs) for r in df.itertuples()])
+    df.insert(1, "pattern", [pattern_of(r) for r in df.itertuples()])
     return df
+
+
+def pattern_of(r) -> str:
+    if not 0 < r.read_pct < 100:
+        return md.pattern(r.rw, r.bs)
+    mix = f"{md.bs_label(r.bs)} random R{r.read_pct}/W{100 - r.read_pct}"
+    return mix if r.direction == "total" else f"{mix} {r.direction}s"
 
 
 def _row(df: pd.DataFrame, rw: str, bs: int):
@@ -130,9 +140,11 @@ def findings(df: pd.DataFrame, target_kind: str = "") -> list[str]:
         out.append(f"**Tail to mean:** p99 as a multiple of the mean latency: {listed}. Each "
                    "pattern's own ratio, not a ranking: their differences are not tested.")
 
-    products = ", ".join(f"{r.pattern} {r.little_product:.2f}" for r in df.itertuples())
-    low = df[df.little_product < 1 - LITTLE_TOLERANCE]
-    high = df[df.little_product > 1 + LITTLE_TOLERANCE]
+    # a mix's one I/O in flight is a read or a write: the law holds for all of its I/O
+    cases = case_rows(df)
+    products = ", ".join(f"{r.pattern} {r.little_product:.2f}" for r in cases.itertuples())
+    low = cases[cases.little_product < 1 - LITTLE_TOLERANCE]
+    high = cases[cases.little_product > 1 + LITTLE_TOLERANCE]
     text = (f"**Little's Law at QD=1:** IOPS × mean latency = {products} "
             f"(1.00 expected when one I/O is always in flight).")
     if not low.empty:
@@ -175,6 +187,7 @@ def render_markdown(df: pd.DataFrame, setup: str, link=md.link_from_out,
 
 
 def draw_figures(df: pd.DataFrame, ws: Workspace) -> None:
+    df = case_rows(df)  # a mix's bar is all of its I/O; its directions are in the table
     labels = [p.replace(" random", "\nrandom").replace(" sequential", "\nsequential")
               for p in df.pattern]
     flags = {"flagged": list(df.host_bound), "flag_label": "host-bound (see the Host line)"}
@@ -203,7 +216,7 @@ def record_facts(df: pd.DataFrame, facts: Facts) -> None:
                        f"{md.pm(r.lat_us_mean, r.lat_us_ci95)} µs mean, p99 {md.num(r.lat_p99_us)} "
                        f"µs ({md.num(r.iops_mean)} IOPS)", r.lat_us_mean, "µs", r.lat_us_std,
                        ci95=r.lat_us_ci95)
-    off = df[(df.little_product - 1).abs() > LITTLE_TOLERANCE]
+    off = case_rows(df)[(case_rows(df).little_product - 1).abs() > LITTLE_TOLERANCE]
     if not off.empty:
         facts.anomaly("little", "Little's Law at QD=1 (IOPS × mean latency = 1) misses by "
                       "more than 10% for " + ", ".join(
@@ -216,7 +229,7 @@ def produce(run: SectionRun) -> list[str]:
     df = with_pattern(run.table)
     record_facts(df, run.facts)
     draw_figures(df, run.ws)
-    distribution = exceedance.rows_panel(run.results_dir, "QD=1", df.itertuples(),
+    distribution = exceedance.rows_panel(run.results_dir, "QD=1", case_rows(df).itertuples(),
                                          lambda r: r.pattern)
     nines = nines_frame(run, df, lambda r: r.pattern)
     written = [run.write_table(TABLE, df), run.write_table(NINES_TABLE, nines),
