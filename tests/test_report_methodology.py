@@ -1,15 +1,16 @@
-"""The report's setup, stated once in its methodology: the fields the sections share, each
-section's line reduced to what differs, the cases that run their own time (§6's burst runs
+"""The report's setup, stated once: the span and the drive's state above the methodology
+(drive_state), the other fields the sections share in it, each section's line reduced to what
+differs, the cases that run their own time (§6's burst runs
 --duration, not the profile's), and how the engine was chosen. On the committed fixture tree."""
 
 from __future__ import annotations
 
 import json
-import shutil
 
 from analysis.render import markdown as md
 from analysis.report.build import (
     SectionState,
+    drive_state,
     methodology,
     own_runtimes,
     section_setup,
@@ -34,14 +35,16 @@ def test_own_runtimes_name_the_bursts_duration():
     assert own_runtimes(json.loads((FIXTURE / "qd1" / "manifest.json").read_text())) == ""
 
 
-def test_the_setup_is_stated_once_and_sections_say_what_differs(tmp_path):
+def test_the_setup_is_stated_once_and_sections_say_what_differs():
     qd1 = json.loads((FIXTURE / "qd1" / "manifest.json").read_text())
     burst = json.loads((FIXTURE / "wss_burst" / "manifest.json").read_text())
     states = [state("qd1", qd1), state("bs_sweep", qd1), state("wss_burst", burst,
                                                                   engine="psync")]
-    shutil.copytree(FIXTURE / "qd1", tmp_path / "qd1")
-    text = "\n".join(methodology(tmp_path, states))
+    text = "\n".join(methodology(states))
     fields = md.setup_fields(qd1, "m")
+    # the span is stated once, above the methodology, not again in its setup block
+    assert md.span_text(qd1) not in text and "span and state" not in text
+    assert md.span_text(qd1) in "\n".join(drive_state(states))
     assert text.count(fields["target"]) == 1 and f"- engine: {fields['engine']}\n" in text
     assert "  - cases with their own runtime: §6 burst-write-128k 10 s" in text
     shared = shared_setup(states)
