@@ -297,7 +297,7 @@ def test_loop_device(toolkit, tmp_path):
     stored = json.loads((toolkit / "results" / "qd_sweep" / "analysis.json").read_text())
     assert stored == {"slo_p99_us": 50000, "knee_gain_pct": 7, "knee_latency_pct": 20}
     snippet = (toolkit / "out" / "section_5_qd_sweep.md").read_text()
-    assert f"`{dev}` (block)" in snippet and "p99 ≤ 50,000 µs" in snippet
+    assert f"`{dev}` (block;" in snippet and "p99 ≤ 50,000 µs" in snippet
     assert "gaining < 7% IOPS" in snippet
     assert "read-128k" not in (toolkit / "tables" / "qd_sweep.csv").read_text()
 
