@@ -119,7 +119,7 @@ def test_the_host_as_a_whole():
 def test_host_line_says_when_no_ceiling_was_measured():
     """Without a ceiling (--no-host-ceiling, a fleet) a point is marked host-bound by the CPUs'
     load alone: the Host line says so whether or not a point was marked."""
-    from analysis.sections.common import host_finding
+    from analysis.sections.host_part import host_finding
     rows = pd.DataFrame({"case": ["a", "b"], "direction": ["read", "read"],
                          "iops_mean": [1000.0, 50.0], "host_ceiling_iops": [math.nan] * 2,
                          "host_bound": [True, False], "cpu_usr_pct": [40.0, 1.0],
@@ -138,7 +138,7 @@ def test_host_line_names_a_ceiling_not_used():
     """io_uring shapes whose zram ceiling was a kernel worker's (punted) have no ceiling: the Host
     line says none was used for them, beside the device that gave the others theirs, and a
     punted point is not called a share of any ceiling."""
-    from analysis.sections.common import host_finding
+    from analysis.sections.host_part import host_finding
     rows = pd.DataFrame({"case": ["uring", "sync"], "direction": ["read", "read"],
                          "iops_mean": [20000.0, 1000.0], "host_ceiling_iops": [math.nan, 9e5],
                          "host_ceiling_device": [host_ceiling.PUNTED, "zram"],

@@ -26,7 +26,6 @@ from analysis.sections.common import (
     SectionRun,
     clat_note,
     flag,
-    host_finding,
     interval,
     interval_note,
     reps_label,
@@ -39,6 +38,7 @@ from analysis.sections.common import (
     tail_range_cell,
 )
 from analysis.sections.facts import Facts
+from analysis.sections.host_part import host_finding
 
 SECTION = "bs_sweep"
 TABLE = "tables/bs_sweep.csv"

@@ -25,7 +25,6 @@ from analysis.sections.common import (
     SectionRun,
     clat_note,
     flag,
-    host_finding,
     interval,
     interval_note,
     run_section,
@@ -34,6 +33,7 @@ from analysis.sections.common import (
     standard_note,
     tail_cell,
 )
+from analysis.sections.host_part import host_finding
 
 SECTION = "mix_rw"
 TABLE = "tables/mix_rw.csv"

@@ -21,7 +21,6 @@ from analysis.sections.common import (
     SectionRun,
     clat_note,
     flag,
-    host_finding,
     interval,
     interval_note,
     nines_frame,
@@ -35,6 +34,7 @@ from analysis.sections.common import (
     tail_cell,
 )
 from analysis.sections.facts import Facts
+from analysis.sections.host_part import host_finding
 
 SECTION = "qd1"
 TABLE = "tables/qd1_baseline.csv"

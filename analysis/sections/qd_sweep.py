@@ -24,7 +24,6 @@ from analysis.sections.common import (
     SectionRun,
     clat_note,
     flag,
-    host_finding,
     nines_frame,
     nines_note,
     nines_table,
@@ -37,6 +36,7 @@ from analysis.sections.common import (
     tail_cell,
 )
 from analysis.sections.facts import Facts
+from analysis.sections.host_part import host_finding
 from analysis.sections.peak_part import (
     PEAK_TABLE,
     config_text,

@@ -37,7 +37,6 @@ from analysis.sections.common import (
     SectionRun,
     clat_note,
     flag,
-    host_finding,
     interval,
     interval_note,
     row_change,
@@ -46,6 +45,7 @@ from analysis.sections.common import (
     stability_finding,
     standard_note,
 )
+from analysis.sections.host_part import host_finding
 
 SECTION = "wss_burst"
 SNIPPET = snippet_path(SECTION)
