@@ -42,6 +42,7 @@ check_manifest() {
         engines="$ENGINE_QD1 $ENGINE_DEEP" engine_note="$ENGINE_NOTE" cases="${CASE_NAMES[*]}" \
         io_uring_options="$URING_OPTS" io_uring_note="$URING_NOTE" \
         cpus_allowed="$PLACEMENT_CPUS" placement="$PLACEMENT_NOTE" \
+        nines="$NINES" nines_qd1_iops="${NINES_RATE:-}" \
         matrix="$(case_matrix)" 2>&1); then
         die "$EXIT_USAGE" "$reason"
     fi

@@ -38,6 +38,7 @@ print_plan() {
         info "           per round, up to $MAX_REPEAT in all: at most $extra more runs, $(human_seconds $(((extra_ms + 500) / 1000)))"
     fi
     plan_order
+    [[ -z $NINES ]] || nines_plan_line
     if [[ -z $HOSTS && $HOST_CEILING == 0 ]]; then
         info "  ceiling  not measured (--no-host-ceiling): a point is marked host-bound by the CPUs' load alone"
     elif [[ -z $HOSTS ]]; then
@@ -190,4 +191,56 @@ plan_order() {
     if declare -F section_more_cases >/dev/null; then
         info "           cases the section adds after its sweep run after all of it, in rounds of their own"
     fi
+}
+
+# --- --nines N: runs long enough to quote the Nth nine ------------------------------------------
+# A percentile is quotable when at least NINES_TAIL_IOS I/Os lie above it (analysis/core/stats.py
+# MIN_TAIL_IOS): p99.99 needs 100 x 10^4 I/Os of a case, its repetitions pooled. The rate is the
+# target's own at QD=1 (4 KiB random reads, a read-only probe of NINES_PROBE_S on the engine the
+# QD=1 cases run on), the slowest depth a section runs, so deeper cases get more I/Os than that.
+readonly NINES_TAIL_IOS=100 NINES_PROBE_S=2
+
+nines_label() { # N: "p99.99" for 4
+    local n=$1 digits=""
+    while ((${#digits} < n - 2)); do digits+=9; done
+    printf 'p99%s' "${digits:+.$digits}"
+}
+
+nines_ios() { # N: the I/Os a case needs for NINES_TAIL_IOS above its Nth nine
+    printf '%d' "$((NINES_TAIL_IOS * 10 ** $1))"
+}
+
+nines_runtime() { # NEED IOPS REPEAT FLOOR: seconds per repetition for NEED I/Os over REPEAT runs
+    local per_rep=$((($1 + $2 * $3 - 1) / ($2 * $3)))
+    printf '%d' "$((per_rep > $4 ? per_rep : $4))"
+}
+
+nines_plan_line() {
+    info "  nines    --nines $NINES: --runtime sized for $NINES_TAIL_IOS I/Os above $(nines_label "$NINES") ($(nines_ios "$NINES") I/Os a case over its repetitions)"
+    info "           at this target's QD=1 rate, probed for ${NINES_PROBE_S}s before the first case; ${RUNTIME}s at the least"
+}
+
+# Sets RUNTIME for --nines from the QD=1 probe, or keeps the runtime these results began with (a
+# resumed run measures with the same runtime, an identity of the manifest).
+size_runtime_for_nines() {
+    [[ -n $NINES ]] || return 0
+    ((NINES <= 7)) || die "$EXIT_USAGE" "NINES=$NINES: at most 7 nines (p99.99999)"
+    local need reply iops per_rep
+    need=$(nines_ios "$NINES")
+    if [[ $(manifest_value nines) == "$NINES" ]]; then
+        RUNTIME=$(manifest_value runtime)
+        NINES_RATE=$(manifest_value nines_qd1_iops)
+        info "nines: --runtime $RUNTIME, as these results began (--nines $NINES at $NINES_RATE IOPS at QD=1)"
+        return 0
+    fi
+    reply=$(probe_engine_cost "$ENGINE_QD1" 1 --runtime="${NINES_PROBE_S}") ||
+        die "$EXIT_FAIL" "the QD=1 probe for --nines failed on $TARGET_PATH (fio's messages: $TK_TMP/probe.stderr)"
+    iops=${reply%%$'\t'*}
+    ((iops > 0)) || die "$EXIT_FAIL" "the QD=1 probe for --nines did no I/O on $TARGET_PATH"
+    NINES_RATE=$iops
+    RUNTIME=$(nines_runtime "$need" "$iops" "$REPEAT" "$RUNTIME")
+    local runs=0 i
+    for i in "${!CASE_NAMES[@]}"; do runs=$((runs + $(case_repeat "$i") * $(case_ms "$i"))); done
+    info "nines: $(nines_label "$NINES") needs $need I/Os a case; at $iops IOPS at QD=1 ($ENGINE_QD1, 4 KiB random read, ${NINES_PROBE_S}s)"
+    info "       over $REPEAT repetitions: --runtime ${RUNTIME}s, about $(human_seconds $(((runs + 500) / 1000))) in all"
 }

@@ -57,6 +57,7 @@ section_main() {
     if declare -F section_cases >/dev/null; then section_cases; fi
     require_tools fio
     if [[ -n $HOSTS ]]; then
+        [[ -z $NINES ]] || die "$EXIT_USAGE" "--nines sizes the runtime from one target's rate at QD=1; on a fleet (--hosts) give --runtime instead"
         fleet_section_main
         return 0
     fi
@@ -101,6 +102,7 @@ section_main() {
         choose_engines_by_cost
     fi
     info "engine: $ENGINE_NOTE"
+    size_runtime_for_nines
     choose_uring_options
     [[ -z $URING_NOTE ]] || info "io_uring: $URING_NOTE"
     check_manifest

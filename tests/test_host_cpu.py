@@ -89,10 +89,37 @@ def test_host_bound_rule_with_the_busiest_cpu():
     assert not rule(10, math.nan, math.nan, math.nan, 1, 2, math.nan)
 
 
+# Two CPUs each 86-88% busy, as a RAM-backed device whose kernel worker does the I/O kept them
+# at QD 32: neither reaches HOST_BOUND_BUSY, the two together reach HOST_BOUND_ALL.
+SPREAD = """before 100.0
+cpu0 1000 0 500 8000 100 0 0 0 0 0
+cpu1 1000 0 500 8000 100 0 0 0 0 0
+after 101.0
+cpu0 1044 0 540 8012 100 4 0 0 0 0
+cpu1 1040 0 536 8014 100 0 10 0 0 0
+"""
+
+
+def test_the_host_as_a_whole():
+    """CPU 0 88% busy and CPU 1 86%: no single CPU is saturated, all of them together are
+    87% busy, and the point is host-bound by that alone; the same CPUs half as busy are not."""
+    load = cpu_load.load_of(SPREAD)
+    assert load.busy[0] == pytest.approx(0.88) and load.busy[1] == pytest.approx(0.86)
+    assert load.together() == pytest.approx(0.87)
+    # pinned to CPU 1: CPU 0's 4% in interrupts is under IRQ_CPU_SHARE, so it does not count
+    assert load.together({1}) == pytest.approx(0.86)
+    rule = host_ceiling.is_host_bound
+    busiest, together = load.busiest()[1] * 100, load.together() * 100
+    assert busiest < host_ceiling.HOST_BOUND_BUSY * 100 <= 100
+    assert rule(10, 1000, 5, 5, 1, 2, busiest, together)
+    assert not rule(10, 1000, 5, 5, 1, 2, busiest / 2, together / 2)
+    assert cpu_load.together_over([load, None], None, [None, None]) == pytest.approx(0.87)
+
+
 def test_host_line_says_when_no_ceiling_was_measured():
     """Without a ceiling (--no-host-ceiling, a fleet) a point is marked host-bound by the CPUs'
     load alone: the Host line says so whether or not a point was marked."""
-    from analysis.sections.common import host_finding
+    from analysis.sections.host_part import host_finding
     rows = pd.DataFrame({"case": ["a", "b"], "direction": ["read", "read"],
                          "iops_mean": [1000.0, 50.0], "host_ceiling_iops": [math.nan] * 2,
                          "host_bound": [True, False], "cpu_usr_pct": [40.0, 1.0],
@@ -105,6 +132,30 @@ def test_host_line_says_when_no_ceiling_was_measured():
     assert free.startswith("**Host:** no host ceiling was measured") and "--no-host-ceiling" in free
     measured = host_finding(rows.assign(host_ceiling_iops=[2000.0, 2000.0]), lambda r: r.case)
     assert "--no-host-ceiling" not in measured
+
+
+def test_host_line_names_a_ceiling_not_used():
+    """io_uring shapes whose zram ceiling was a kernel worker's (punted) have no ceiling: the Host
+    line says none was used for them, beside the device that gave the others theirs, and a
+    punted point is not called a share of any ceiling."""
+    from analysis.sections.host_part import host_finding
+    rows = pd.DataFrame({"case": ["uring", "sync"], "direction": ["read", "read"],
+                         "iops_mean": [20000.0, 1000.0], "host_ceiling_iops": [math.nan, 9e5],
+                         "host_ceiling_device": [host_ceiling.PUNTED, "zram"],
+                         "host_bound": [False, False], "cpu_usr_pct": [10.0, 1.0],
+                         "cpu_sys_pct": [20.0, 1.0], "cpu_busiest": [1, 1],
+                         "cpu_busiest_pct": [45.0, 3.0], "cpu_together_pct": [30.0, 2.0]})
+    free = host_finding(rows, lambda r: r.case)
+    assert ("(its ceiling, measured on a zram RAM disk of its own, the kernel's I/O path; none "
+            "used for its io_uring shapes") in free
+    assert "80% busy together" in free
+    alone = host_finding(rows.iloc[:1], lambda r: r.case)
+    assert "(its ceiling, none used for its io_uring shapes" in alone
+    assert "no host ceiling was measured" not in alone
+    bound = host_finding(rows.iloc[:1].assign(host_bound=True, cpu_together_pct=85.0),
+                         lambda r: r.case)
+    assert bound.startswith("**Host-bound:** uring (CPU 30% per job, CPU 1 45% busy, all CPUs "
+                            "85% busy together)"), bound
 
 
 def snapshot(when: str) -> str:
@@ -137,17 +188,30 @@ def idle_share(seconds: float) -> float:
 def test_pinned_deep_job_is_host_bound_and_capped_job_is_not(tmp_path):
     """On /dev/zram0 the kernel does the whole I/O in the submitting thread: 64 I/Os in flight
     from one job pinned to CPU 0 keep CPU 0 busy throughout, so the point is host bound. A
-    job capped at 200 IOPS is the 'device's' pace: no CPU near saturation, not host bound. A
-    machine already busy from other tenants (an idle second measured just before) could make
-    any point look host bound: then the second half is skipped, saying so."""
+    job capped at 200 IOPS is the 'device's' pace: no CPU near saturation, not host bound. And
+    io_uring at QD 1 on a file on this machine's disk, as §2 runs it: its ceiling on zram would
+    be a kernel worker's (not used), so it is host-bound only if a CPU was saturated (or all of
+    them, HOST_BOUND_ALL): on a quiet machine, neither (busiest 49%, all 26% in
+    bench/host-busy). A machine already busy from other tenants (an idle second measured just
+    before) could make any point look host bound: then those answers are skipped, saying so."""
     if zram_size() < 64 << 20:
         pytest.skip("/dev/zram0 is missing or smaller than 64 MiB")
     results = tmp_path / "qd_sweep"
-    common = ("[global]\nfilename=/dev/zram0\nsize=64m\ndirect=1\ntime_based=1\nruntime=2\n"
+    common = ("[global]\nsize=64m\ndirect=1\ntime_based=1\nruntime=2\n"
               "group_reporting=1\nlat_percentiles=1\nrw=randread\nbs=4k\n")
-    fio_rep(results, "pinned", common + "[pinned]\nioengine=libaio\niodepth=64\ncpus_allowed=0\n")
-    baseline = idle_share(2)
-    fio_rep(results, "capped", common + "[capped]\nioengine=psync\nrate_iops=200\n")
+    zram = common + "filename=/dev/zram0\n"
+    disk = REPO / "tmp" / f"host-cpu-{os.getpid()}.img"
+    disk.parent.mkdir(exist_ok=True)
+    disk.write_bytes(os.urandom(64 << 20))
+    try:
+        fio_rep(results, "pinned", zram + "[pinned]\nioengine=libaio\niodepth=64\ncpus_allowed=0\n")
+        baseline = idle_share(2)
+        fio_rep(results, "capped", zram + "[capped]\nioengine=psync\nrate_iops=200\n")
+        fio_rep(results, "file-qd1", common + f"filename={disk}\n[file-qd1]\nioengine=io_uring\n"
+                "iodepth=1\n")
+        host_ceiling.calibrate(results, ["file-qd1"], "zram")
+    finally:
+        disk.unlink(missing_ok=True)
     table = section_frame(results).set_index("case")
     pinned = table.loc["pinned"]
     # CPU 0 itself was saturated (another tenant may load CPU 1 as much: either is the busiest)
@@ -158,11 +222,20 @@ def test_pinned_deep_job_is_host_bound_and_capped_job_is_not(tmp_path):
     assert pinned.host_bound
     raw = load_json(results / "capped" / "rep1.json")["jobs"][0]["read"]
     assert table.loc["capped", "iops_mean"] == pytest.approx(raw["iops"])
+    qd1 = table.loc["file-qd1"]
+    punted = host_ceiling.read_ceilings(results)["punt"]["punted"]
+    assert (qd1.host_ceiling_device == host_ceiling.PUNTED) == punted
+    # the rule, whatever the load: without a ceiling, host-bound only by the CPUs
+    assert qd1.host_bound == (qd1.cpu_busiest_pct >= host_ceiling.HOST_BOUND_BUSY * 100
+                              or qd1.cpu_together_pct >= host_ceiling.HOST_BOUND_ALL * 100
+                              or (not punted and qd1.iops_mean >= host_ceiling.HOST_BOUND_SHARE
+                                  * qd1.host_ceiling_iops))
     if baseline >= host_ceiling.HOST_BOUND_BUSY / 2:
         pytest.skip(f"a CPU was {baseline:.0%} busy with nothing of ours running: the capped "
-                    "job's known answer needs a quieter machine")
+                    "job's and the file's known answers need a quieter machine")
     assert table.loc["capped", "cpu_busiest_pct"] < host_ceiling.HOST_BOUND_BUSY * 100
     assert not table.loc["capped", "host_bound"]
+    assert not qd1.host_bound, (qd1.cpu_busiest_pct, qd1.cpu_together_pct)
 
 
 @pytest.mark.root
@@ -170,22 +243,84 @@ def test_pinned_deep_job_is_host_bound_and_capped_job_is_not(tmp_path):
 def test_kernel_path_ceiling_on_a_zram_of_its_own(tmp_path):
     """The ceiling through the kernel's I/O path runs on a zram device made for it and removed
     after (never /dev/zram0): it is below fio's null engine for the same shape, which makes no
-    system call, and above the job itself."""
+    system call, and above the job itself. zram's own costs stay out of it, each measured in
+    the same calibration:
+    - io_uring hands zram's I/O to a kernel worker: the probe (io_uring against psync at QD 1)
+      says whether it did here, and an io_uring shape's ceiling is then recorded, not used;
+    - a write with the case's buffer options (§6's 50%-compressible data, refilled every write)
+      keeps fio's cost of them, measured on the null engine, but not zram's compression: its
+      ceiling is below the same write with zero-filled buffers, by the cost recorded."""
     if not (host_ceiling.ZRAM_CONTROL / "hot_add").exists():
         pytest.skip("no zram-control here")
     devices = sorted(os.listdir("/dev"))
+    jobs = {"c": "ioengine=psync\nrw=randread\nbs=4k\n",
+            "uring": "ioengine=io_uring\nrw=randread\nbs=4k\n",
+            "compress50": ("ioengine=psync\nrw=write\nbs=128k\nrefill_buffers=1\n"
+                           "buffer_compress_percentage=50\nbuffer_compress_chunk=4k\n"),
+            "zeros": "ioengine=psync\nrw=write\nbs=128k\nzero_buffers=1\n"}
     for name, prefer in (("kernel", "zram"), ("null", "null")):
-        folder = tmp_path / name / "c"
-        folder.mkdir(parents=True)
-        (folder / "job.fio").write_text("[global]\nfilename=/dev/zram0\nioengine=psync\n"
-                                        "direct=1\nrw=randread\nbs=4k\n[c]\n")
-    kernel, _ = host_ceiling.calibrate(tmp_path / "kernel", ["c"], "zram")
+        for case, opts in jobs.items():
+            folder = tmp_path / name / case
+            folder.mkdir(parents=True)
+            (folder / "job.fio").write_text(f"[global]\nfilename=/dev/zram0\ndirect=1\n{opts}"
+                                            f"[{case}]\n")
+    kernel, _ = host_ceiling.calibrate(tmp_path / "kernel", list(jobs), "zram")
     null, _ = host_ceiling.calibrate(tmp_path / "null", ["c"], "null")
     assert sorted(os.listdir("/dev")) == devices, "the ceiling's zram device was left behind"
     assert kernel["device"] == kernel["cases"]["c"]["device"] == "zram"
     assert null["device"] == "null"
-    assert "ioengine=psync" in kernel["cases"]["c"]["shape"]
-    assert 0 < kernel["cases"]["c"]["iops"] < null["cases"]["c"]["iops"]
+    cases = kernel["cases"]
+    assert "ioengine=psync" in cases["c"]["shape"]
+    assert 0 < cases["c"]["iops"] < null["cases"]["c"]["iops"]
+    # the hand-off: as measured, and acted on
+    punt = kernel["punt"]
+    assert punt["punted"] == (punt["io_uring_qd1_iops"] < host_ceiling.PUNT_SHARE
+                              * punt["psync_qd1_iops"])
+    assert cases["uring"].get("punted", False) == punt["punted"]
+    assert not cases["c"].get("punted")
+    # the buffers: fio's cost kept, per I/O, the compression left out
+    assert cases["compress50"]["buffer_us"] > 0
+    assert cases["compress50"]["iops"] == pytest.approx(  # buffer_us is rounded to 0.1 ns
+        1 / (1 / cases["compress50"]["zram_iops"] + cases["compress50"]["buffer_us"] / 1e6),
+        rel=1e-4)
+    assert cases["compress50"]["iops"] < cases["zeros"]["iops"]
+    assert "refill_buffers=1" in cases["compress50"]["shape"]
+    # a table judged against it: the punted shape's ceiling is not used
+    from analysis.rules.cases import mark_host_bound
+    rows = pd.DataFrame({"case": ["uring"], "direction": ["read"], "iops_mean": [1e9],
+                         "cpu_usr_pct": [1.0], "cpu_sys_pct": [1.0], "numjobs": [1],
+                         "cpu_busiest_pct": [10.0], "cpu_together_pct": [10.0],
+                         "host_ceiling_iops": [math.nan], "host_ceiling_device": [""],
+                         "host_bound": [False]})
+    judged = mark_host_bound(rows, kernel).iloc[0]
+    if punt["punted"]:
+        assert math.isnan(judged.host_ceiling_iops) and not judged.host_bound
+        assert judged.host_ceiling_device == host_ceiling.PUNTED
+
+
+@pytest.mark.root
+def test_null_blk_ceiling_has_a_queue_per_cpu():
+    """Where the kernel has null_blk (the NVMe VM's guest, not this VM's kernel, which has
+    none): the ceiling's device has a submit queue per CPU the jobs may use, each deeper than the
+    shapes' I/Os in flight (the module's defaults are one queue of 64), configfs mounted for it
+    where the system had not, and nothing left after."""
+    cpus = host_ceiling.usable_cpus()
+    was_mounted = os.path.ismount(host_ceiling.CONFIGFS)
+    with host_ceiling.null_blk_device(cpus, 256) as dev:
+        if dev is None:
+            pytest.skip("this kernel has no null_blk (or it cannot be loaded): the NVMe VM's has")
+        name = Path(dev).name
+        queues = sorted(p.name for p in Path(f"/sys/block/{name}/mq").iterdir())
+        config = {a: (host_ceiling.NULLB_CONFIG / name / a).read_text().strip()
+                  for a in ("submit_queues", "hw_queue_depth", "poll_queues")
+                  if (host_ceiling.NULLB_CONFIG / name / a).exists()}
+        # a submit queue per CPU, beside null_blk's own poll queue(s) (for hipri)
+        assert config["submit_queues"] == str(cpus), config
+        assert len(queues) == cpus + int(config.get("poll_queues", 0)), (queues, config)
+        assert int(config["hw_queue_depth"]) >= 256, config
+        assert int(Path(f"/sys/block/{name}/queue/nr_requests").read_text()) >= 256
+    assert not Path(dev).exists()
+    assert os.path.ismount(host_ceiling.CONFIGFS) == was_mounted
 
 
 @pytest.mark.root

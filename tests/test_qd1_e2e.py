@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 from pathlib import Path
 
 import pandas as pd
@@ -37,6 +38,7 @@ EXPECTED = {  # case -> (rw, bs, direction)
 
 def check_section_outputs(root: Path, target: str) -> None:
     table = pd.read_csv(root / "tables" / "qd1_baseline.csv")
+    table = table[table.case.isin(EXPECTED)]  # the baselines; a --mix's rows are checked apart
     assert list(table.case) == list(EXPECTED)
     for col in ("case", "rw", "bs", "iodepth", "numjobs", "direction", "n", "iops_mean",
                 "iops_std", "bw_MBps_mean", "bw_MBps_std", "lat_us_mean", "lat_us_std",
@@ -65,7 +67,9 @@ def check_section_outputs(root: Path, target: str) -> None:
 
 
 def test_default_file_target(toolkit):
-    result = run(toolkit, "qd1_test.bash", *TINY, "--cpus", "0")
+    # with SNIA PTS's 65/35 mix (one case more) and --nines 2 (its QD=1 probe; p99 needs
+    # 10,000 I/Os a case, fewer than one second's at this target's rate: the floor, --runtime 1)
+    result = run(toolkit, "qd1_test.bash", *TINY, "--cpus", "0", "--mix", "65", "--nines", "2")
     assert result.returncode == 0, result.stderr
     target = toolkit / "tmp" / "target.img"
     assert target.stat().st_size == 64 << 20
@@ -75,7 +79,15 @@ def test_default_file_target(toolkit):
     assert target.read_bytes()[: 1 << 20].count(0) < 1 << 18
     check_section_outputs(toolkit, str(target))
     # the last repetition run is one of round 2 (lib/run.bash runs them in rounds)
-    assert re.search(r"^\[8/8\] \S+ rep 2/2 ", result.stderr, re.MULTILINE)
+    assert re.search(r"^\[10/10\] \S+ rep 2/2 ", result.stderr, re.MULTILINE)
+    check_mix(toolkit)
+    # --nines 2: the probe's rate recorded, the runtime the arithmetic gives (here its floor)
+    manifest = load_json(toolkit / "results" / "qd1" / "manifest.json")
+    rate = int(manifest["nines_qd1_iops"])
+    assert manifest["nines"] == "2" and rate > 0
+    assert int(manifest["runtime"]) == max(1, -(-10_000 // (rate * 2))) == 1
+    assert f"nines: p99 needs 10000 I/Os a case; at {rate} IOPS at QD=1" in result.stderr
+    assert "nines    --nines 2: --runtime sized for 100 I/Os above p99" in result.stderr
     assert "randread-4k" in result.stdout and "wrote tables/qd1_baseline.csv" in result.stdout
     # The run loop's per-CPU load (analysis/run/cpu_load.py): rep<k>.cpu beside each
     # rep<k>.json, spanning fio's run, never taken for a repetition; the table names the busiest
@@ -97,6 +109,49 @@ def test_default_file_target(toolkit):
     assert not (toolkit / "results" / "qd1" / "host_ceiling.json").exists()
     assert "ceiling  not measured (--no-host-ceiling)" in result.stderr
     assert "--no-host-ceiling" in (toolkit / "out" / "section_2_qd1.md").read_text()
+
+
+def check_mix(root: Path) -> None:
+    """--mix 65: one randrw job at QD=1, its reads and writes each equal to fio's, its row of
+    all I/O their sum, named as SNIA PTS names the mix; Little's Law checked on that row."""
+    table = pd.read_csv(root / "tables" / "qd1_baseline.csv")
+    mix = table[table.case == "randrw-4k-r65"].set_index("direction")
+    assert list(mix.index) == ["read", "write", "total"]
+    for direction in ("read", "write"):
+        row = next(mix.loc[[direction]].itertuples())
+        assert_row_is_fios(row, fio_reps(root / "results" / "qd1", "randrw-4k-r65", direction))
+    assert mix.loc["total", "iops_mean"] == pytest.approx(mix.loc[["read", "write"],
+                                                                 "iops_mean"].sum(), rel=1e-9)
+    assert mix.loc["total", "pattern"] == "4 KiB random R65/W35"
+    assert 0.3 < mix.loc["total", "little_product"] <= 1.02
+    job = (root / "results" / "qd1" / "randrw-4k-r65" / "job.fio").read_text().splitlines()
+    assert {"rw=randrw", "rwmixread=65", "bs=4k", "iodepth=1"} <= set(job)
+    snippet = (root / "out" / "section_2_qd1.md").read_text()
+    assert "| 4 KiB random R65/W35 reads" in snippet and "| 4 KiB random R65/W35 " in snippet
+    assert "4 KiB random R65/W35 reads 0." not in snippet  # no per-direction Little's Law
+
+
+def test_mix_and_nines_arithmetic():
+    """--mix's cases (pts: SNIA PTS's latency set, without measuring a baseline twice) and
+    --nines' sizing, from the script and lib/plan.bash themselves."""
+    plan = run(Path(__file__).resolve().parents[1], "qd1_test.bash", "--mix", "pts",
+               "--dry-run")
+    cases = re.findall(r"^  case     (\S+):", plan.stderr, re.MULTILINE)
+    assert cases == ["randread-4k", "randwrite-4k", "read-128k", "write-128k", "randread-512",
+                     "randrw-512-r65", "randwrite-512", "randrw-4k-r65", "randread-8k",
+                     "randrw-8k-r65", "randwrite-8k"]
+    bad = run(Path(__file__).resolve().parents[1], "qd1_test.bash", "--mix", "65,120",
+              "--dry-run")
+    assert bad.returncode == 2 and "120 is not a read share" in bad.stderr
+    script = ("source lib/common.bash; source lib/plan.bash; nines_label 5; echo; "
+              "nines_ios 5; echo; nines_runtime 10000000 18990 3 30; echo; "
+              "nines_runtime 10000 18990 2 1")
+    out = subprocess.run(["bash", "-c", script],
+                         capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[1]).stdout.split()
+    # p99.999 needs 10^7 I/Os: at 18,990 IOPS over 3 repetitions, 176 s each; p99 needs 10^4,
+    # under the floor of 1 s
+    assert out == ["p99.999", "10000000", "176", "1"]
 
 
 @pytest.mark.root

@@ -69,7 +69,7 @@ def test_knee_and_peak_on_a_real_drive():
     assert sweep.knee.gain_pct == pytest.approx(gain, rel=1e-9)
     assert sweep.knee.latency_growth_pct == pytest.approx(growth, rel=1e-9)
     # Peak at QD 32 (91,293 IOPS); 90% of it is 82,164, first reached at QD 8 (87,434).
-    assert sweep.peak_depth == 32 and sweep.depth_90 == 8
+    assert sweep.best_depth == 32 and sweep.depth_90 == 8
     assert list(df.is_knee) == [d == 16 for d in df.iodepth]
     assert list(df.is_90pct_of_peak) == [d == 8 for d in df.iodepth]
     peak = max(p["iops"] for p in raw.values())
@@ -297,7 +297,7 @@ def test_loop_device(toolkit, tmp_path):
     stored = json.loads((toolkit / "results" / "qd_sweep" / "analysis.json").read_text())
     assert stored == {"slo_p99_us": 50000, "knee_gain_pct": 7, "knee_latency_pct": 20}
     snippet = (toolkit / "out" / "section_5_qd_sweep.md").read_text()
-    assert f"`{dev}` (block)" in snippet and "p99 ≤ 50,000 µs" in snippet
+    assert f"`{dev}` (block;" in snippet and "p99 ≤ 50,000 µs" in snippet
     assert "gaining < 7% IOPS" in snippet
     assert "read-128k" not in (toolkit / "tables" / "qd_sweep.csv").read_text()
 
@@ -309,3 +309,73 @@ def test_usage_errors(toolkit):
         result = run(toolkit, "qd_sweep_test.bash", *args, "--dry-run")
         assert result.returncode == 2 and message in result.stderr, (args, result.stderr)
     assert not (toolkit / "tmp" / "target.img").exists()
+
+
+# --- one peak: the committed sample's §5, a real search cut short by its budget ---------------
+SAMPLE_QD = Path(__file__).resolve().parents[1] / "docs" / "sample" / "results" / "qd_sweep"
+
+
+def sample_search():
+    from analysis.rules import peak_search
+    from analysis.rules.cases import frame_of_cases, read_section
+    from analysis.run.host_ceiling import read_ceilings
+    from analysis.sections.peak_part import peak_findings, peak_rows
+    table = frame_of_cases(read_section(SAMPLE_QD), (), read_ceilings(SAMPLE_QD))
+    peaks = peak_rows(table, peak_search.outcomes(SAMPLE_QD))
+    df, found = analyse(table, DEFAULTS, peaks)
+    manifest = json.loads((SAMPLE_QD / "manifest.json").read_text())
+    budget = peak_search.run_budget(manifest)
+    return df, found, peaks, peak_findings(peaks, budget), manifest
+
+
+def test_the_table_the_findings_and_the_headline_quote_one_peak():
+    """The sample's search found 95,617 IOPS at QD 128 beyond the sweep's best (QD 64): the
+    table's "of peak", the 90% mark, the knee's sentence, the recommendation and the headline
+    all take that peak, and the budget stated is the manifest's (6), not the code's default."""
+    from analysis.sections.facts import Facts
+    from analysis.sections.qd_sweep import record_facts
+    _, found, peaks, lines, manifest = sample_search()
+    facts = Facts()
+    record_facts(found, DEFAULTS, facts, peaks)
+    for s in found:
+        rw, bs = s.rows.rw.iloc[0], s.rows.bs.iloc[0]
+        top = peaks[(peaks.rw == rw) & (peaks.bs == bs) & peaks.is_peak].iloc[0]
+        assert s.top.case == top.case
+        assert list(s.rows.pct_of_peak) == pytest.approx(list(s.rows.iops_mean / top.iops_mean
+                                                              * 100))
+        first90 = next((d for d, i in zip(s.rows.outstanding, s.rows.iops_mean)
+                        if i >= 0.9 * top.iops_mean), None)
+        assert s.depth_90 == first90
+        quoted = md.num(top.iops_mean if "random" in s.pattern else top.bw_MBps_mean)
+        assert quoted in knee_finding(s, DEFAULTS) and quoted in recommendation(s, 1000)
+        headline = next(h for h in facts.headlines if h.label == s.pattern
+                        and h.kind.startswith("peak_"))
+        assert headline.text.startswith(quoted)
+    rand = next(s for s in found if "random" in s.pattern)
+    assert rand.top.case == "peak-randread-4k-qd128-j1" and rand.at(64).pct_of_peak < 100
+    assert manifest["peak_budget"] == "6"
+    assert all("Its budget (6 cases' worth" in line for line in lines)
+
+
+def test_a_peak_with_a_far_longer_tail_is_flagged_and_units_stay_one():
+    """The sample's sequential peak (QD 64 × 2 jobs) is 0.9% above the efficient configuration
+    (QD 128) with a p99 24× as long: its finding, headline and anomalies say so; the random
+    pattern's peak is its efficient configuration, not flagged. A sequential pattern's peak
+    sentence is in MB/s throughout (no IOPS beside an MB/s figure)."""
+    from analysis.sections.facts import Facts
+    from analysis.sections.peak_part import PEAK_TAIL_RATIO, peak_facts
+    _, _, peaks, lines, _ = sample_search()
+    seq = next(line for line in lines if "sequential" in line)
+    rand = next(line for line in lines if "random" in line)
+    rows = peaks[peaks.pattern == "128 KiB sequential read"]
+    top, eff = rows[rows.is_peak].iloc[0], rows[rows.is_efficient].iloc[0]
+    ratio = top.lat_p99_us / eff.lat_p99_us
+    assert ratio > PEAK_TAIL_RATIO
+    assert f"The peak's p99 is {ratio:.0f}× the efficient configuration's" in seq
+    assert "The peak's p99" not in rand and "it is also the efficient configuration" in rand
+    assert "IOPS" not in seq.split(". The search")[0]
+    facts = Facts()
+    peak_facts(peaks, facts)
+    assert [a.kind for a in facts.anomalies] == ["peak_tail"]
+    assert f"{ratio:.0f}× the efficient" in next(h.text for h in facts.headlines
+                                                   if h.kind == "peak_seq_MBps")

@@ -76,6 +76,9 @@ def test_make_report_quick_on_the_default_target(toolkit, tmp_path):
     positions = [text.index(h) for h in HEADINGS]
     assert positions == sorted(positions)  # every part, in the report's order
     assert text.startswith("# SSD performance report")
+    # one setup for the whole report; every section ran it, so each says only that
+    assert text.count("**Setup** (of every section") == 1
+    assert text.count("**Setup:** as in the methodology above.") == 5
     status = (toolkit / "results" / "report_status.tsv").read_text().splitlines()
     assert [line.split("\t")[:2] for line in status] == [
         [s, "0"] for s in ("env", "qd1", "bs_sweep", "mix_rw", "qd_sweep", "wss_burst")]

@@ -16,7 +16,7 @@ ENV = {"kernel": "Linux 6.1.0 #1 SMP x86_64 GNU/Linux", "fio_version": "fio-3.33
        "memory_bytes": 24 << 30, "distribution": "Debian GNU/Linux 12 (bookworm)",
        "cpu": {"model": "AMD EPYC", "logical_cpus": 2},
        "target": {"path": "/toolkit/tmp/target.img", "type": "missing",
-                  "mounted": {"fstype": "ext4", "source": "/dev/vda"}}}
+                  "mounted": {"fstype": "ext4", "source": "/dev/vda", "where": "/"}}}
 
 
 def sample_tree(root):

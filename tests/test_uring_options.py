@@ -115,8 +115,10 @@ def check_uring_run(toolkit: Path, result, target: str) -> dict:
     # the plan said what would be probed, the run what was chosen, the snippet repeats it
     assert "io_uring where a case runs on io_uring: its options probed" in result.stderr
     assert f"io_uring: {note}" in result.stderr
+    # the snippet's setup line names the options kept (the probe's numbers are the report's)
     snippet = (toolkit / "out" / "section_5_qd_sweep.md").read_text()
-    assert f"io_uring options {note}" in snippet
+    engine = "io_uring" + ("" if recorded == "defaults" else f" with {recorded}")
+    assert f"engine {engine} · " in snippet and note not in snippet
     return manifest
 
 
@@ -261,14 +263,20 @@ def test_an_undecided_comparison_asks_for_more():
 
 # --- without fio ----------------------------------------------------------------------------------
 def test_setup_line_names_the_uring_options():
-    manifest = {"engine_note": "io_uring", "io_uring_options": "fixedbufs=1 registerfiles=1",
-                "io_uring_note": "fixedbufs=1 registerfiles=1 (probed, ...)"}
+    """The snippet's line names the options kept; how they were chosen (the probe's numbers)
+    is the report's methodology's, once for the tree."""
+    manifest = {"engine": "io_uring", "io_uring_options": "fixedbufs=1 registerfiles=1",
+                "io_uring_note": "fixedbufs=1 registerfiles=1 (probed, ...; probed once for this "
+                                 "results tree)"}
     line = md.setup_line(manifest, "model")
-    assert "engine io_uring; io_uring options fixedbufs=1 registerfiles=1 (probed, ...), direct I/O" in line
-    assert "io_uring options" not in md.setup_line({"engine_note": "psync", "io_uring_options": ""},
-                                                   "model")
+    assert " · engine io_uring with fixedbufs=1 registerfiles=1 · direct I/O" in line
+    assert "probed" not in line
+    assert md.probe_notes(manifest)["io_uring options"] == "fixedbufs=1 registerfiles=1 (probed, ...)"
+    assert " · engine io_uring · " in md.setup_line({**manifest, "io_uring_options": "defaults"},
+                                                    "model")
+    assert " · engine psync · " in md.setup_line({"engine": "psync", "io_uring_options": ""}, "model")
     # results measured before the options were probed say nothing of them
-    assert "io_uring options" not in md.setup_line({"engine_note": "io_uring"}, "model")
+    assert "io_uring options" not in md.probe_notes({"engine": "io_uring"})
 
 
 def test_expected_options_rule():

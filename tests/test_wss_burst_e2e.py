@@ -153,7 +153,7 @@ def test_loop_device_burst_and_a_skipped_working_set(toolkit, tmp_path):
     check_wss(toolkit, {"16m": 16 << 20})
     check_burst(toolkit, "burst-randwrite-64k", 10)
     text = check_snippet(toolkit, dev, ["burst", "wss"])
-    assert f"`{dev}` (block)" in text and "64 KiB random write at QD 32" in text
+    assert f"`{dev}` (block;" in text and "64 KiB random write at QD 32" in text
 
 
 def test_precondition_needs_a_block_device(toolkit):

@@ -237,6 +237,9 @@ def assert_row_is_fios(row, reps: list[dict]) -> None:
     own = [r["lat_ns"]["percentile"]["99.000000"] / 1000 for r in reps]
     assert min(own) <= row.lat_p99_us <= max(own)
     assert row.lat_p50_us <= row.lat_p95_us <= row.lat_p99_us <= row.lat_p99_9_us
+    # the slowest I/O of all the runs, as fio measured it
+    assert row.lat_max_us == pytest.approx(max(r["lat_ns"]["max"] for r in reps) / 1000,
+                                           rel=1e-9)
     # The 95% t-interval of the mean, from scipy's t on fio's own per-run IOPS; the pooled p99
     # inside its interval; the I/Os above p99 are 1% of fio's own latency sample counts.
     t = scipy_t.ppf(0.975, len(reps) - 1)

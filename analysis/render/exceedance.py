@@ -19,8 +19,10 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
+from matplotlib.ticker import NullLocator
+
 from analysis.core.stats import merge_bins, percentiles_from_bins
-from analysis.render.plots import COLORS, _save, log_axis, plt
+from analysis.render.plots import COLORS, _legend_outside, _save, log_axis, plt
 from analysis.rules.cases import load_case
 
 MARKER_PCTS = (50.0, 99.0, 99.9, 99.99)
@@ -77,7 +79,7 @@ def draw(path: Path, panels: list[Panel], title: str) -> Path | None:
     panels = [p for p in panels if p.curves]
     if not panels:
         return None
-    fig, axes = plt.subplots(1, len(panels), figsize=(6.2 * len(panels), 4.6), dpi=120,
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.2 * len(panels), 5.0), dpi=120,
                              squeeze=False)
     for ax, panel in zip(axes[0], panels):
         most = max(c.samples for c in panel.curves)
@@ -98,18 +100,20 @@ def draw(path: Path, panels: list[Panel], title: str) -> Path | None:
         log_axis(ax.xaxis, subs=(1.0, 2.0, 5.0) if high <= 300 * low else (1.0,))
         log_axis(ax.yaxis, subs=(1.0,))  # 1, 0.1, 0.01...: the nines
         ax.set_ylim(floor * 0.7, 1.3)
-        for p in MARKER_PCTS:  # each percentile's level, named at the right edge
-            if 1 - p / 100 >= floor * 0.99:
-                ax.axhline(1 - p / 100, color="#bbb", linewidth=0.6, linestyle=":")
-                ax.annotate(f"p{p:g}", (1, 1 - p / 100), xycoords=("axes fraction", "data"),
-                            xytext=(2, 0), textcoords="offset points", fontsize=7,
-                            color="#777", va="center")
+        levels = [p for p in MARKER_PCTS if 1 - p / 100 >= floor * 0.99]
+        for p in levels:  # each percentile's level, named on a right-hand axis
+            ax.axhline(1 - p / 100, color="#bbb", linewidth=0.6, linestyle=":")
+        right = ax.secondary_yaxis("right")
+        right.set_yticks([1 - p / 100 for p in levels], [f"p{p:g}" for p in levels],
+                         fontsize=7, color="#777")
+        right.yaxis.set_minor_locator(NullLocator())
         kind = "total" if all(c.source == "lat" for c in panel.curves) else "completion"
         ax.set_xlabel(f"{kind} latency (µs)")
         ax.set_ylabel("share of I/Os slower (1 − CDF)")
         ax.set_title(panel.title, fontsize=10)
         ax.grid(alpha=0.3, which="major")
-        ax.legend(fontsize=7, loc="lower left")
+        # under the axes: inside, it covered the tail where the curves part (1e-4 to 1e-3)
+        _legend_outside(ax, fontsize=7)
     fig.suptitle(title)
     return _save(fig, path, "merged json+ bins of all repetitions; dots: the table's p50, p99, "
                             "p99.9 (and p99.99 where the samples reach it)")

@@ -32,12 +32,13 @@ def signed_pct(value: float, digits: int | None = None) -> str:
     return ("+" if value > 0 else "−") + text
 
 
-def pm(mean: float, std: float) -> str:
-    """mean ± std with the std's precision matched to the mean's."""
-    if std is None or math.isnan(std):
+def pm(mean: float, half_width: float) -> str:
+    """'mean ± h', h the half-width of the mean's 95% interval as every table gives it (the
+    `<metric>_ci95` columns), written to the mean's precision."""
+    if half_width is None or math.isnan(half_width):
         return num(mean)
     digits = 0 if abs(mean) >= 100 else 1 if abs(mean) >= 10 else 2
-    return f"{num(mean, digits)} ± {num(std, digits)}"
+    return f"{num(mean, digits)} ± {num(half_width, digits)}"
 
 
 def table(header: list[str], rows: list[list[str]], align: list[str] | None = None) -> str:
@@ -78,7 +79,7 @@ def pattern(rw: str, bs) -> str:
 
 def device_model(tree: Path, results_dir: Path) -> str:
     """The model of the device under the target: env.json if §1 ran into the results tree,
-    else the health snapshot."""
+    else the health snapshot; '/dev/vda, model not reported' when neither names one."""
     env_path = tree / "env.json"
     target = json.loads(env_path.read_text()).get("target") or {} if env_path.exists() else {}
     snapshot = results_dir / "health" / "before"
@@ -87,38 +88,81 @@ def device_model(tree: Path, results_dir: Path) -> str:
     if model:
         return str(model)
     device = target.get("device") or health.get("device")
-    return f"{device} (model not reported)" if device else "model not reported"
+    return f"{device}, model not reported" if device else "model not reported"
+
+
+# What a section ran on and how, field by field, in the order the setup line states them: the
+# report states the fields its sections share once and each section only what differs.
+SETUP_FIELDS = {"target": "target", "span_state": "span and state", "profile": "profile",
+                "engine": "engine", "io": "I/O", "placement": "placement"}
+
+
+def setup_fields(manifest: dict, model: str, state: str = "state not recorded") -> dict[str, str]:
+    """The setup line's fields (SETUP_FIELDS) of one section; ``state``: the drive's state before
+    the section, in words (analysis.sections.state_part.clause). How the engines and io_uring's
+    options were chosen (the probes' numbers) is left to the report's methodology
+    (`probe_notes`), so a pasted snippet reads its table after one short line."""
+    runs = (f"{manifest.get('runtime', '?')} s after {manifest.get('ramp', '?')} s ramp, "
+            f"{manifest.get('repeat', '?')} repetitions")
+    return {
+        "target": f"`{manifest.get('target', '?')}` ({manifest.get('target_kind', '?')}; {model})",
+        "span_state": span_and_state(manifest, state),
+        "profile": f"{manifest.get('profile', '?')} ({runs})",
+        "engine": engine_text(manifest),
+        "io": "direct" if str(manifest.get("direct", "1")) == "1" else "BUFFERED",
+        "placement": placement_text(manifest),
+    }
 
 
 def setup_line(manifest: dict, model: str, state: str = "state not recorded") -> str:
-    """The snippet's setup line; ``state``: the drive's state before the section, in words
-    (analysis.sections.state_part.clause)."""
-    runs = (f"{manifest.get('runtime', '?')} s after {manifest.get('ramp', '?')} s ramp, "
-            f"{manifest.get('repeat', '?')} repetitions")
-    direct = "direct I/O" if str(manifest.get("direct", "1")) == "1" else "BUFFERED I/O"
-    return (f"Device: {model} · target `{manifest.get('target', '?')}` "
-            f"({manifest.get('target_kind', '?')}) · {span_text(manifest)} · "
-            f"{state} · profile {manifest.get('profile', '?')} "
-            f"({runs}) · engine {manifest.get('engine_note') or manifest.get('engine', '?')}"
-            f"{uring_text(manifest)}, {direct}{placement_text(manifest)}")
+    """'**Setup:** target `...` (file; model) · region ... · state ... · profile quick (...) ·
+    engine io_uring · direct I/O': one line, what a reader needs beside the table."""
+    return setup_text(setup_fields(manifest, model, state))
+
+
+def setup_text(fields: dict[str, str], prefix: str = "**Setup:** ") -> str:
+    """The fields given, in SETUP_FIELDS' order, as the setup line writes them."""
+    words = {"target": "target {}", "span_state": "{}", "profile": "profile {}",
+             "engine": "engine {}", "io": "{} I/O", "placement": "jobs on {}"}
+    parts = [words[k].format(fields[k]) for k in SETUP_FIELDS if fields.get(k)]
+    return prefix + " · ".join(parts)
+
+
+def engine_text(manifest: dict) -> str:
+    """'io_uring', 'psync at QD=1, io_uring deeper', with io_uring's options where any were kept
+    ('io_uring with fixedbufs=1 registerfiles=1'); why is in the report's methodology."""
+    engine = str(manifest.get("engine") or "?")
+    kept = str(manifest.get("io_uring_options") or "")
+    return f"{engine} with {kept}" if kept and kept != "defaults" else engine
+
+
+PROBED_ONCE = "; probed once for this results tree"
+
+
+def probe_notes(manifest: dict) -> dict[str, str]:
+    """How the engine and io_uring's options were chosen, as the run recorded it (the probes'
+    numbers), for the report's methodology: {'engine': ..., 'io_uring options': ...}."""
+    out = {}
+    for key, note in (("engine", manifest.get("engine_note")),
+                      ("io_uring options", manifest.get("io_uring_note")
+                       or manifest.get("io_uring_options"))):
+        if note:
+            out[key] = str(note).replace(PROBED_ONCE, "")
+    return out
 
 
 def placement_text(manifest: dict) -> str:
-    """' · jobs on CPUs 0-7, those of the target's NUMA node 0' where the jobs were pinned
-    (--cpus, or the target's node on a machine of several); nothing where they ran anywhere."""
+    """'CPUs 0-7, those of the target's NUMA node 0' where the jobs were pinned (--cpus, or the
+    target's node on a machine of several); empty where they ran anywhere."""
     if not manifest.get("cpus_allowed"):
         return ""
-    return f" · jobs on {manifest.get('placement') or 'CPUs ' + manifest['cpus_allowed']}"
+    return manifest.get("placement") or f"CPUs {manifest['cpus_allowed']}"
 
 
-def uring_text(manifest: dict) -> str:
-    """'; io_uring options fixedbufs=1 registerfiles=1 (probed...)' where a case ran on io_uring
-    with options lib/uring.bash chose (choose_uring_options); nothing for other engines or for
-    results measured before the options were probed."""
-    note = manifest.get("io_uring_note") or manifest.get("io_uring_options")
-    if not note:
-        return ""
-    return f"; io_uring options {note}"
+def span_and_state(manifest: dict, state: str = "state not recorded") -> str:
+    """The span and the state a section measured (``state``: state_part.clause), as its setup
+    line and the report state them: the one place both take them from."""
+    return f"{span_text(manifest)} · {state}"
 
 
 def span_text(manifest: dict) -> str:

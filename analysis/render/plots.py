@@ -1,8 +1,12 @@
-"""Figures shared by the sections. Every point carries its error bar from the repetitions.
+"""Figures shared by the sections. Every point carries its error bar from the repetitions: the 95%
+interval of the mean, as the tables print it (a percentile's own interval where it has one).
 
 Every figure writes its numbers the way the snippets do (13,584 on the axis as on the bar), keeps
-its legend outside the axes, where it cannot cover a bar, a point or an error bar, and leaves
-headroom above the tallest bar for its error bar and label."""
+its legend outside the axes, where it cannot cover a bar, a point or an error bar, starts a bar's
+or a rate's value axis at zero, and leaves headroom above the tallest bar for its error bar and
+label. A label beside a point (its depth, a knee's caption, a bar's value) is placed once the
+layout is final, at the first of a few offsets where it stays inside the axes and covers no
+marker, error bar or other label (`_place_labels`)."""
 
 from __future__ import annotations
 
@@ -14,9 +18,12 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only; lab boxes and CI have no display
 import matplotlib.pyplot as plt
+from matplotlib.collections import LineCollection, PathCollection
+from matplotlib.colors import LogNorm
 from matplotlib.layout_engine import TightLayoutEngine
+from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
-from matplotlib.transforms import ScaledTranslation
+from matplotlib.transforms import Bbox, ScaledTranslation
 
 from analysis.render import markdown as md
 
@@ -28,10 +35,11 @@ HEADROOM = 1.15  # the value axis of a bar chart ends 15% above the highest erro
 def _save(fig, path: Path, note: str = "") -> Path:
     """Write the figure (with a small note at the bottom right, if any) and free it."""
     if note:
-        fig.text(0.99, 0.01, note, ha="right", va="bottom", fontsize=7, color="#555")
+        fig.text(0.99, 0.01, note, ha="right", va="bottom", fontsize=7, color="#555", wrap=True)
     # tight_layout's engine, run once rather than through fig.tight_layout(): that one leaves a
     # placeholder engine on the figure, for which savefig draws the whole figure once more.
     TightLayoutEngine().execute(fig)
+    _place_labels(fig)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)
     plt.close(fig)
@@ -40,6 +48,113 @@ def _save(fig, path: Path, note: str = "") -> Path:
 
 def _clean(values):
     return [0.0 if v is None or (isinstance(v, float) and math.isnan(v)) else v for v in values]
+
+
+def _errors(err):
+    """Error bars as matplotlib takes them: None, one half-width per point, or (below, above)
+    per point for an asymmetric interval; a missing one (NaN) draws no bar."""
+    if err is None:
+        return None
+    if isinstance(err, tuple):
+        return [_clean(err[0]), _clean(err[1])]
+    return _clean(err)
+
+
+# --- labels beside points, placed where they cover nothing ---------------------------------------
+MOVABLE = "movable"  # the gid of a label _place_labels may move
+# Offsets (points from the anchor) and alignments tried in order: right and above first.
+OFFSETS = [((6, 5), "left", "bottom"), ((6, -5), "left", "top"), ((-6, 5), "right", "bottom"),
+           ((-6, -5), "right", "top"), ((0, 9), "center", "bottom"), ((0, -9), "center", "top"),
+           ((10, 0), "left", "center"), ((-10, 0), "right", "center"),
+           ((14, 14), "left", "bottom"), ((-14, -14), "right", "top"),
+           ((14, -14), "left", "top"), ((-14, 14), "right", "bottom")]
+
+
+def marker_boxes(ax) -> list[Bbox]:
+    """Display-space boxes of every marker drawn in the axes: the points of lines with a marker
+    (error-bar caps included) and of scatter plots (rings, diamonds)."""
+    dpi, boxes = ax.figure.dpi, []
+    for line in ax.lines:
+        if not line.get_visible() or line.get_marker() in (None, "None", "", " "):
+            continue
+        r = (line.get_markersize() + line.get_markeredgewidth()) * dpi / 72 / 2
+        for x, y in line.get_transform().transform(line.get_xydata()):
+            if math.isfinite(x) and math.isfinite(y):
+                boxes.append(Bbox([[x - r, y - r], [x + r, y + r]]))
+    for coll in ax.collections:
+        if not isinstance(coll, PathCollection) or not coll.get_visible():
+            continue
+        sizes = list(coll.get_sizes()) or [36.0]
+        points = coll.get_offset_transform().transform(coll.get_offsets())
+        for k, (x, y) in enumerate(points):
+            r = math.sqrt(sizes[k % len(sizes)]) * dpi / 72 / 2
+            if math.isfinite(x) and math.isfinite(y):
+                boxes.append(Bbox([[x - r, y - r], [x + r, y + r]]))
+    return boxes
+
+
+def _bar_boxes(ax) -> list[Bbox]:
+    """Error bars' lines (a LineCollection per series), as thin boxes."""
+    boxes = []
+    for coll in ax.collections:
+        if isinstance(coll, LineCollection) and coll.get_visible():
+            for seg in coll.get_segments():
+                pts = coll.get_transform().transform(seg)
+                if len(pts) and all(math.isfinite(v) for p in pts for v in p):
+                    boxes.append(Bbox([pts.min(axis=0) - 1, pts.max(axis=0) + 1]))
+    return boxes
+
+
+def _overlap(box: Bbox, others: list[Bbox]) -> float:
+    area = 0.0
+    for o in others:
+        w = min(box.x1, o.x1) - max(box.x0, o.x0)
+        h = min(box.y1, o.y1) - max(box.y0, o.y0)
+        if w > 0 and h > 0:
+            area += w * h
+    return area
+
+
+def _outside(box: Bbox, frame: Bbox) -> float:
+    inside = Bbox.intersection(box, frame)
+    whole = box.width * box.height
+    return whole if inside is None else whole - inside.width * inside.height
+
+
+def _place_labels(fig) -> None:
+    """Each movable label at the first offset where it stays inside its axes and overlaps no
+    marker, error bar or label placed before it; where none is clear, the least covered."""
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        labels = [t for t in ax.texts if t.get_gid() == MOVABLE]
+        if not labels:
+            continue
+        frame = ax.get_window_extent(renderer)
+        obstacles = marker_boxes(ax) + _bar_boxes(ax)
+        placed: list[Bbox] = []
+        for label in labels:
+            best = None
+            for offset, ha, va in OFFSETS:
+                label.xyann = offset
+                label.set_ha(ha)
+                label.set_va(va)
+                box = label.get_window_extent(renderer)
+                cost = 4 * _outside(box, frame) + _overlap(box, obstacles) + _overlap(box, placed)
+                if best is None or cost < best[0]:
+                    best = (cost, offset, ha, va, box)
+                if cost == 0:
+                    break
+            _, offset, ha, va, box = best
+            label.xyann = offset
+            label.set_ha(ha)
+            label.set_va(va)
+            placed.append(box)
+
+
+def label_point(ax, text: str, x: float, y: float, **style) -> None:
+    """A label beside the point (x, y), placed by _place_labels."""
+    ax.annotate(text, (x, y), xytext=OFFSETS[0][0], textcoords="offset points",
+                gid=MOVABLE, **style)
 
 
 def _legend_outside(ax, handles=None, labels=None, fontsize: int = 8) -> None:
@@ -55,8 +170,10 @@ def _legend_outside(ax, handles=None, labels=None, fontsize: int = 8) -> None:
     # a draw of the whole figure here cost a full render per panel, most of `make analysis`.
     under = (ax.bbox.y0 - ax.xaxis.get_tightbbox(fig.canvas.get_renderer()).y0) / fig.dpi + 0.08
     anchor = ax.transAxes + ScaledTranslation(0, -under, fig.dpi_scale_trans)
+    longest = max(len(str(label)) for label in labels)
+    ncol = min(len(handles), 3 if longest < 24 else 2 if longest < 44 else 1)
     ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0),
-              bbox_transform=anchor, ncol=min(len(handles), 3), fontsize=fontsize,
+              bbox_transform=anchor, ncol=ncol, fontsize=fontsize,
               frameon=False, borderaxespad=0)
 
 
@@ -67,30 +184,49 @@ def _bar_headroom(ax, tops: list[float]) -> None:
         ax.set_ylim(0, top * HEADROOM)
 
 
-def bar_chart(path: Path, labels: list[str], means: list[float], stds: list[float], *,
-              ylabel: str, title: str, markers: list[float] | None = None,
-              marker_label: str = "", note: str = "") -> Path:
-    """Bars of means with ±1 std error bars; optional markers (e.g. p99) on each bar."""
-    fig, ax = plt.subplots(figsize=(7.5, 4.6), dpi=120)
-    x = range(len(labels))
-    tops = [m + s for m, s in zip(_clean(means), _clean(stds))]
-    ax.bar(x, _clean(means), yerr=_clean(stds), capsize=6, color="#4C78A8",
-           label="mean ± std over repetitions")
+INTERVAL = "mean ± 95% interval"  # what a bar's or point's error bar is, in every legend
+LABEL_BOX = {"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8}
+
+
+def bar_chart(path: Path, labels: list[str], means: list[float], errors, *,
+              ylabel: str, title: str, markers: list[float] | None = None, marker_errors=None,
+              marker_name: str = "", marker_label: str = "", flagged: list[bool] | None = None,
+              flag_label: str = "", note: str = "") -> Path:
+    """Bars of means with their 95% interval; optional markers (e.g. p99, with its own
+    interval) on each bar; `flagged` bars hatched and named in the legend (host-bound). Each
+    value is written beside its own bar top or marker, so a mean never reads as a p99."""
+    fig, ax = plt.subplots(figsize=(max(7.5, 1.3 * len(labels) + 2.0), 4.6), dpi=120)
+    x = list(range(len(labels)))
+    errs = _errors(errors)
+    high = errs[1] if errs and isinstance(errs[0], list) else errs or [0.0] * len(x)
+    tops = [m + e for m, e in zip(_clean(means), high)]
+    flagged = flagged or [False] * len(x)
+    ax.bar(x, _clean(means), yerr=errs, capsize=6, color="#4C78A8", label=INTERVAL,
+           hatch=[("//" if f else None) for f in flagged], edgecolor="white")
+    for i, mean in enumerate(means):
+        label_point(ax, f"mean {md.num(mean)}" if markers is not None else md.num(mean),
+                    i, _clean([mean])[0], fontsize=8, bbox=LABEL_BOX)
     if markers is not None:
-        ax.scatter(list(x), _clean(markers), marker="D", color="#E45756", zorder=3,
-                   label=marker_label)
-        tops = [max(t, m) for t, m in zip(tops, _clean(markers))]
-    for i, (mean, top) in enumerate(zip(means, tops)):
-        # The mean above its error bar (and marker), in the snippet's format.
-        ax.annotate(md.num(mean), (i, top), xytext=(0, 3), textcoords="offset points",
-                    ha="center", va="bottom", fontsize=8)
-    ax.set_xticks(list(x), labels)
+        ax.errorbar(x, _clean(markers), yerr=_errors(marker_errors), fmt="D", color="#E45756",
+                    capsize=3, zorder=3, label=marker_label)
+        for i, m in enumerate(markers):
+            label_point(ax, f"{marker_name} {md.num(m)}", i, _clean([m])[0],
+                        fontsize=8, color="#E45756", bbox=LABEL_BOX)
+        mh = _errors(marker_errors)
+        mh = (mh[1] if mh and isinstance(mh[0], list) else mh) or [0.0] * len(x)
+        tops = [max(t, m + e) for t, m, e in zip(tops, _clean(markers), mh)]
+    ax.set_xticks(x, labels)
     ax.yaxis.set_major_formatter(PLAIN)
     _bar_headroom(ax, tops)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(axis="y", alpha=0.3)
-    _legend_outside(ax)
+    handles, names = ax.get_legend_handles_labels()
+    if any(flagged):  # the legend's bar is the plain one, and the hatched one says what it is
+        handles = [Patch(color="#4C78A8", label=INTERVAL), *handles[1:],
+                   Patch(facecolor="#4C78A8", hatch="//", edgecolor="white", label=flag_label)]
+        names = [INTERVAL, *names[1:], flag_label]
+    _legend_outside(ax, handles, names)
     return _save(fig, path, note)
 
 
@@ -99,13 +235,16 @@ COLORS = ["#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#9D
 
 @dataclass(frozen=True)
 class Series:
-    """One line of points: means with their error bars (± std over the repetitions)."""
+    """One line of points: means with their error bars (a 95% interval: one half-width per
+    point, or (below, above) per point for an asymmetric one)."""
     label: str
     x: list
     y: list
-    yerr: list | None = None
-    xerr: list | None = None
+    yerr: list | tuple | None = None
+    xerr: list | tuple | None = None
     point_labels: list[str] | None = None  # text beside each point (e.g. its queue depth)
+    marker: str = "o"
+    line: bool = True  # False: points only (configurations that are not a sweep)
 
 
 @dataclass(frozen=True)
@@ -115,7 +254,6 @@ class Highlight:
     y: float
     text: str
     color: str = "#E45756"
-    offset: tuple[int, int] = (8, 8)  # where the caption sits, in points from the ring
 
 
 @dataclass(frozen=True)
@@ -130,6 +268,7 @@ class Panel:
     xticklabels: list[str] | None = None
     highlights: list[Highlight] = field(default_factory=list)
     hline: tuple[float, str] | None = None  # a dashed level across the panel: (y, label)
+    from_zero: bool = False  # a linear value axis from 0 (a rate: a 10% wobble looks like 10%)
 
 
 def log_axis(axis, subs: tuple[float, ...] = (1.0, 2.0, 5.0)) -> None:
@@ -153,20 +292,42 @@ def _axis_scale(set_scale, scale: str, axis=None) -> None:
             log_axis(axis)
 
 
+DODGE = 2 ** 0.06  # on a log x axis, series with error bars sit this factor apart
+
+
+def _dodged(panel: Panel, k: int, x: list) -> list:
+    """Series k's x, moved a little aside on a log axis where several series with error bars
+    share their x values, so that their bars do not lie on one another (the ticks stay)."""
+    shared = sum(1 for s in panel.series if s.yerr is not None and list(s.x) == list(x))
+    if panel.xscale not in ("log", "log2") or shared < 2 or panel.series[k].yerr is None:
+        return x
+    return [v * DODGE ** (k - (len(panel.series) - 1) / 2) for v in x]
+
+
+def _on_its_point(panel: Panel, h: Highlight) -> Highlight:
+    """A highlight moved with the point it rings, where that point's series was dodged."""
+    for k, s in enumerate(panel.series):
+        for x, dx, y in zip(s.x, _dodged(panel, k, s.x), s.y):
+            if x == h.x and y == h.y:
+                return Highlight(dx, h.y, h.text, h.color)
+    return h
+
+
 def _draw_panel(ax, panel: Panel) -> None:
-    for color, s in zip(COLORS * 3, panel.series):
+    for k, (color, s) in enumerate(zip(COLORS * 3, panel.series)):
+        x = _dodged(panel, k, s.x)
         # A missing mean (NaN) leaves a gap in the line rather than a point at zero.
-        ax.errorbar(s.x, s.y, yerr=None if s.yerr is None else _clean(s.yerr),
-                    xerr=None if s.xerr is None else _clean(s.xerr), marker="o", ms=4,
-                    capsize=3, color=color, label=s.label)
-        for x, y, text in zip(s.x, s.y, s.point_labels or []):
-            ax.annotate(text, (x, y), xytext=(4, -10), textcoords="offset points", fontsize=7,
-                        color=color)
+        ax.errorbar(x, s.y, yerr=_errors(s.yerr), xerr=_errors(s.xerr), marker=s.marker,
+                    ms=4 if s.marker == "o" else 6, capsize=3, color=color, label=s.label,
+                    linestyle="-" if s.line else "none")
+        for px, py, text in zip(x, s.y, s.point_labels or []):
+            label_point(ax, text, px, py, fontsize=7, color=color)
     for h in panel.highlights:
+        h = _on_its_point(panel, h)
         ax.scatter([h.x], [h.y], s=160, facecolors="none", edgecolors=h.color, linewidths=2,
                    zorder=4)
-        ax.annotate(h.text, (h.x, h.y), xytext=h.offset, textcoords="offset points", fontsize=8,
-                    color=h.color, fontweight="bold")
+        if h.text:
+            label_point(ax, h.text, h.x, h.y, fontsize=8, color=h.color, fontweight="bold")
     if panel.hline is not None:
         ax.axhline(panel.hline[0], color="#888", linestyle="--", linewidth=1,
                    label=panel.hline[1])
@@ -183,7 +344,9 @@ def _draw_panel(ax, panel: Panel) -> None:
     ax.set_ylabel(panel.ylabel)
     ax.set_title(panel.title, fontsize=10)
     ax.grid(alpha=0.3, which="both")
-    ax.margins(y=0.08)  # room for the highlights' captions
+    ax.margins(x=0.06, y=0.12)  # room for the labels beside the outermost points
+    if panel.from_zero and panel.yscale == "linear":
+        ax.set_ylim(bottom=0)
     _legend_outside(ax)
 
 
@@ -200,15 +363,16 @@ def line_chart(path: Path, panels: list[Panel], *, title: str = "", note: str = 
 
 @dataclass(frozen=True)
 class BarSet:
-    """One bar per group: its means and ± std error bars (the std may be NaN: no bar)."""
+    """One bar per group: its means and the half-widths of their 95% intervals (NaN: no bar)."""
     label: str
     means: list[float]
-    stds: list[float]
+    errors: list[float]
 
 
 def grouped_bars(path: Path, groups: list[str], sets: list[BarSet], *, ylabel: str, title: str,
-                 yscale: str = "linear", note: str = "") -> Path:
-    """Bars per group, one per set, side by side (a mix's read, write and total)."""
+                 note: str = "") -> Path:
+    """Bars per group, one per set, side by side (a mix's read, write and total), from zero: a
+    bar's length is its value, which a log axis would not keep (draw points there instead)."""
     fig, ax = plt.subplots(figsize=(max(6.5, 1.4 * len(groups) + 2), 4.8), dpi=120)
     x = list(range(len(groups)))
     width = 0.8 / len(sets)
@@ -216,13 +380,15 @@ def grouped_bars(path: Path, groups: list[str], sets: list[BarSet], *, ylabel: s
         pos = [g - 0.4 + width * (i + 0.5) for g in x]
         means = _clean(s.means)
         ax.bar(pos, means, width, color=color, label=s.label)
-        ax.errorbar(pos, means, yerr=_clean(s.stds), fmt="none", ecolor="black", capsize=4)
+        drawn = [(p, m, e) for p, m, e in zip(pos, means, s.errors)
+                 if e is not None and not math.isnan(e)]  # no interval (no I/O): no bar
+        if drawn:
+            ax.errorbar(*zip(*[(p, m) for p, m, _ in drawn]), yerr=[e for *_, e in drawn],
+                        fmt="none", ecolor="black", capsize=4)
     ax.set_xticks(x, groups)
-    if yscale == "linear":
-        ax.yaxis.set_major_formatter(PLAIN)
-        _bar_headroom(ax, [m + s for st in sets for m, s in zip(_clean(st.means),
-                                                                   _clean(st.stds))])
-    _axis_scale(ax.set_yscale, yscale, ax.yaxis)
+    ax.yaxis.set_major_formatter(PLAIN)
+    _bar_headroom(ax, [m + e for st in sets for m, e in zip(_clean(st.means),
+                                                               _clean(st.errors))])
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(axis="y", alpha=0.3)
@@ -292,6 +458,18 @@ class Heat:
     reverse: bool = False  # True: a low value is the good one (latency)
 
 
+LOG_SPAN = 100  # a colour scale whose values span more than this factor is logarithmic
+
+
+def color_norm(cells: dict) -> LogNorm | None:
+    """A log colour scale when the values span more than LOG_SPAN (one 291 ms p99 would
+    otherwise paint every other cell the same colour); None: linear."""
+    values = [v for v in cells.values() if not math.isnan(v) and v > 0]
+    if values and max(values) > LOG_SPAN * min(values):
+        return LogNorm(min(values), max(values))
+    return None
+
+
 def heatmap(path: Path, panels: list[Heat], *, xlabel: str, ylabel: str, title: str = "",
             note: str = "", columns: int = 2) -> Path:
     """Panels over the same grid (e.g. jobs × depth, as SNIA's DIRTH test draws it), `columns`
@@ -302,21 +480,25 @@ def heatmap(path: Path, panels: list[Heat], *, xlabel: str, ylabel: str, title: 
     columns = min(columns, len(panels))
     rows = math.ceil(len(panels) / columns)
     fig, axes = plt.subplots(rows, columns, squeeze=False,
-                             figsize=(0.75 * len(xs) * columns + 2.5 * columns,
-                                      (0.45 * len(ys) + 1.6) * rows + 0.6))
+                             figsize=(1.0 * len(xs) * columns + 2.8 * columns,
+                                      (0.6 * len(ys) + 1.8) * rows + 0.6))
     for ax in axes.flat[len(panels):]:
         ax.set_visible(False)
     for ax, p in zip(axes.flat, panels):
         grid = [[p.cells.get((x, y), math.nan) for x in xs] for y in ys]
         cmap = plt.get_cmap("viridis_r" if p.reverse else "viridis").with_extremes(bad="#eeeeee")
-        image = ax.imshow(grid, origin="lower", aspect="auto", cmap=cmap)
+        image = ax.imshow(grid, origin="lower", aspect="auto", cmap=cmap, norm=color_norm(p.cells))
         bar = fig.colorbar(image, ax=ax)
-        bar.set_label(p.unit)
-        bar.ax.yaxis.set_major_formatter(PLAIN)
+        # the unit above the bar, level: a rotated label on the right read upside down
+        bar.ax.set_title(p.unit, fontsize=8)
+        if isinstance(image.norm, LogNorm):
+            log_axis(bar.ax.yaxis)
+        else:
+            bar.ax.yaxis.set_major_formatter(PLAIN)
         for (x, y), v in p.cells.items():
             if not math.isnan(v):
                 text = md.num(v) + (f"\n{p.marks[(x, y)]}" if (x, y) in p.marks else "")
-                ax.text(xs.index(x), ys.index(y), text, ha="center", va="center", fontsize=6,
+                ax.text(xs.index(x), ys.index(y), text, ha="center", va="center", fontsize=8,
                         color="white" if (image.norm(v) < 0.5) != p.reverse else "black")
         for x, y in p.marks:
             ax.add_patch(plt.Rectangle((xs.index(x) - 0.5, ys.index(y) - 0.5), 1, 1,
@@ -325,7 +507,8 @@ def heatmap(path: Path, panels: list[Heat], *, xlabel: str, ylabel: str, title: 
         ax.set_yticks(range(len(ys)), [str(y) for y in ys])
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
-        ax.set_title(p.title, fontsize=9)
+        ax.set_title(p.title + (" (colour: log scale)" if isinstance(image.norm, LogNorm)
+                                else ""), fontsize=9)
     if title:
         fig.suptitle(title, fontsize=10)
     return _save(fig, path, note)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from analysis.core import workspace
 from analysis.core.workspace import Workspace
+from analysis.device.environment import render_env_text
 from analysis.history.command import report_section as history_section
 from analysis.render import html
 from analysis.render import markdown as md
@@ -44,7 +45,7 @@ METHOD = (
     "one with fewer than 100 I/Os above it; latency is total (submission + completion); MB/s = 10^6 "
     "bytes/s. Reads run on a region written once with random data beforehand (prefill), so the "
     "drive returns real data, not unmapped zeros. Runs use O_DIRECT (direct I/O) unless the "
-    "table says buffered.")
+    "setup says buffered.")
 EXIT_MEANING = {1: "failed", 2: "refused its input", 3: "refused for safety",
                 130: "interrupted"}
 
@@ -142,37 +143,83 @@ def title(env: dict) -> str:
     return f"# SSD performance report{': ' + device if device else ''} ({date})"
 
 
-def runtime_cell(manifest: dict) -> str:
-    """The profile's runtime and ramp, then each case that sets its own runtime (§6's burst runs
-    --duration), grouped by that runtime: '35 s + 5 s ramp; burst-write-128k 900 s'."""
-    text = f"{manifest.get('runtime', '?')} s + {manifest.get('ramp', '?')} s ramp"
+def own_runtimes(manifest: dict) -> str:
+    """The cases that set their own runtime (§6's burst runs --duration), grouped by it:
+    'burst-write-128k 900 s; recovery-2s, recovery-4s 10 s'; empty when none does."""
     own: dict[str, list[str]] = {}
     for case, opts in matrix_entries(manifest).items():
         if "runtime" in opts and opts["runtime"] != str(manifest.get("runtime")):
             own.setdefault(opts["runtime"], []).append(case)
-    for runtime, cases in own.items():
-        text += f"; {', '.join(cases)} {runtime} s"
-    return text
+    return "; ".join(f"{', '.join(cases)} {runtime} s" for runtime, cases in own.items())
+
+
+def shared_setup(states: list[SectionState]) -> dict[str, str]:
+    """The report's setup: each field's value as most sections ran it (the earlier section's on
+    a tie); a section whose value differs states its own in its line."""
+    ran = [s.facts.setup for s in states if s.facts.setup]
+    out = {}
+    for key in md.SETUP_FIELDS:
+        values = [f.get(key, "") for f in ran]
+        if values:
+            out[key] = max(dict.fromkeys(values), key=values.count)
+    return out
+
+
+def section_setup(s: SectionState, shared: dict[str, str]) -> str:
+    """The line that stands for a section's own setup line in the report: what differs from
+    the report's setup, or that nothing does."""
+    differs = {k: v for k, v in s.facts.setup.items() if v != shared.get(k, "")}
+    if not differs:
+        return "**Setup:** as in the methodology above."
+    # a field the section has not (no pinning) while the report's has, said in words
+    gone = {k: "none" for k, v in differs.items() if not v}
+    return md.setup_text({**differs, **gone},
+                         "**Setup:** as in the methodology above, except ")
+
+
+def probe_lines(ran: list[SectionState]) -> list[str]:
+    """How the engine and io_uring's options were chosen, with the probes' numbers: once for
+    the tree (the sections share the choice), per section where they differ."""
+    out = []
+    for what in ("engine", "io_uring options"):
+        notes: dict[str, list[str]] = {}
+        for s in ran:
+            note = md.probe_notes(s.manifest).get(what)
+            if note:
+                notes.setdefault(note, []).append(f"§{s.info.number}")
+        for note, where in notes.items():
+            scope = "" if len(notes) == 1 else f" ({', '.join(where)})"
+            label = "chosen" if what == "engine" else what
+            out.append(f"  - {label}{scope}: {note}")
+    return out
+
+
+def setup_block(states: list[SectionState]) -> list[str]:
+    """The setup every section shares, stated once: each field of the setup lines but the span
+    and state (drive_state states them above), the cases with their own runtime, and how the
+    engine and io_uring's options were chosen (the probes' numbers, once for the tree)."""
+    shared = shared_setup(states)
+    ran = [s for s in states if s.manifest]
+    if not shared or not ran:
+        return []
+    lines = ["**Setup** (of every section; a section's own line says where it differs):", ""]
+    for key, name in md.SETUP_FIELDS.items():
+        # the span and the drive's state are stated above the methodology (drive_state)
+        if key != "span_state" and shared.get(key):
+            lines.append(f"- {name}: {shared[key]}")
+        if key == "profile":
+            own = [f"§{s.info.number} {text}" for s in ran if (text := own_runtimes(s.manifest))]
+            if own:
+                lines.append(f"  - cases with their own runtime: {'; '.join(own)}")
+        if key == "engine":
+            lines += probe_lines(ran)
+    return lines + [""]
 
 
 def methodology(states: list[SectionState]) -> list[str]:
-    ran = [s for s in states if s.manifest]
-    if not ran:
+    if not any(s.manifest for s in states):
         return []
-    rows = []
-    for s in ran:
-        m = s.manifest
-        direct = "direct" if str(m.get("direct", "1")) == "1" else "**buffered**"
-        region = md.span_text(m).removeprefix("region ")
-        rows.append([s.info.heading, m.get("profile", "?"),
-                     runtime_cell(m),
-                     str(m.get("repeat", "?")), m.get("engine", "?"), direct,
-                     f"`{m.get('target', '?')}` ({m.get('target_kind', '?')})", region,
-                     m.get("state") or "not recorded"])
-    table = md.table(["section", "profile", "runtime", "reps", "engine", "I/O", "target",
-                      "region", "state"], rows, ["l", "l", "r", "r", "l", "l", "l", "r", "l"])
-    return ["## Methodology", "",
-            METHOD, "", table, ""]
+    return ["## Methodology", "", METHOD, "", *setup_block(states)]
 
 
 def drive_state(states: list[SectionState]) -> list[str]:
@@ -265,19 +312,31 @@ def conclusion(states: list[SectionState]) -> list[str]:
             close, ""]
 
 
+def environment_text(ws: Workspace, env: dict) -> str:
+    """§1 as out/env.txt has it, drawn again from the tree's env.json when there is one (the
+    raw results are the source: a report redrawn elsewhere keeps its §1), else env.txt."""
+    if env:
+        return render_env_text(env).rstrip()
+    env_txt = ws.path("out/env.txt")
+    return env_txt.read_text().rstrip() if env_txt.is_file() else ""
+
+
 def assemble(ws: Workspace) -> tuple[str, list[SectionState]]:
     states, status = gather(ws)
     env_path = ws.results / "env.json"
     env = json.loads(env_path.read_text()) if env_path.is_file() else {}
     parts = [title(env), ""]
-    env_txt = ws.path("out/env.txt")
-    if env_txt.is_file():
-        parts += ["## §1 Environment", "", "```", env_txt.read_text().rstrip(), "```", ""]
+    env_text = environment_text(ws, env)
+    if env_text:
+        parts += ["## §1 Environment", "", "```", env_text, "```", ""]
     parts += drive_state(states)
     parts += methodology(states)
+    shared = shared_setup(states)
     for s in states:
         if s.snippet is not None:
-            parts += [s.snippet, ""]
+            own = s.facts.setup_line
+            parts += [s.snippet.replace(own, section_setup(s, shared), 1) if own else s.snippet,
+                      ""]
         else:
             parts += [f"## {s.info.heading}", "", f"Not in this report: {s.problem()}.", ""]
     parts += history_section(ws)
@@ -310,7 +369,8 @@ def main(argv: list[str]) -> int:
     ws = Workspace.from_args(parser.parse_args(argv))
     text, states = assemble(ws)
     env_txt = ws.path("out/env.txt")
-    if not env_txt.is_file() and all(s.snippet is None for s in states):
+    if not env_txt.is_file() and not (ws.results / "env.json").is_file() \
+            and all(s.snippet is None for s in states):
         print(f"report: nothing to assemble for {ws.results}: no env.txt and no section "
               "snippet; run 'make report' (or env.bash and a section script) first",
               file=sys.stderr)

@@ -6,7 +6,7 @@ figures and snippet go to tables/, figs/ and out/ under hosts/<host>). This modu
 side by side:
 
 - tables/<section>_hosts.csv: the section's summary rows of every host, with a `host` column;
-- figs/<section>_hosts.png: IOPS per case, one bar per host, ± std over the repetitions;
+- figs/<section>_hosts.png: IOPS per case, one bar per host, with its 95% interval;
 - the section's snippet of the tree T (out/section_<n>_<id>.md, which `make report` collects):
   per case the fastest and the slowest host, the spread between them and the worst p99, the
   hosts that dropped out (from dropped.txt, written by the run loop) and links to each host's
@@ -27,7 +27,7 @@ import pandas as pd
 from analysis.core import workspace
 from analysis.core.workspace import Workspace
 from analysis.render import markdown as md
-from analysis.render.plots import BarSet, grouped_bars
+from analysis.render.plots import BarSet, Panel, Series, grouped_bars, line_chart
 from analysis.rules.cases import UNSTABLE_HALF_WIDTH, read_manifest, section_frame
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections import facts as facts_file
@@ -95,19 +95,29 @@ def dropouts(trees: list[Path], section: str) -> dict[str, str]:
 
 
 def draw(ws: Workspace, section: str, table: pd.DataFrame) -> str:
+    """IOPS per case, a bar per host with its 95% interval; where the cases span more than
+    LOG_SCALE_RATIO, points on a log axis instead (a bar's length would not be its value)."""
     labels = list(dict.fromkeys(table.label))
-    sets = []
+    err = "iops_ci95" if "iops_ci95" in table else "iops_std"
+    hosts = []
     for host, rows in table.groupby("host", sort=True):
         by_label = rows.set_index("label")
-        sets.append(BarSet(host, [by_label.iops_mean.get(lb, float("nan")) for lb in labels],
-                           [by_label.iops_std.get(lb, float("nan")) for lb in labels]))
+        hosts.append((host, [by_label.iops_mean.get(lb, float("nan")) for lb in labels],
+                      [by_label[err].get(lb, float("nan")) for lb in labels]))
     values = table.iops_mean.dropna()
-    scale = "log" if len(values) and values.min() > 0 and values.max() / values.min() > LOG_SCALE_RATIO else "linear"
     rel = f"figs/{section}_hosts.png"
     path = ws.path(rel)
     path.parent.mkdir(parents=True, exist_ok=True)
-    grouped_bars(path, labels, sets, ylabel="IOPS", yscale=scale,
-                 title=f"{SECTIONS[section].heading}: IOPS per host (mean ± std)")
+    title = f"{SECTIONS[section].heading}: IOPS per host (mean ± 95% interval)"
+    if len(values) and values.min() > 0 and values.max() / values.min() > LOG_SCALE_RATIO:
+        x = list(range(len(labels)))
+        width = 0.6 / max(len(hosts), 1)
+        series = [Series(host, [i - 0.3 + width * (k + 0.5) for i in x], means, errors,
+                         line=False) for k, (host, means, errors) in enumerate(hosts)]
+        line_chart(path, [Panel(title, "", "IOPS (log scale)", series, yscale="log", xticks=x,
+                                xticklabels=labels)])
+    else:
+        grouped_bars(path, labels, [BarSet(*h) for h in hosts], ylabel="IOPS", title=title)
     return rel
 
 

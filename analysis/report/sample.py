@@ -73,7 +73,7 @@ def relink(report: str, report_dir: Path, figs_dir: Path) -> Sample:
     return Sample(LINK.sub(rewrite, report), figures)
 
 
-def emulated_provenance(env: dict, revision: str, vm: dict) -> str:
+def emulated_provenance(env: dict, revision: str, vm: dict, has_env_section: bool = True) -> str:
     """The paragraph for a sample made on the emulated NVMe drive (make demo's VM, whose settings
     the results tree records in nvme-vm.json)."""
     cache = vm.get("write_cache") or {}
@@ -90,10 +90,12 @@ def emulated_provenance(env: dict, revision: str, vm: dict) -> str:
             f"until it has). **The speeds are an emulator's, not an "
             f"SSD's**: every I/O is QEMU's work on the host's CPUs ({machine or 'unknown'}), and "
             "the sample shows what a report looks like, with an NVMe identity, its health and a "
-            "real write-cache cliff in §6. §1 below has the full environment of the guest.\n\n")
+            "real write-cache cliff in §6."
+            + (" §1 below has the full environment of the guest." if has_env_section else "")
+            + "\n\n")
 
 
-def provenance(env: dict, revision: str) -> str:
+def provenance(env: dict, revision: str, has_env_section: bool = True) -> str:
     """One paragraph: what the sample was run on, from the run's own §1 (env.json)."""
     cpu = env.get("cpu") or {}
     target = env.get("target") or {}
@@ -116,7 +118,8 @@ def provenance(env: dict, revision: str) -> str:
             f"ran; kernel {env.get('kernel') or 'unknown'}; {env.get('fio_version') or 'fio'}. "
             f"A file on a virtual disk measures the filesystem, the host and its neighbours as "
             f"much as any drive (hence the unstable points): the sample shows what a report looks "
-            f"like, not how fast an SSD is. §1 below has the full environment.\n\n")
+            f"like, not how fast an SSD is."
+            + (" §1 below has the full environment." if has_env_section else "") + "\n\n")
 
 
 def git_revision(root: Path) -> str:
@@ -147,8 +150,9 @@ def write_sample(ws: Workspace, dest: Path) -> list[Path]:
     sample = relink(report.read_text(), report.parent, ws.path("figs/x").parent)
     env = json.loads(env_json.read_text())
     vm = ws.results / VM_RECORD
-    intro = (emulated_provenance(env, rev.read_text().strip(), json.loads(vm.read_text()))
-             if vm.is_file() else provenance(env, rev.read_text().strip()))
+    has_env = "\n## §1 Environment\n" in sample.text
+    intro = (emulated_provenance(env, rev.read_text().strip(), json.loads(vm.read_text()), has_env)
+             if vm.is_file() else provenance(env, rev.read_text().strip(), has_env))
     shutil.rmtree(dest / FIGS, ignore_errors=True)  # figures of an earlier sample must not linger
     written = []
     for source, rel in sample.figures.items():

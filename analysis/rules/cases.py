@@ -31,7 +31,7 @@ from analysis.core.stats import (
 from analysis.fio.direction import Direction
 from analysis.fio.output import JobGroup
 from analysis.run import cpu_load, repetition
-from analysis.run.host_ceiling import is_host_bound, read_ceilings
+from analysis.run.host_ceiling import PUNTED, is_host_bound, read_ceilings
 from analysis.run.repetition import rep_files
 
 # A point is marked unstable when the 95% confidence interval of its mean IOPS, MB/s or mean
@@ -45,7 +45,7 @@ UNSTABLE_HALF_WIDTH = 0.05
 # ceiling IOPS of the case's shape, the busiest CPU while it ran (analysis.run.cpu_load: its busy
 # share in %, and which), and whether the point measured the host, not the drive.
 HOST_COLUMNS = ["cpu_usr_pct", "cpu_sys_pct", "host_ceiling_iops", "host_ceiling_device",
-                "cpu_busiest_pct", "cpu_busiest", "host_bound"]
+                "cpu_busiest_pct", "cpu_busiest", "cpu_together_pct", "host_bound"]
 
 # The columns of docs/outputs.md, in order; `read_pct` is the read share of the job (100 for a pure
 # read pattern, 0 for a pure write, rwmixread for a mix). Each percentile also gets the sample std
@@ -67,7 +67,8 @@ CI_COLUMNS = ["iops_ci95", "bw_MBps_ci95", "lat_us_ci95"]
 # measured. Three repetitions at least.
 DRIFT_COLUMNS = ["drift_pct", "drift_p", "drifting"]
 METRIC_COLUMNS = ["iops_mean", "iops_std", "iops_cv", "bw_MBps_mean", "bw_MBps_std",
-                  "lat_us_mean", "lat_us_std", *PCT_COLUMNS.values(), *PCT_STD_COLUMNS.values(),
+                  "lat_us_mean", "lat_us_std", *PCT_COLUMNS.values(), "lat_max_us",
+                  *PCT_STD_COLUMNS.values(),
                   "unstable", "pct_source", "little_product", *HOST_COLUMNS, *CI_COLUMNS,
                   "half_width_pct", *TAIL_COLUMNS, *DRIFT_COLUMNS]
 
@@ -251,7 +252,8 @@ def summarize_direction(case: Case, direction: str) -> dict:
         "iops_mean": iops["mean"], "iops_std": iops["std"], "iops_cv": iops["cv"],
         "bw_MBps_mean": bw["mean"], "bw_MBps_std": bw["std"],
         "lat_us_mean": lat["mean"], "lat_us_std": lat["std"],
-        **pcts, "unstable": unstable, "pct_source": source, "little_product": little["mean"],
+        **pcts, "lat_max_us": max_latency_us(per_rep), "unstable": unstable,
+        "pct_source": source, "little_product": little["mean"],
         "cpu_usr_pct": rep_stats([g.usr_cpu_pct for g in case.reps])["mean"],
         "cpu_sys_pct": rep_stats([g.sys_cpu_pct for g in case.reps])["mean"],
         "host_ceiling_iops": math.nan, "host_ceiling_device": "", **busiest_columns(case),
@@ -260,13 +262,24 @@ def summarize_direction(case: Case, direction: str) -> dict:
     }
 
 
+def max_latency_us(directions_per_rep: list[list[Direction]]) -> float:
+    """The slowest I/O of all the repetitions (fio's lat max, after the ramp), in µs: the
+    maximum SNIA PTS reports beside the mean; NaN where fio printed none."""
+    found = [d.lat_max_ns for ds in directions_per_rep for d in ds
+             if d.lat_max_ns is not None and not math.isnan(d.lat_max_ns)]
+    return max(found) / 1000 if found else math.nan
+
+
 def busiest_columns(case: Case) -> dict:
     """cpu_busiest_pct and cpu_busiest: the busiest CPU that ran the jobs or took their
-    interrupts (analysis.run.cpu_load), nan and -1 without rep<k>.cpu files."""
-    cpu, share = cpu_load.busiest_over(list(case.cpu_loads),
-                                       case.reps[0].options.get("cpus_allowed"),
-                                       [cpu_load.io_seconds(g.options) for g in case.reps])
-    return {"cpu_busiest_pct": share * 100, "cpu_busiest": cpu}
+    interrupts (analysis.run.cpu_load); cpu_together_pct: those CPUs taken together. nan and -1
+    without rep<k>.cpu files."""
+    pinned = case.reps[0].options.get("cpus_allowed")
+    seconds = [cpu_load.io_seconds(g.options) for g in case.reps]
+    cpu, share = cpu_load.busiest_over(list(case.cpu_loads), pinned, seconds)
+    together = cpu_load.together_over(list(case.cpu_loads), pinned, seconds)
+    return {"cpu_busiest_pct": share * 100, "cpu_busiest": cpu,
+            "cpu_together_pct": together * 100}
 
 
 def summary_rows(case: Case, always: tuple[str, ...] = ()) -> list[dict]:
@@ -319,9 +332,11 @@ def mark_host_bound(table: pd.DataFrame, ceilings: dict) -> pd.DataFrame:
         ceiling = cases.get(row.case, {}).get("iops", math.nan)
         # null_blk, zram or null (fio's null engine: the only one before the kernel-path ceiling)
         device = cases.get(row.case, {}).get("device", "null" if row.case in cases else "")
+        if cases.get(row.case, {}).get("punted"):  # a kernel worker's ceiling, not the host's
+            ceiling, device = math.nan, PUNTED
         bound = is_host_bound(row.iops_mean, ceiling, row.cpu_usr_pct, row.cpu_sys_pct,
                               int(row.numjobs), int(ceilings.get("cpus", 0)),
-                              row.cpu_busiest_pct)
+                              row.cpu_busiest_pct, row.cpu_together_pct)
         table.loc[table.case == row.case, ["host_ceiling_iops", "host_ceiling_device",
                                            "host_bound"]] = [ceiling, device, bound]
     table["host_bound"] = table.host_bound.astype(bool)

@@ -18,15 +18,19 @@ def step_changes(values: list[float]) -> list[float]:
     return [math.nan] + [(b / a - 1) * 100 if a else math.nan for a, b in pairwise(values)]
 
 
-def pct_of_peak(values: list[float]) -> list[float]:
-    peak = max(values)
+def pct_of_peak(values: list[float], peak: float | None = None) -> list[float]:
+    """Each value as % of the peak: the values' own maximum, or a peak measured beyond them (§5's
+    peak search, with more jobs or depth than the sweep)."""
+    peak = max(values) if peak is None else peak
     return [v / peak * 100 if peak else math.nan for v in values]
 
 
-def first_reaching(xs: list, values: list[float], fraction: float = 0.9):
-    """The smallest x whose value reaches `fraction` of the peak."""
-    peak = max(values)
-    return next(x for x, v in zip(xs, values) if v >= fraction * peak)
+def first_reaching(xs: list, values: list[float], fraction: float = 0.9,
+                   peak: float | None = None):
+    """The smallest x whose value reaches `fraction` of the peak (the values' own maximum, or
+    one given); None when none does (a peak measured beyond the sweep)."""
+    peak = max(values) if peak is None else peak
+    return next((x for x, v in zip(xs, values) if v >= fraction * peak), None)
 
 
 @dataclass(frozen=True)

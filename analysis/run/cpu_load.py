@@ -44,15 +44,27 @@ class CpuLoad:
     irq: dict[int, float]
     seconds: float
 
+    def pool(self, cpus: set[int] | None = None) -> set[int]:
+        """The CPUs that count for a job: all of them, or those it was pinned to (`cpus`) and
+        those that took interrupts."""
+        if not cpus:
+            return set(self.busy)
+        return (cpus | {c for c, s in self.irq.items() if s >= IRQ_CPU_SHARE}) & set(self.busy)
+
     def busiest(self, cpus: set[int] | None = None) -> tuple[int, float]:
         """(cpu, busy share) of the busiest CPU among `cpus` (all when None) and the CPUs
         that took interrupts; (-1, nan) when none was measured."""
-        pool = set(self.busy) if not cpus else \
-            (cpus | {c for c, s in self.irq.items() if s >= IRQ_CPU_SHARE}) & set(self.busy)
+        pool = self.pool(cpus)
         if not pool:
             return -1, math.nan
         cpu = max(sorted(pool), key=lambda c: self.busy[c])
         return cpu, self.busy[cpu]
+
+    def together(self, cpus: set[int] | None = None) -> float:
+        """The busy share of the CPUs that count (pool) taken together: the host as a whole,
+        saturated even when the work spreads so that no single CPU is; nan when none."""
+        pool = self.pool(cpus)
+        return sum(self.busy[c] for c in pool) / len(pool) if pool else math.nan
 
     def over(self, seconds: float | None) -> CpuLoad:
         """The same busy time as a share of `seconds` (the job's own I/O time, shorter than the
@@ -129,6 +141,17 @@ def io_seconds(options: dict[str, str]) -> float | None:
         return None
     run, ramp = secs(options.get("runtime")), secs(options.get("ramp_time"))
     return None if run is None or ramp is None else run + ramp
+
+
+def together_over(loads: list[CpuLoad | None], pinned: str | None = None,
+                  seconds: list[float | None] | None = None) -> float:
+    """A case's CPUs taken together, the mean over its repetitions (each over its own I/O
+    time, `seconds`, when known); nan without loads."""
+    cpus = parse_cpulist(pinned) or None
+    seconds = seconds or [None] * len(loads)
+    found = [ld.over(s).together(cpus) for ld, s in zip(loads, seconds) if ld is not None]
+    found = [f for f in found if not math.isnan(f)]
+    return sum(found) / len(found) if found else math.nan
 
 
 def busiest_over(loads: list[CpuLoad | None], pinned: str | None = None,

@@ -5,10 +5,22 @@ On a drive that reads 7-14 GB/s, fio's own work per I/O (filling buffers, bookke
 engine's system calls) and the kernel's (block layer, completions, interrupts) can decide a
 number as much as the drive does. Each case's shape (pattern, block size, depth, jobs, engine,
 direct, CPUs, buffer options) is run for about a second against a RAM block device with no media,
-made for the purpose and removed after: null_blk (memory_backed=0) when the kernel has it,
-otherwise a zram device of its own (never /dev/zram0 nor the target: a new one from zram-control),
-otherwise fio's null engine, which makes no system call at all. Its IOPS is the most this host
-could have shown for that case; host_ceiling.json says which device gave it (`device`).
+made for the purpose and removed after: null_blk (memory_backed=0, a submit queue per CPU and a
+queue deeper than any shape's I/Os in flight) when the kernel has it, otherwise a zram device of
+its own (never /dev/zram0 nor the target: a new one from zram-control), otherwise fio's null
+engine, which makes no system call at all. Its IOPS is the most this host could have shown for
+that case; host_ceiling.json says which device gave it (`device`).
+
+zram is a stand-in with two costs of its own, each kept out of a ceiling:
+- it compresses what it stores, which is its media and not the host's path: a write shape runs
+  there with zero-filled buffers (stored as same-filled pages, no compression), and fio's own
+  cost of the case's buffers (refill, scramble, compressible data) is measured on the null engine,
+  the case's buffer options against zero-filled ones, and added per I/O (`buffer_us`);
+- it cannot take io_uring's I/O without blocking, so io_uring hands every I/O to a kernel worker
+  there. Whether this zram does is measured (io_uring against psync at QD 1, `punt`): where it
+  does, an io_uring shape's ceiling is the worker's, not the host's path, and is recorded but not
+  used (`punted`); such a point is judged by the CPUs' load alone.
+
 `python -m analysis host-ceiling RESULTS_DIR CASE...` measures the cases that have no ceiling yet
 (from their results/<section>/<case>/job.fio) into RESULTS_DIR/host_ceiling.json; the analysis
 then marks the points the host limited (host_bound).
@@ -21,6 +33,7 @@ import json
 import math
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -34,6 +47,7 @@ from analysis.fio.output import FioOutputError, read_groups
 from analysis.run.manifest import write_atomically
 
 CEILING_FILE = "host_ceiling.json"
+PUNTED = "zram-punted"  # the device a punted io_uring shape's ceiling is recorded on, unused
 CALIBRATION_SECONDS = 1
 
 # The options that decide fio's own cost per I/O; everything else in a case (target, runtime,
@@ -66,9 +80,14 @@ HOST_BOUND_SHARE = 0.5
 # the device, and the point then measures the host however far it is from the ceiling.
 HOST_BOUND_CPU = 0.9
 # ... or when a CPU that ran its jobs or took their interrupts was this busy over the repetition
-# (analysis.run.cpu_load, from /proc/stat: user+system+irq+softirq). Measured here
-# (docs/methodology.md "The host ceiling"): SEE_DOCS.
+# (analysis.run.cpu_load, from /proc/stat: user+system+irq+softirq): a job that saturates its CPU
+# by construction reads 100%, a rate-capped one under 13% (docs/methodology.md, "The host
+# ceiling", bench/host-busy).
 HOST_BOUND_BUSY = 0.95
+# ... or when those CPUs taken together were this busy: work spread over every CPU (a kernel
+# worker per I/O, interrupts on one CPU and the job on another) saturates the host while no
+# single CPU crosses HOST_BOUND_BUSY. The threshold and its measurement: docs/methodology.md.
+HOST_BOUND_ALL = 0.80
 
 
 def parse_jobfile(text: str) -> dict[str, dict[str, str]]:
@@ -114,39 +133,109 @@ def calibration_jobfile(shapes: list[dict[str, str]], device: str | None = None,
         opts = {key: v for key, v in shape.items()
                 if device or key not in DEVICE_KEYS}
         if zram:
-            opts = {key: v for key, v in opts.items() if key not in BUFFER_KEYS}
-            opts.update(zero_buffers="1", scramble_buffers="0")
+            opts = zeroed(opts)
         lines += [f"[shape{k}]", "stonewall", *(f"{key}={v}" for key, v in opts.items()), ""]
     return "\n".join(lines)
 
 
+CONFIGFS = NULLB_CONFIG.parent
+BLK_MQ_MAX_DEPTH = 10240  # the block layer's deepest queue
+
+
+def null_blk_disk(node: Path) -> str:
+    """The disk a configfs null_blk device is: named after its configfs folder since Linux
+    5.17 (`ssd-ceiling-<pid>`), nullb<index> before. Looking for nullb<index> alone found no
+    device on Debian's 6.1 kernel, and the ceiling fell back to fio's null engine."""
+    named = node.name
+    return named if (Path("/sys/block") / named).exists() else \
+        f"nullb{(node / 'index').read_text().strip()}"
+
+
 @contextmanager
-def null_blk_device() -> Iterator[str | None]:
-    """/dev/nullb<N> from null_blk's configfs (memory_backed=0: I/O completes with no copy),
-    removed on exit; None when the kernel has no null_blk (or we may not load it)."""
-    if not NULLB_CONFIG.is_dir() and shutil.which("modprobe"):
-        subprocess.run(["modprobe", "null_blk", "nr_devices=0"], capture_output=True, check=False)
-    if not NULLB_CONFIG.is_dir() or os.geteuid() != 0:
+def device_node(dev: str | None) -> Iterator[str | None]:
+    """The block device `dev` (/dev/nullb0) as a path fio can open: its /dev node, which
+    devtmpfs or udev makes a moment after the device appears, else one made here from sysfs'
+    major:minor in a folder of its own, removed after (a minimal guest's /dev gets no node for
+    a device made after boot); None when the kernel shows no such device."""
+    if dev is None:
         yield None
         return
-    node = NULLB_CONFIG / f"ssd-ceiling-{os.getpid()}"
+    deadline = time.monotonic() + 1
+    while not Path(dev).exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    numbers = Path("/sys/block") / Path(dev).name / "dev"
+    if Path(dev).exists() or not numbers.is_file():
+        yield dev if Path(dev).exists() else None
+        return
+    major, _, minor = numbers.read_text().strip().partition(":")
+    with tempfile.TemporaryDirectory(prefix="host-ceiling-dev-") as folder:
+        node = Path(folder) / Path(dev).name
+        os.mknod(node, 0o600 | stat.S_IFBLK, os.makedev(int(major), int(minor)))
+        yield str(node)
+
+
+@contextmanager
+def configfs_mounted() -> Iterator[bool]:
+    """configfs at /sys/kernel/config, where null_blk's devices are made: mounted for the
+    block when it is not (a minimal guest's init, virtme-ng's, mounts no configfs, and Debian's
+    kernel builds it as a module that loading null_blk pulls in: the module then loads with no
+    way to make a device), and unmounted after. Whether it is mounted, yielded."""
+    mounted = False
+    if not CONFIGFS.is_dir() and shutil.which("modprobe"):
+        subprocess.run(["modprobe", "configfs"], capture_output=True, check=False)
+    if CONFIGFS.is_dir() and not os.path.ismount(CONFIGFS) and shutil.which("mount"):
+        done = subprocess.run(["mount", "-t", "configfs", "configfs", str(CONFIGFS)],
+                              capture_output=True, text=True, check=False)
+        mounted = done.returncode == 0
+        if not mounted:
+            print(f"host-ceiling: could not mount configfs on {CONFIGFS}: "
+                  f"{done.stderr.strip()}", file=sys.stderr)
     try:
-        node.mkdir()
-        (node / "size").write_text(str(CEILING_BYTES >> 20))  # MiB
-        (node / "memory_backed").write_text("0")
-        (node / "power").write_text("1")
-        dev = f"/dev/nullb{(node / 'index').read_text().strip()}"
-    except OSError:
-        dev = None
-    try:
-        yield dev if dev and Path(dev).exists() else None
+        yield os.path.ismount(CONFIGFS)
     finally:
-        if node.exists():
-            try:
-                (node / "power").write_text("0")
-            except OSError:
-                pass
-            node.rmdir()
+        if mounted:
+            subprocess.run(["umount", str(CONFIGFS)], capture_output=True, check=False)
+
+
+@contextmanager
+def null_blk_device(queues: int = 1, depth: int = 64) -> Iterator[str | None]:
+    """/dev/nullb<N> from null_blk's configfs (memory_backed=0: I/O completes with no copy),
+    with `queues` submit queues (one per CPU the jobs may use, so that no CPU shares one) each
+    `depth` deep (more than any shape keeps in flight, so the ceiling's queue never binds: the
+    module's defaults are one queue of 64), removed on exit; None when the kernel has no
+    null_blk (or we may not load it)."""
+    if os.geteuid() != 0:
+        yield None
+        return
+    if not NULLB_CONFIG.is_dir() and shutil.which("modprobe"):  # loads configfs too
+        subprocess.run(["modprobe", "null_blk", "nr_devices=0"], capture_output=True,
+                       check=False)
+    with configfs_mounted():
+        if not NULLB_CONFIG.is_dir():
+            yield None
+            return
+        node = NULLB_CONFIG / f"ssd-ceiling-{os.getpid()}"
+        try:
+            node.mkdir()
+            for attr, value in (("size", CEILING_BYTES >> 20), ("memory_backed", 0),
+                                ("submit_queues", max(1, queues)),
+                                ("hw_queue_depth", min(max(64, depth), BLK_MQ_MAX_DEPTH)),
+                                ("power", 1)):
+                (node / attr).write_text(str(value))
+            dev = f"/dev/{null_blk_disk(node)}"
+        except OSError as e:
+            print(f"host-ceiling: null_blk refused a device ({e})", file=sys.stderr)
+            dev = None
+        try:
+            with device_node(dev) as path:
+                yield path
+        finally:
+            if node.exists():
+                try:
+                    (node / "power").write_text("0")
+                except OSError:
+                    pass
+                node.rmdir()
 
 
 @contextmanager
@@ -195,25 +284,94 @@ def usable_cpus() -> int:
     return len(os.sched_getaffinity(0))
 
 
-def measure(shapes: list[dict[str, str]], prefer: str = "auto") -> tuple[str, list[dict]]:
+def in_flight(shape: dict[str, str]) -> int:
+    """The I/Os a shape keeps in flight: iodepth x numjobs."""
+    def number(key: str) -> int:
+        value = shape.get(key, "1")
+        return int(value) if value.isdigit() else 1
+    return number("iodepth") * number("numjobs")
+
+
+def measure(shapes: list[dict[str, str]], prefer: str = "auto") -> tuple[str, list[dict], dict]:
     """Run the shapes on the best ceiling device there is (`prefer`: auto, null_blk, zram or
-    null): (its name, [{iops, cpu_usr_pct, cpu_sys_pct}] in the shapes' order). A device whose
-    run fails gives way to the next."""
+    null): (its name, [{iops, cpu_usr_pct, cpu_sys_pct, ...}] in the shapes' order, what was
+    measured of the device itself: zram's io_uring hand-off). A device whose run fails gives
+    way to the next."""
     order = ["null_blk", "zram", "null"]
     order = order[order.index(prefer):] if prefer in order else order
-    makers = {"null_blk": null_blk_device, "zram": zram_device}
+    deepest = max((in_flight(s) for s in shapes), default=1)
     for name in order:
         if name == "null":
-            return name, run_shapes(shapes, None)
-        with makers[name]() as dev:
+            return name, run_shapes(shapes, None), {}
+        maker = (null_blk_device(usable_cpus(), deepest) if name == "null_blk" else
+                 zram_device())
+        with maker as dev:
             if dev is None:
                 continue
             try:
-                return name, run_shapes(shapes, dev, zram=name == "zram")
+                found = run_shapes(shapes, dev, zram=name == "zram")
+                if name != "zram":
+                    return name, found, {}
+                punt = punt_probe(dev) if any(s.get("ioengine") == "io_uring"
+                                              for s in shapes) else {}
             except RuntimeError as e:
                 print(f"host-ceiling: {name} ({dev}) failed, trying the next: {e}",
                       file=sys.stderr)
+                continue
+        return name, with_buffer_costs(shapes, found, punt), punt
     raise AssertionError("unreachable: the null engine ends the order")
+
+
+# io_uring hands an I/O to a kernel worker when the device cannot take it without blocking;
+# at QD 1 that worker's hand-off is most of an I/O's time on a RAM disk. A device on which
+# io_uring at QD 1 reaches less than this share of psync's IOPS hands its I/O to a worker.
+PUNT_SHARE = 0.5
+PUNT_SHAPE = {"rw": "randread", "bs": "4k", "iodepth": "1", "direct": "1"}
+
+
+def punt_probe(device: str) -> dict:
+    """Whether io_uring hands this device's I/O to a kernel worker: io_uring against psync, 4 KiB
+    random reads at QD 1, a second each."""
+    uring, psync = run_shapes([{**PUNT_SHAPE, "ioengine": "io_uring"},
+                               {**PUNT_SHAPE, "ioengine": "psync"}], device, zram=True)
+    return {"io_uring_qd1_iops": uring["iops"], "psync_qd1_iops": psync["iops"],
+            "punted": uring["iops"] < PUNT_SHARE * psync["iops"]}
+
+
+def writes(shape: dict[str, str]) -> bool:
+    rw = shape.get("rw") or shape.get("readwrite") or "read"
+    return rw not in ("read", "randread") and not (
+        rw in ("rw", "readwrite", "randrw") and shape.get("rwmixread") == "100")
+
+
+def with_buffer_costs(shapes: list[dict[str, str]], found: list[dict], punt: dict) -> list[dict]:
+    """zram's results as ceilings: a write shape ran there with zero-filled buffers (no
+    compression, zram's media); fio's own cost of the case's buffers, measured on the null
+    engine (the case's buffer options against zero-filled ones), is added per I/O; an io_uring
+    shape on a zram that hands io_uring's I/O to a worker is marked `punted`."""
+    out = [dict(f, zram_iops=f["iops"]) for f in found]
+    costly = [k for k, s in enumerate(shapes) if writes(s) and set(s) & set(BUFFER_KEYS)]
+    if costly:
+        own = run_shapes([shapes[k] for k in costly], None)
+        zero = run_shapes([zeroed(shapes[k]) for k in costly], None)
+        for k, a, b in zip(costly, own, zero):
+            # time per I/O adds up: 1/ceiling = 1/zram + (1/null with the case's buffers -
+            # 1/null with zero-filled ones); per job, in µs
+            extra = max(0.0, 1 / a["iops"] - 1 / b["iops"]) if a["iops"] and b["iops"] else 0.0
+            jobs = in_flight({"numjobs": shapes[k].get("numjobs", "1")})
+            out[k]["buffer_us"] = round(extra * jobs * 1e6, 4)
+            if out[k]["iops"]:
+                out[k]["iops"] = 1 / (1 / out[k]["iops"] + extra)
+    for k, s in enumerate(shapes):
+        if s.get("ioengine") == "io_uring" and punt.get("punted"):
+            out[k]["punted"] = True
+    return out
+
+
+def zeroed(shape: dict[str, str]) -> dict[str, str]:
+    """The shape with zero-filled buffers in place of its own buffer options."""
+    return {**{k: v for k, v in shape.items() if k not in BUFFER_KEYS},
+            "zero_buffers": "1", "scramble_buffers": "0"}
 
 
 def run_shapes(shapes: list[dict[str, str]], device: str | None,
@@ -244,7 +402,10 @@ DEVICE_NAMES = {"null_blk": "null_blk (no media)", "zram": "a zram RAM disk",
 # How the Host line names each (analysis.sections.common): "measured on <label>".
 CEILING_LABELS = {"null_blk": "null_blk, the kernel's I/O path with no media",
                   "zram": "a zram RAM disk of its own, the kernel's I/O path",
-                  "null": "fio's null engine, fio alone with no system call"}
+                  "null": "fio's null engine, fio alone with no system call",
+                  PUNTED: "none used for its io_uring shapes (the zram device the ceiling "
+                          "runs on hands io_uring's I/O to a kernel worker, whose cost is not "
+                          "the host's: those points are judged by the CPUs' load)"}
 
 
 def read_ceilings(results_dir: Path) -> dict:
@@ -262,21 +423,26 @@ def calibrate(results_dir: Path, cases: list[str], prefer: str = "auto") -> tupl
     if not todo:
         return doc, []
     shapes = list({shape_text(s): s for s in todo.values()}.values())
-    device, results = measure(shapes, prefer)
+    device, results, punt = measure(shapes, prefer)
     measured = dict(zip((shape_text(s) for s in shapes), results))
     for case, shape in todo.items():
         doc["cases"][case] = {"shape": shape_text(shape), "device": device,
                               **measured[shape_text(shape)]}
     doc["device"] = device
+    if punt:
+        doc["punt"] = punt
     doc["measured"] = datetime.now(UTC).isoformat(timespec="seconds")
     write_atomically(results_dir / CEILING_FILE, doc)
     return doc, list(todo)
 
 
 def is_host_bound(iops: float, ceiling: float, usr_pct: float, sys_pct: float, numjobs: int,
-                  cpus: int, busiest_pct: float = math.nan) -> bool:
+                  cpus: int, busiest_pct: float = math.nan,
+                  together_pct: float = math.nan) -> bool:
     """The rules above, in one place: any of them marks the point."""
     if not math.isnan(busiest_pct) and busiest_pct >= HOST_BOUND_BUSY * 100:
+        return True
+    if not math.isnan(together_pct) and together_pct >= HOST_BOUND_ALL * 100:
         return True
     if ceiling and not math.isnan(ceiling) and iops >= HOST_BOUND_SHARE * ceiling:
         return True
@@ -300,6 +466,7 @@ def main(argv: list[str]) -> int:
     for case in measured:
         c = doc["cases"][case]
         print(f"  ceiling  {case}: {c['iops']:,.0f} IOPS on {DEVICE_NAMES[c['device']]} "
-              f"(CPU {c['cpu_usr_pct']:.0f}% usr, {c['cpu_sys_pct']:.0f}% sys per job)",
-              file=sys.stderr)
+              f"(CPU {c['cpu_usr_pct']:.0f}% usr, {c['cpu_sys_pct']:.0f}% sys per job)"
+              + (": io_uring's I/O goes to a kernel worker there, so it is not used"
+                 if c.get("punted") else ""), file=sys.stderr)
     return 0

@@ -26,7 +26,8 @@ from analysis.sections.common import (
     SectionRun,
     clat_note,
     flag,
-    host_finding,
+    interval,
+    interval_note,
     reps_label,
     row_change,
     run_section,
@@ -37,6 +38,7 @@ from analysis.sections.common import (
     tail_range_cell,
 )
 from analysis.sections.facts import Facts
+from analysis.sections.host_part import host_finding
 
 SECTION = "bs_sweep"
 TABLE = "tables/bs_sweep.csv"
@@ -375,21 +377,23 @@ def _size_axis(found: list[Sweep]) -> dict:
             "xlabel": "block size (KiB, log2 scale)"}
 
 
-def _series(found: list[Sweep], col: str, std_col: str, bw_marks: bool = False) -> list[Series]:
+def _series(found: list[Sweep], col: str, bw_marks: bool = False) -> list[Series]:
     out = []
     for s in found:
         label = s.label
         if bw_marks and len(s.rows) > 1:
-            label += (f" (○ still rising at {_kib(s.found.peak_bs)})" if s.found.still_rising
-                      else f" (○ 90% of peak from {_kib(s.found.bound_bs)})")
+            label += (f" (○ highest mean: {_kib(s.found.peak_bs)}, the largest size swept)"
+                      if s.found.still_rising else
+                      f" (○ 90% of peak from {_kib(s.found.bound_bs)})")
         out.append(Series(label, [b / 1024 for b in s.sizes], list(s.rows[col]),
-                          list(s.rows[std_col])))
+                          interval(s.rows, col)))
     return out
 
 
 def _rings(found: list[Sweep], col: str) -> list[Highlight]:
-    """A ring in the series' colour on each pattern's 90%-of-peak size (the peak while the
-    curve is still rising); the legend says which size it is."""
+    """A ring in the series' colour on each pattern's 90%-of-peak size (its highest mean when
+    that is the largest size swept); the legend says which size it is, and no more: whether the
+    curve still rises beyond the noise is the findings' to say."""
     out = []
     for color, s in zip(COLORS * 3, found):
         if len(s.rows) > 1:
@@ -401,24 +405,23 @@ def _rings(found: list[Sweep], col: str) -> list[Highlight]:
 def draw_figures(found: list[Sweep], ws: Workspace, reps: str) -> list[str]:
     axis = _size_axis(found)
     depth = "/".join(sorted({str(int(d)) for s in found for d in s.rows.iodepth}))
-    note = f"error bars: ± std over {reps} repetitions; QD {depth}"
+    note = f"{interval_note(pd.concat([s.rows for s in found]))}; QD {depth}"
     line_chart(ws.path(FIG_IOPS), [
         Panel("IOPS by block size", ylabel="IOPS (log scale)", yscale="log", **axis,
-              series=_series(found, "iops_mean", "iops_std"))], note=note)
+              series=_series(found, "iops_mean"))], note=note)
     line_chart(ws.path(FIG_BW), [
-        Panel("MB/s by block size", ylabel="MB/s (10^6 B/s)",
-              **axis, series=_series(found, "bw_MBps_mean", "bw_MBps_std", bw_marks=True),
+        Panel("MB/s by block size", ylabel="MB/s (10^6 B/s)", from_zero=True,
+              **axis, series=_series(found, "bw_MBps_mean", bw_marks=True),
               highlights=_rings(found, "bw_MBps_mean"))], note=note)
     panels = [Panel("mean total latency", ylabel="mean latency (µs, log scale)", yscale="log",
-                    **axis, series=_series(found, "lat_us_mean", "lat_us_std"))]
+                    **axis, series=_series(found, "lat_us_mean"))]
     with_p99 = [s for s in found if s.rows.lat_p99_us.notna().any()]
     if with_p99:  # fio output without percentiles (json, not json+, of a mix) has none
         clat = any((s.rows.pct_source == "clat").any() for s in with_p99)
         source = "completion" if clat else "total"
         panels.append(Panel(f"p99 {source} latency (pooled repetitions)",
                             ylabel="p99 latency (µs, log scale)", yscale="log", **axis,
-                            series=_series(with_p99, "lat_p99_us", "lat_p99_us_std")))
-        note += "; p99 bars: std of the repetitions' own p99"
+                            series=_series(with_p99, "lat_p99_us")))
     line_chart(ws.path(FIG_LATENCY), panels, title="Latency by block size", note=note)
     return [FIG_IOPS, FIG_BW, FIG_LATENCY]
 

@@ -26,23 +26,18 @@ from analysis.rules.cases import (
     NINES,
     UNSTABLE_HALF_WIDTH,
     Case,
-    case_rows,
     frame_of_cases,
     nines,
     read_manifest,
     read_section,
     report_left_out,
 )
-from analysis.run.host_ceiling import (
-    CEILING_LABELS,
-    HOST_BOUND_BUSY,
-    HOST_BOUND_SHARE,
-    read_ceilings,
-)
+from analysis.run.host_ceiling import read_ceilings
 from analysis.run.manifest import planned_repeats
 from analysis.sections import SECTIONS, snippet_path, state_part
 from analysis.sections import facts as facts_file
 from analysis.sections.facts import Anomaly, Facts
+from analysis.sections.host_part import host_anomaly
 
 
 @dataclass(frozen=True)
@@ -104,10 +99,12 @@ def run_section(argv: list[str], *, section: str, description: str,
     if table.empty:
         return 1
     story = state_part.story(ws.results, results_dir, manifest)
-    setup = md.setup_line(manifest, md.device_model(ws.results, results_dir),
-                          state_part.clause(story))
-    setup += left_out_note(cases, missing, rerun) + remeasured_note(cases, manifest)
-    run = SectionRun(ws, results_dir, table, setup, args, cases=cases)
+    fields = md.setup_fields(manifest, md.device_model(ws.results, results_dir),
+                             state_part.clause(story))
+    line = md.setup_text(fields)
+    setup = line + left_out_note(cases, missing, rerun) + remeasured_note(cases, manifest)
+    run = SectionRun(ws, results_dir, table, setup, args, cases=cases,
+                     facts=Facts(setup=fields, setup_line=line))
     run.facts.state = state_part.clause(story)
     written = produce(run)
     state_blocks, state_figures = state_part.blocks(story, run, f"tables/{section}_steady.csv",
@@ -217,6 +214,24 @@ def stored_settings(results_dir: Path, given: dict, defaults: dict) -> dict:
     if settings != stored:
         path.write_text(json.dumps(settings, indent=2, sort_keys=True) + "\n")
     return settings
+
+
+def interval(rows: pd.DataFrame, col: str):
+    """A figure's error bars for a column, the interval the table gives it: a mean's 95%
+    half-width (`iops_mean` -> `iops_ci95`), or a percentile's own interval as distances below
+    and above it (`lat_p99_us` -> `_lo`, `_hi`); None where the table gives none (p50)."""
+    half = col.removesuffix("_mean") + "_ci95"
+    if half in rows:
+        return list(rows[half])
+    if col + "_lo" in rows:
+        return (list(rows[col] - rows[col + "_lo"]), list(rows[col + "_hi"] - rows[col]))
+    return None
+
+
+def interval_note(df: pd.DataFrame) -> str:
+    """What a figure's error bars are, for its note."""
+    return (f"error bars: 95% interval of the mean (t over {reps_label(df)} repetitions); "
+            "p95–p99.9: their own 95% interval")
 
 
 def reps_label(df: pd.DataFrame) -> str:
@@ -422,69 +437,6 @@ def unstable_anomaly(table: pd.DataFrame) -> Anomaly | None:
         f"than ±{UNSTABLE_HALF_WIDTH * 100:.0f}% over their repetitions (worst: {worst.case} "
         f"{worst.direction}, {widest(worst)}); add repetitions or lengthen --runtime before "
         "quoting them."))
-
-
-def host_bound_rows(df: pd.DataFrame) -> pd.DataFrame:
-    """The rows the host limited, one per case (analysis.run.host_ceiling)."""
-    rows = case_rows(df)
-    return rows[rows.host_bound.astype(bool)]
-
-
-def _host_reason(row) -> str:
-    share = row.iops_mean / row.host_ceiling_iops if row.host_ceiling_iops else math.nan
-    cpu = row.cpu_usr_pct + row.cpu_sys_pct
-    device = getattr(row, "host_ceiling_device", "") or "null"
-    label = "null-engine" if device == "null" else device
-    parts = [] if math.isnan(share) else [f"{share * 100:.0f}% of its {label} ceiling"]
-    if not math.isnan(cpu):
-        parts.append(f"CPU {cpu:.0f}% per job")
-    busiest = getattr(row, "cpu_busiest_pct", math.nan)
-    if not math.isnan(busiest):
-        parts.append(f"CPU {int(row.cpu_busiest)} {busiest:.0f}% busy")
-    return ", ".join(parts)
-
-
-def _ceiling_label(df: pd.DataFrame) -> str:
-    """What the ceiling was measured on, for the Host line: 'null_blk (no media)' and so on."""
-    found = [d for d in dict.fromkeys(df.get("host_ceiling_device", pd.Series(dtype=str)))
-             if isinstance(d, str) and d]
-    return "; ".join(CEILING_LABELS.get(d, d) for d in found) or CEILING_LABELS["null"]
-
-
-NO_CEILING = ("no host ceiling was measured for these results (a fleet run, --no-host-ceiling, "
-              "or results from before the toolkit measured it)")
-
-
-def host_finding(df: pd.DataFrame, label: Callable[[object], str]) -> str:
-    """The line every snippet ends with, after stability: which points the host limited."""
-    no_ceiling = df.host_ceiling_iops.isna().all()
-    bound = host_bound_rows(df)
-    if no_ceiling and bound.empty:
-        return (f"**Host:** {NO_CEILING}; the CPU columns still show fio's own load, and a "
-                "point that kept a CPU busy is still marked host-bound.")
-    if bound.empty:
-        busy = (f", kept fio's CPUs busy, or kept any CPU {HOST_BOUND_BUSY * 100:.0f}% busy"
-                if df.get("cpu_busiest_pct", pd.Series(dtype=float)).notna().any() else
-                " or kept fio's CPUs busy (no per-CPU load was recorded for these results)")
-        return (f"**Host:** no point reached {HOST_BOUND_SHARE * 100:.0f}% of what this host can "
-                f"issue for its shape (its ceiling, measured on {_ceiling_label(df)}){busy}: by "
-                "this test, the drive set the pace.")
-    return ("**Host-bound:** " + ", ".join(f"{label(r)} ({_host_reason(r)})" for r in
-                                            bound.itertuples())
-            + ": these points measure this host (fio and the kernel) as much as the drive; a "
-              "faster host or more jobs would show more (docs/methodology.md, host ceiling)."
-            + (f" {NO_CEILING.capitalize()}: they were marked by the CPUs' "
-               "load alone." if no_ceiling else ""))
-
-
-def host_anomaly(table: pd.DataFrame) -> Anomaly | None:
-    bound = host_bound_rows(table)
-    if bound.empty:
-        return None
-    return Anomaly("host_bound", (
-        f"{len(bound)} of {len(case_rows(table))} points were limited by the host, not the drive "
-        f"(reached {HOST_BOUND_SHARE * 100:.0f}% of the host's ceiling or kept their CPUs "
-        f"busy): {', '.join(f'{r.case} ({_host_reason(r)})' for r in bound.itertuples())}."))
 
 
 def clat_note(df: pd.DataFrame) -> list[str]:

@@ -59,6 +59,11 @@ class Facts:
     headlines: list[Headline] = field(default_factory=list)
     anomalies: list[Anomaly] = field(default_factory=list)
     state: str = ""  # the drive's state before the section, as its setup line says it
+    # the snippet's setup line, field by field (analysis.render.markdown.setup_fields), and as
+    # written: the report states the fields its sections share once, and puts in place of each
+    # section's line only what differs
+    setup: dict[str, str] = field(default_factory=dict)
+    setup_line: str = ""
 
     def headline(self, kind: str, label: str, text: str, value: float | None = None,
                  unit: str = "", std: float | None = None, settings: str = "",
@@ -104,11 +109,13 @@ def health_anomalies(results_dir: Path) -> list[Anomaly]:
 def write(path: Path, section: str, facts: Facts) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     doc = {"section": section, "headlines": [asdict(h) for h in facts.headlines],
-           "anomalies": [asdict(a) for a in facts.anomalies], "state": facts.state}
+           "anomalies": [asdict(a) for a in facts.anomalies], "state": facts.state,
+           "setup": facts.setup, "setup_line": facts.setup_line}
     path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
 
 
 def read(path: Path) -> Facts:
     doc = json.loads(path.read_text())
     return Facts([Headline(**h) for h in doc.get("headlines", [])],
-                 [Anomaly(**a) for a in doc.get("anomalies", [])], doc.get("state", ""))
+                 [Anomaly(**a) for a in doc.get("anomalies", [])], doc.get("state", ""),
+                 doc.get("setup") or {}, doc.get("setup_line") or "")

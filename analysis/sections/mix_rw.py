@@ -25,13 +25,15 @@ from analysis.sections.common import (
     SectionRun,
     clat_note,
     flag,
-    host_finding,
+    interval,
+    interval_note,
     run_section,
     snippet,
     stability_finding,
     standard_note,
     tail_cell,
 )
+from analysis.sections.host_part import host_finding
 
 SECTION = "mix_rw"
 TABLE = "tables/mix_rw.csv"
@@ -438,24 +440,28 @@ def draw_figures(df: pd.DataFrame, ws: Workspace) -> None:
     ms = mixes(df)
     groups = [m.label for m in ms]
     title = workload(df)
-    sets = [BarSet(d, [m.row(d).bw_MBps_mean for m in ms], [m.row(d).bw_MBps_std for m in ms])
+    note = interval_note(df)
+    sets = [BarSet(d, [m.row(d).bw_MBps_mean for m in ms], [m.row(d).bw_MBps_ci95 for m in ms])
             for d in DIRECTIONS]
     grouped_bars(ws.path(FIG_BW), groups, sets, ylabel="MB/s (10^6 B/s)",
-                 title=f"Throughput per mix ({title})",
-                 note="bars: mean ± std over repetitions; total = read + write")
-    x = list(range(len(ms)))
+                 title=f"Throughput per mix ({title})", note=f"{note}; total = read + write")
+    # The mixes on a scale of their write share (0, 30, 50, 100%), so the line between two
+    # mixes spans what lies between them, not an equal step per mix.
+    shares = [100 - m.read_pct for m in ms]
     panels = []
-    for column, std, name in (("lat_us_mean", "lat_us_std", "mean"),
-                              ("lat_p99_us", "lat_p99_us_std", "p99")):
+    for column, name in (("lat_us_mean", "mean"), ("lat_p99_us", "p99")):
         series = []
         for d in ("read", "write"):
-            points = [(i, m.row(d)) for i, m in zip(x, ms) if m.row(d).iops_mean > 0]
-            series.append(Series(d, [i for i, _ in points], [r[column] for _, r in points],
-                                 [r[std] for _, r in points]))
-        panels.append(Panel(f"{name} total latency per direction", "mix (read/write share)",
-                            f"{name} latency (µs)", series, xticks=x, xticklabels=groups))
-    line_chart(ws.path(FIG_LATENCY), panels, title=f"Latency per mix ({title})",
-               note="error bars: ± std over repetitions (p99: of the repetitions' own p99)")
+            rows = pd.DataFrame([m.row(d) for m in ms])
+            keep = list(rows.iops_mean > 0)
+            rows = rows[keep]
+            series.append(Series(d, [x for x, k in zip(shares, keep) if k], list(rows[column]),
+                                 interval(rows, column)))
+        panels.append(Panel(f"{name} total latency per direction", "writes in the mix (%)",
+                            f"{name} latency (µs)", series, xticks=shares,
+                            xticklabels=[f"{x}%\n{g}" for x, g in zip(shares, groups)],
+                            from_zero=True))
+    line_chart(ws.path(FIG_LATENCY), panels, title=f"Latency per mix ({title})", note=note)
 
 
 def print_summary(df: pd.DataFrame) -> None:

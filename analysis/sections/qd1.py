@@ -14,14 +14,15 @@ from analysis.core.workspace import Workspace
 from analysis.render import exceedance
 from analysis.render import markdown as md
 from analysis.render.plots import bar_chart
-from analysis.rules.cases import read_manifest
+from analysis.rules.cases import case_rows, read_manifest
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections.common import (
     NOT_RESOLVED,
     SectionRun,
     clat_note,
     flag,
-    host_finding,
+    interval,
+    interval_note,
     nines_frame,
     nines_note,
     nines_table,
@@ -33,6 +34,7 @@ from analysis.sections.common import (
     tail_cell,
 )
 from analysis.sections.facts import Facts
+from analysis.sections.host_part import host_finding
 
 SECTION = "qd1"
 TABLE = "tables/qd1_baseline.csv"
@@ -41,12 +43,23 @@ FIG_LATENCY = "figs/qd1_latency.png"
 FIG_IOPS = "figs/qd1_iops.png"
 SNIPPET = snippet_path(SECTION)
 LITTLE_TOLERANCE = 0.10  # |IOPS x latency - 1| above this is flagged
+MAX_NOTE = " max: the slowest I/O of all the repetitions (one I/O: no interval)."
 
 
 def with_pattern(df: pd.DataFrame) -> pd.DataFrame:
+    """The table with each row's pattern: '4 KiB random read', or for a read/write mix (--mix)
+    '4 KiB random R65/W35' on the row of all its I/O and '... reads' / '... writes' on each
+    direction's."""
     df = df.copy()
-    df.insert(1, "pattern", [md.pattern(r.rw, r.bs) for r in df.itertuples()])
+    df.insert(1, "pattern", [pattern_of(r) for r in df.itertuples()])
     return df
+
+
+def pattern_of(r) -> str:
+    if not 0 < r.read_pct < 100:
+        return md.pattern(r.rw, r.bs)
+    mix = f"{md.bs_label(r.bs)} random R{r.read_pct}/W{100 - r.read_pct}"
+    return mix if r.direction == "total" else f"{mix} {r.direction}s"
 
 
 def _row(df: pd.DataFrame, rw: str, bs: int):
@@ -127,9 +140,11 @@ def findings(df: pd.DataFrame, target_kind: str = "") -> list[str]:
         out.append(f"**Tail to mean:** p99 as a multiple of the mean latency: {listed}. Each "
                    "pattern's own ratio, not a ranking: their differences are not tested.")
 
-    products = ", ".join(f"{r.pattern} {r.little_product:.2f}" for r in df.itertuples())
-    low = df[df.little_product < 1 - LITTLE_TOLERANCE]
-    high = df[df.little_product > 1 + LITTLE_TOLERANCE]
+    # a mix's one I/O in flight is a read or a write: the law holds for all of its I/O
+    cases = case_rows(df)
+    products = ", ".join(f"{r.pattern} {r.little_product:.2f}" for r in cases.itertuples())
+    low = cases[cases.little_product < 1 - LITTLE_TOLERANCE]
+    high = cases[cases.little_product > 1 + LITTLE_TOLERANCE]
     text = (f"**Little's Law at QD=1:** IOPS × mean latency = {products} "
             f"(1.00 expected when one I/O is always in flight).")
     if not low.empty:
@@ -159,10 +174,10 @@ def render_markdown(df: pd.DataFrame, setup: str, link=md.link_from_out,
         rows.append([r.pattern + mark, md.pm(r.iops_mean, r.iops_ci95),
                      md.pm(r.bw_MBps_mean, r.bw_MBps_ci95), md.pm(r.lat_us_mean, r.lat_us_ci95),
                      md.num(r.lat_p50_us), tail_cell(r, "lat_p95_us"), tail_cell(r, "lat_p99_us"),
-                     tail_cell(r, "lat_p99_9_us")])
+                     tail_cell(r, "lat_p99_9_us"), md.num(r.lat_max_us)])
     table = md.table(["pattern (QD=1)", "IOPS", "MB/s", "mean lat (µs)", "p50 (µs)", "p95 (µs)",
-                      "p99 (µs)", "p99.9 (µs)"], rows)
-    blocks = [table, standard_note(df)]
+                      "p99 (µs)", "p99.9 (µs)", "max (µs)"], rows)
+    blocks = [table, standard_note(df) + MAX_NOTE]
     if nines is not None and not nines.empty:
         blocks += [nines_table(nines), nines_note()]
     return snippet(f"## {SECTIONS[SECTION].heading}", setup, blocks,
@@ -172,13 +187,17 @@ def render_markdown(df: pd.DataFrame, setup: str, link=md.link_from_out,
 
 
 def draw_figures(df: pd.DataFrame, ws: Workspace) -> None:
+    df = case_rows(df)  # a mix's bar is all of its I/O; its directions are in the table
     labels = [p.replace(" random", "\nrandom").replace(" sequential", "\nsequential")
               for p in df.pattern]
-    bar_chart(ws.path(FIG_LATENCY), labels, list(df.lat_us_mean), list(df.lat_us_std),
-              ylabel="mean total latency (µs)", title="QD=1 latency per I/O",
-              markers=list(df.lat_p99_us), marker_label="p99 (pooled repetitions)")
-    bar_chart(ws.path(FIG_IOPS), labels, list(df.iops_mean), list(df.iops_std),
-              ylabel="IOPS", title="QD=1 IOPS")
+    flags = {"flagged": list(df.host_bound), "flag_label": "host-bound (see the Host line)"}
+    bar_chart(ws.path(FIG_LATENCY), labels, list(df.lat_us_mean), interval(df, "lat_us_mean"),
+              ylabel="total latency (µs)", title="QD=1 latency per I/O: mean and p99",
+              markers=list(df.lat_p99_us), marker_errors=interval(df, "lat_p99_us"),
+              marker_name="p99", marker_label="p99 (pooled repetitions) ± its 95% interval",
+              note=interval_note(df), **flags)
+    bar_chart(ws.path(FIG_IOPS), labels, list(df.iops_mean), interval(df, "iops_mean"),
+              ylabel="IOPS", title="QD=1 IOPS", note=interval_note(df), **flags)
 
 
 def print_summary(df: pd.DataFrame) -> None:
@@ -197,7 +216,7 @@ def record_facts(df: pd.DataFrame, facts: Facts) -> None:
                        f"{md.pm(r.lat_us_mean, r.lat_us_ci95)} µs mean, p99 {md.num(r.lat_p99_us)} "
                        f"µs ({md.num(r.iops_mean)} IOPS)", r.lat_us_mean, "µs", r.lat_us_std,
                        ci95=r.lat_us_ci95)
-    off = df[(df.little_product - 1).abs() > LITTLE_TOLERANCE]
+    off = case_rows(df)[(case_rows(df).little_product - 1).abs() > LITTLE_TOLERANCE]
     if not off.empty:
         facts.anomaly("little", "Little's Law at QD=1 (IOPS × mean latency = 1) misses by "
                       "more than 10% for " + ", ".join(
@@ -210,7 +229,7 @@ def produce(run: SectionRun) -> list[str]:
     df = with_pattern(run.table)
     record_facts(df, run.facts)
     draw_figures(df, run.ws)
-    distribution = exceedance.rows_panel(run.results_dir, "QD=1", df.itertuples(),
+    distribution = exceedance.rows_panel(run.results_dir, "QD=1", case_rows(df).itertuples(),
                                          lambda r: r.pattern)
     nines = nines_frame(run, df, lambda r: r.pattern)
     written = [run.write_table(TABLE, df), run.write_table(NINES_TABLE, nines),

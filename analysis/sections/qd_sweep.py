@@ -14,28 +14,16 @@ from dataclasses import dataclass
 import pandas as pd
 
 from analysis.core.effects import adjusted
-from analysis.core.workspace import Workspace
 from analysis.render import exceedance
 from analysis.render import markdown as md
-from analysis.render.plots import (
-    BarSet,
-    Heat,
-    Highlight,
-    Panel,
-    Series,
-    grouped_bars,
-    heatmap,
-    line_chart,
-)
 from analysis.rules import peak_search, sweeps
-from analysis.rules.cases import case_rows
+from analysis.rules.cases import case_rows, read_manifest
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections.common import (
     NOT_RESOLVED,
     SectionRun,
     clat_note,
     flag,
-    host_finding,
     nines_frame,
     nines_note,
     nines_table,
@@ -48,25 +36,36 @@ from analysis.sections.common import (
     tail_cell,
 )
 from analysis.sections.facts import Facts
+from analysis.sections.host_part import host_finding
+from analysis.sections.peak_part import (
+    PEAK_TABLE,
+    config_text,
+    draw_heatmap,
+    metric_text,
+    pattern_peaks,
+    peak_facts,
+    peak_findings,
+    peak_rows,
+    qd_label,
+)
+from analysis.sections.qd_figures import (
+    FIG_CURVE,
+    FIG_LATENCY,
+    FIG_PERCENTILES,
+    FIG_TAILS,
+    FIG_THROUGHPUT,
+    distribution_panels,
+    draw_figures,
+)
 
 SECTION = "qd_sweep"
 TABLE = "tables/qd_sweep.csv"
-PEAK_TABLE = "tables/qd_sweep_peak.csv"
 NINES_TABLE = "tables/qd_sweep_nines.csv"
-FIG_CURVE = "figs/qd_sweep_curve.png"
-FIG_THROUGHPUT = "figs/qd_sweep_throughput.png"
-FIG_LATENCY = "figs/qd_sweep_latency.png"
-FIG_PERCENTILES = "figs/qd_sweep_percentiles.png"
-FIG_TAILS = "figs/qd_sweep_tails.png"
-FIG_HEATMAP = "figs/qd_sweep_heatmap.png"  # jobs × depth, when several of each were measured
 SNIPPET = snippet_path(SECTION)
 
 DEFAULTS = {"knee_gain_pct": 5, "knee_latency_pct": 20, "slo_p99_us": 1000}
 PEAK_FRACTION = 0.9  # "the smallest depth reaching 90% of peak throughput"
 LITTLE_TOLERANCE_PCT = 10  # Little's Law misses beyond this point at a measurement problem
-PCTS = [("p50", "lat_p50_us"), ("p95", "lat_p95_us"), ("p99", "lat_p99_us"),
-        ("p99.9", "lat_p99_9_us")]
-
 
 @dataclass(frozen=True)
 class Sweep:
@@ -74,20 +73,32 @@ class Sweep:
     pattern: str
     rows: pd.DataFrame
     knee: sweeps.Knee | None
-    peak_depth: int
-    depth_90: int
+    best_depth: int  # the sweep's most IOPS (I/Os in flight)
+    depth_90: int | None  # the smallest depth reaching 90% of the peak; None when none does
     slo_depth: int | None
+    # the pattern's peak and efficient configuration among every one measured (peak_part), where
+    # the peak search or a grid measured beyond the sweep; None: the sweep's best is the peak
+    peak: pd.Series | None = None
+    efficient: pd.Series | None = None
 
     def at(self, depth: int):
         """The row with `depth` I/Os in flight (iodepth x numjobs), the unit of every rule."""
         return self.rows[self.rows.outstanding == depth].iloc[0]
 
     def qd(self, depth: int) -> str:
-        return _qd_row(self.at(depth))
+        return qd_label(self.at(depth))
+
+    @property
+    def top(self):
+        """The peak's row: the search's, or the sweep's best."""
+        return self.peak if self.peak is not None else self.at(self.best_depth)
 
 
-def analyse(table: pd.DataFrame, settings: dict) -> tuple[pd.DataFrame, list[Sweep]]:
-    """The section table with the sweep columns added, and each pattern's findings."""
+def analyse(table: pd.DataFrame, settings: dict,
+            peaks: pd.DataFrame | None = None) -> tuple[pd.DataFrame, list[Sweep]]:
+    """The section table with the sweep columns added, and each pattern's findings; `peaks`
+    (peak_part.peak_rows) gives a searched pattern's peak, of which each depth's share is taken."""
+    beyond = pattern_peaks(peaks) if peaks is not None and not peaks.empty else {}
     rows = case_rows(table)
     rows = rows[~rows.case.str.startswith(peak_search.PREFIX)].copy()
     rows.insert(1, "pattern", [md.pattern(r.rw, r.bs) for r in rows.itertuples()])
@@ -103,7 +114,12 @@ def analyse(table: pd.DataFrame, settings: dict) -> tuple[pd.DataFrame, list[Swe
         group = group.sort_values("outstanding").copy()
         depths = list(group.outstanding)
         iops, lat = list(group.iops_mean), list(group.lat_us_mean)
-        group["pct_of_peak"] = sweeps.pct_of_peak(iops)
+        top, eff, searched = beyond.get((group.rw.iloc[0], int(group.bs.iloc[0])),
+                                        (None, None, False))
+        if not searched:
+            top = eff = None
+        peak = None if top is None else top.iops_mean
+        group["pct_of_peak"] = sweeps.pct_of_peak(iops, peak)
         # Little's Law: I/Os in flight / mean latency predicts IOPS. little_product (measured /
         # predicted) is taken per repetition and averaged, so the prediction is the measured
         # IOPS over that ratio, and the error is the ratio's distance from 1.
@@ -113,24 +129,19 @@ def analyse(table: pd.DataFrame, settings: dict) -> tuple[pd.DataFrame, list[Swe
         group["latency_growth_pct"] = sweeps.step_changes(lat)
         knee = sweeps.find_knee(depths, iops, lat, settings["knee_gain_pct"],
                                 settings["knee_latency_pct"])
-        depth_90 = sweeps.first_reaching(depths, iops, PEAK_FRACTION)
+        depth_90 = sweeps.first_reaching(depths, iops, PEAK_FRACTION, peak)
         slo = sweeps.slo_point(depths, list(group.lat_p99_us), settings["slo_p99_us"])
         group["is_knee"] = [knee is not None and d == knee.x for d in depths]
         group["is_90pct_of_peak"] = [d == depth_90 for d in depths]
         group["within_slo"] = [p <= settings["slo_p99_us"] for p in group.lat_p99_us]
         parts.append(group)
-        found.append(Sweep(pattern, group, knee, depths[iops.index(max(iops))], depth_90, slo))
+        found.append(Sweep(pattern, group, knee, depths[iops.index(max(iops))], depth_90, slo,
+                           top, eff))
     return pd.concat(parts), found
 
 
 # --- findings -------------------------------------------------------------------------------
-def _qd(depth) -> str:
-    return f"QD {int(depth)}"
-
-
-def _qd_row(r) -> str:
-    """'QD 32', or 'QD 32 × 4 jobs' (128 in flight) for a point of several jobs."""
-    return _qd(r.iodepth) + (f" × {int(r.numjobs)} jobs" if r.numjobs > 1 else "")
+_qd_row = qd_label  # 'QD 32 × 4 jobs'
 
 
 def _gains(pct: float) -> str:
@@ -147,9 +158,27 @@ def climb_after_knee(s: Sweep, settings: dict):
     return None if later.empty else later.loc[later.iops_mean.idxmax()]
 
 
-def knee_finding(s: Sweep, settings: dict) -> str:
-    peak = s.at(s.peak_depth)
+def peak_sentence(s: Sweep) -> str:
+    """The pattern's peak and the depth that first reaches 90% of it. Where the peak search
+    measured beyond the sweep, the peak is its, and the sweep's best is stated against it."""
+    best = s.at(s.best_depth)
+    pair = f"{md.num(best.iops_mean)} IOPS ({md.num(best.bw_MBps_mean)} MB/s)"
+    if s.peak is None or s.peak.case == best.case:
+        text = f" Peak {pair} at {s.qd(s.best_depth)}"
+    else:
+        text = (f" The sweep's best is {pair} at {s.qd(s.best_depth)}, "
+                f"{best.pct_of_peak:.0f}% of the peak ({md.num(s.peak.iops_mean)} IOPS, "
+                f"{md.num(s.peak.bw_MBps_mean)} MB/s at {config_text(s.peak)}, from the peak "
+                "search)")
+    if s.depth_90 is None:
+        return text + "; no depth of the sweep reaches 90% of the peak."
     at90 = s.at(s.depth_90)
+    it = "it" if s.peak is None or s.peak.case == best.case else "the peak"
+    return text + (f"; 90% of {it} is reached at {s.qd(s.depth_90)} ({md.num(at90.iops_mean)} "
+                   f"IOPS, {at90.pct_of_peak:.0f}% of peak).")
+
+
+def knee_finding(s: Sweep, settings: dict) -> str:
     rule = (f"a step gaining < {settings['knee_gain_pct']:g}% IOPS while mean latency grows "
             f"> {settings['knee_latency_pct']:g}%")
     if s.knee is not None:
@@ -184,10 +213,7 @@ def knee_finding(s: Sweep, settings: dict) -> str:
                 if len(s.rows) > 1 else
                 f"**Knee ({s.pattern}): not defined with one depth.** Sweep two or more depths")
         text += "."
-    text += (f" Peak {md.num(peak.iops_mean)} IOPS ({md.num(peak.bw_MBps_mean)} MB/s) at "
-             f"{s.qd(s.peak_depth)}; 90% of it is reached at {s.qd(s.depth_90)} "
-             f"({md.num(at90.iops_mean)} IOPS, {at90.pct_of_peak:.0f}% of peak).")
-    return text
+    return text + peak_sentence(s)
 
 
 def slo_finding(s: Sweep, slo_us: float) -> str:
@@ -271,7 +297,9 @@ def tail_finding(s: Sweep) -> str:
 
 def recommendation(s: Sweep, slo_us: float) -> str:
     """Latency-sensitive: the deepest queue before the knee that meets the objective.
-    Throughput: the shallowest queue giving 90% of the peak (deeper adds < 10% for latency)."""
+    Throughput: the peak search's efficient configuration where it ran (the fewest I/Os in
+    flight within 5% of the peak), else the shallowest depth giving 90% of the peak. Each in
+    the pattern's own quantity (IOPS, or MB/s for a sequential pattern)."""
     below_knee = [d for d in s.rows.outstanding if s.knee is None or d < s.knee.x]
     # each candidate's own p99 is checked too, not only its place before the objective depth
     candidates = [d for d in below_knee if s.slo_depth is not None and d <= s.slo_depth
@@ -281,18 +309,29 @@ def recommendation(s: Sweep, slo_us: float) -> str:
         r = s.at(lat_depth)
         why = ("the deepest before the knee" if s.knee is not None else "the deepest")
         lat_text = (f"{s.qd(lat_depth)} ({why} within p99 ≤ {md.num(slo_us)} µs: "
-                    f"{md.num(r.iops_mean)} IOPS at {md.num(r.lat_us_mean)} µs mean, "
+                    f"{metric_text(r, s.pattern)} at {md.num(r.lat_us_mean)} µs mean, "
                     f"p99 {md.num(r.lat_p99_us)} µs)")
     else:
         r = s.rows.iloc[0]
         lat_text = (f"{_qd_row(r)}, and even that misses the objective "
                     f"(p99 {md.num(r.lat_p99_us)} µs)")
+    head = f"**Recommended depth ({s.pattern}):** for latency-sensitive work {lat_text}; for "
+    top = s.top
+    if s.efficient is not None:
+        e = s.efficient
+        share = e.iops_mean / top.iops_mean * 100
+        deeper = ("it is also the peak" if e.case == top.case else
+                  f"the peak, {metric_text(top, s.pattern)} at {config_text(top)}, adds "
+                  f"{(top.iops_mean / e.iops_mean - 1) * 100:.1f}% for a mean latency of "
+                  f"{md.num(top.lat_us_mean)} µs and p99 {md.num(top.lat_p99_us)} µs")
+        return (f"{head}throughput {config_text(e)} (the peak search's efficient configuration: "
+                f"{metric_text(e, s.pattern)}, {share:.0f}% of the peak, at "
+                f"{md.num(e.lat_us_mean)} µs mean, p99 {md.num(e.lat_p99_us)} µs); {deeper}.")
     t = s.at(s.depth_90)
-    deeper = ("it is also the peak" if s.depth_90 == s.peak_depth else
+    deeper = ("it is also the peak" if s.depth_90 == s.best_depth else
               f"deeper queues add at most {100 - t.pct_of_peak:.0f}% throughput, and latency")
-    return (f"**Recommended depth ({s.pattern}):** for latency-sensitive work {lat_text}; for "
-            f"throughput {s.qd(s.depth_90)} ({md.num(t.iops_mean)} IOPS, {t.pct_of_peak:.0f}% of "
-            f"peak at {md.num(t.lat_us_mean)} µs mean); {deeper}.")
+    return (f"{head}throughput {s.qd(s.depth_90)} ({metric_text(t, s.pattern)}, "
+            f"{t.pct_of_peak:.0f}% of peak at {md.num(t.lat_us_mean)} µs mean); {deeper}.")
 
 
 def findings(df: pd.DataFrame, found: list[Sweep], settings: dict) -> list[str]:
@@ -325,18 +364,18 @@ def render_markdown(df: pd.DataFrame, found: list[Sweep], settings: dict, setup:
                      md.pm(r.iops_mean, r.iops_ci95), md.pm(r.bw_MBps_mean, r.bw_MBps_ci95),
                      f"{r.pct_of_peak:.0f}%", md.pm(r.lat_us_mean, r.lat_us_ci95),
                      md.num(r.lat_p50_us), tail_cell(r, "lat_p99_us"),
-                     tail_cell(r, "lat_p99_9_us"),
+                     tail_cell(r, "lat_p99_9_us"), md.num(r.lat_max_us),
                      md.num(r.little_pred_iops), md.signed_pct(r.little_error_pct, 1),
                      md.signed_pct(r.gain_pct, 1),
                      md.signed_pct(r.latency_growth_pct, 0)])
     table = md.table(["pattern", "QD", "IOPS", "MB/s", "of peak", "mean lat (µs)", "p50 (µs)",
-                      "p99 (µs)", "p99.9 (µs)", "Little IOPS", "Little err", "Δ IOPS",
-                      "Δ mean lat"], rows, ["l", "l"] + ["r"] * 11)
+                      "p99 (µs)", "p99.9 (µs)", "max (µs)", "Little IOPS", "Little err",
+                      "Δ IOPS", "Δ mean lat"], rows, ["l", "l"] + ["r"] * 12)
     note = standard_note(df) + (
             f" ◆ the knee (first step gaining < {settings['knee_gain_pct']:g}% IOPS while mean "
             f"latency grows > {settings['knee_latency_pct']:g}%); ● the smallest depth reaching "
-            "90% of peak. Little IOPS = QD / mean latency per repetition; Δ from the previous "
-            "depth.")
+            "90% of peak. max: the slowest I/O of all the repetitions. Little IOPS = QD / mean "
+            "latency per repetition; Δ from the previous depth.")
     blocks = [table, note]
     if nines is not None and not nines.empty:
         blocks += [nines_table(nines), nines_note() + " Shown at QD 1, the knee and the deepest "
@@ -359,84 +398,6 @@ def nines_points(df: pd.DataFrame) -> set[str]:
         out |= {rows.loc[rows.outstanding.idxmin(), "case"],
                 rows.loc[rows.outstanding.idxmax(), "case"], *rows[rows.is_knee].case}
     return out
-
-
-# --- figures ----------------------------------------------------------------------------------
-def _depth_ticks(found: list[Sweep]) -> list[int]:
-    return sorted({int(d) for s in found for d in s.rows.outstanding})
-
-
-def _marks(s: Sweep, y_col: str, x_col: str | None = None) -> list[Highlight]:
-    out = []
-    # The knee's caption above its ring, the 90% point's below: they are often neighbours.
-    for depth, text, color, offset in (
-            (s.knee.x if s.knee else None, "knee", "#E45756", (8, 8)),
-            (s.depth_90, "90% of peak", "#54A24B", (-30, -22))):
-        if depth is None:
-            continue
-        r = s.at(depth)
-        out.append(Highlight(r[x_col] if x_col else depth, r[y_col],
-                             f"{text} ({s.qd(depth)})", color, offset))
-    return out
-
-
-def distribution_panels(found: list[Sweep], results_dir) -> list[exceedance.Panel]:
-    """Per pattern: the shallowest depth (QD 1), the knee and the deepest depth (in I/Os in
-    flight, as every rule here)."""
-    panels = []
-    for s in found:
-        depths = {int(s.rows.outstanding.min()): "", int(s.rows.outstanding.max()): " (deepest)"}
-        if s.knee is not None:
-            depths[int(s.knee.x)] = " (knee)"
-        rows = [s.at(d) for d in sorted(depths)]
-        panels.append(exceedance.rows_panel(
-            results_dir, s.pattern, rows,
-            lambda r, depths=depths: _qd_row(r) + depths[int(r.outstanding)]))
-    return panels
-
-
-def draw_figures(found: list[Sweep], settings: dict, ws: Workspace) -> list[str]:
-    ticks = _depth_ticks(found)
-    depth_axis = {"xscale": "log2", "xticks": ticks,
-                  "xlabel": "I/Os in flight (queue depth × jobs)"}
-    line_chart(ws.path(FIG_CURVE), [
-        Panel(s.pattern, "mean total latency (µs)", "IOPS",
-              [Series("mean ± std over repetitions", list(s.rows.lat_us_mean),
-                      list(s.rows.iops_mean), list(s.rows.iops_std), list(s.rows.lat_us_std),
-                      [_qd_row(r).replace("QD ", "QD") for r in s.rows.itertuples()])],
-              highlights=_marks(s, "iops_mean", "lat_us_mean"))
-        for s in found], title="Throughput against latency, one point per queue depth")
-    line_chart(ws.path(FIG_THROUGHPUT), [
-        Panel("IOPS", ylabel="IOPS", **depth_axis,
-              series=[Series(s.pattern, list(s.rows.outstanding), list(s.rows.iops_mean),
-                             list(s.rows.iops_std)) for s in found],
-              highlights=[h for s in found for h in _marks(s, "iops_mean")]),
-        Panel("MB/s", ylabel="MB/s (10^6 B/s)", **depth_axis,
-              series=[Series(s.pattern, list(s.rows.outstanding), list(s.rows.bw_MBps_mean),
-                             list(s.rows.bw_MBps_std)) for s in found]),
-    ], title="Throughput by queue depth")
-    line_chart(ws.path(FIG_LATENCY), [
-        Panel("mean total latency", ylabel="mean latency (µs)", yscale="log", **depth_axis,
-              series=[Series(s.pattern, list(s.rows.outstanding), list(s.rows.lat_us_mean),
-                             list(s.rows.lat_us_std)) for s in found],
-              highlights=[h for s in found for h in _marks(s, "lat_us_mean")])])
-    line_chart(ws.path(FIG_PERCENTILES), [
-        Panel(s.pattern, ylabel="latency (µs)", yscale="log", **depth_axis,
-              series=[Series(name, list(s.rows.outstanding), list(s.rows[col]),
-                             list(s.rows[col + "_std"])) for name, col in PCTS],
-              hline=(settings["slo_p99_us"], f"objective p99 ≤ {settings['slo_p99_us']:g} µs"))
-        for s in found], title="Latency percentiles by queue depth (pooled repetitions; "
-                               "bars: std of the repetitions' own)")
-    main = found[0]
-    depths = list(main.rows.outstanding)
-    chosen = sorted({depths[0], depths[(len(depths) - 1) // 2], depths[-1]}
-                    | ({main.knee.x} if main.knee else set()))
-    labels = [main.qd(d) + (" (knee)" if main.knee and d == main.knee.x else "") for d in chosen]
-    grouped_bars(ws.path(FIG_TAILS), labels, [
-        BarSet(name, [main.at(d)[col] for d in chosen], [main.at(d)[col + "_std"] for d in chosen])
-        for name, col in PCTS], ylabel="latency (µs)", yscale="log",
-        title=f"{main.pattern}: tail percentiles at selected depths")
-    return [FIG_CURVE, FIG_THROUGHPUT, FIG_LATENCY, FIG_PERCENTILES, FIG_TAILS]
 
 
 def print_summary(df: pd.DataFrame) -> None:
@@ -462,133 +423,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"(default {DEFAULTS['knee_latency_pct']})")
 
 
-def peak_rows(table: pd.DataFrame, outcomes: dict | None = None) -> pd.DataFrame:
-    """Every configuration measured of the searched patterns (sweep and peak search), most IOPS
-    first within each, with `is_peak` on the peak and `is_efficient` on the fewest I/Os in
-    flight within 5% of it (the search's outcome, else by the means), and the search's end."""
-    rows = case_rows(table)
-    outcomes = outcomes or {}
-    parts = []
-    for rw, bs in peak_search.PATTERNS:
-        got = rows[(rows.rw == rw) & (rows.bs == bs)].copy()
-        if got.empty:
-            continue
-        got.insert(1, "pattern", md.pattern(rw, bs))
-        got["outstanding"] = got.iodepth * got.numjobs
-        got = got.sort_values("iops_mean", ascending=False)
-        keys = list(zip(got.iodepth.astype(int), got.numjobs.astype(int)))
-        outcome = outcomes.get((rw, bs))
-        if outcome is None or outcome.peak is None:  # no search: by the means
-            outcome = peak_search.Outcome(peak=keys[0], stopped="")
-            near = [k for k, i in zip(keys, got.iops_mean)
-                    if i >= (1 - peak_search.GAIN_PCT / 100) * got.iops_mean.iloc[0]]
-            outcome.efficient = min(near, key=peak_search.cheaper)
-        got["is_peak"] = [k == outcome.peak for k in keys]
-        got["is_efficient"] = [k == outcome.efficient for k in keys]
-        got["search_stopped"] = outcome.stopped
-        parts.append(got)
-    cols = ["case", "pattern", "iodepth", "numjobs", "outstanding", "engine", "n", "iops_mean",
-            "iops_std", "bw_MBps_mean", "bw_MBps_std", "lat_us_mean", "lat_p99_us",
-            "cpu_usr_pct", "cpu_sys_pct", "host_ceiling_iops", "host_bound", "is_peak",
-            "is_efficient", "search_stopped"]
-    return pd.concat(parts)[cols] if parts else pd.DataFrame(columns=cols)
-
-
-def _config(r) -> str:
-    return f"{_qd_row(r)}{f' with {r.engine}' if r.engine else ''}"
-
-
-def _metric(r, pattern: str) -> str:
-    return (f"{md.num(r.iops_mean)} IOPS" if "random" in pattern
-            else f"{md.num(r.bw_MBps_mean)} MB/s")
-
-
-def efficient_text(top, eff, pattern: str, bold: str = "**") -> str:
-    """'the efficient configuration: ... (mean, p99)', or that the peak is it."""
-    lat = f"mean {md.num(eff.lat_us_mean)} µs, p99 {md.num(eff.lat_p99_us)} µs"
-    if eff.case == top.case:
-        return f"it is also the efficient configuration (the fewest I/Os in flight; {lat})"
-    return (f"{bold}efficient configuration (the fewest I/Os in flight within "
-            f"{peak_search.GAIN_PCT}% of the peak): {_metric(eff, pattern)} at {_config(eff)}{bold}, "
-            f"{int(eff.outstanding)} in flight against {int(top.outstanding)} ({lat}; at the "
-            f"peak mean {md.num(top.lat_us_mean)} µs, p99 {md.num(top.lat_p99_us)} µs)")
-
-
-STOPPED = {
-    "plateau": "It stopped on the plateau: no more jobs or depth gained beyond the noise "
-               "(a gain counts when larger than twice the combined standard error of the two "
-               "means; undecided pairs were measured again), and no fewer stayed within "
-               f"{peak_search.GAIN_PCT}% of the peak (jobs up to the CPUs this host has).",
-    "budget": f"**Its budget ({peak_search.BUDGET} cases' worth of repetitions) ended it before "
-              "the plateau was shown**: more jobs or depth, or fewer, may still change the peak "
-              "or the efficient configuration; a run with `--peak grid` (and `--fresh`, or "
-              "into another `--results` tree) measures every one.",
-    "running": "It was not finished (repetitions failed or the run was stopped): rerun the same "
-               "command to go on.",
-}
-
-
-def peak_findings(peaks: pd.DataFrame) -> list[str]:
-    """What the peak search (or the grid) found, per pattern, when it ran."""
-    out = []
-    for pattern, rows in peaks.groupby("pattern", sort=False):
-        stopped = rows.search_stopped.iloc[0]
-        searched = rows[rows.case.str.startswith(peak_search.PREFIX)]
-        if searched.empty and stopped != "grid":
-            continue
-        top = rows[rows.is_peak].iloc[0]
-        eff = rows[rows.is_efficient].iloc[0]
-        single = rows[rows.numjobs == 1]
-        base = single.iloc[0] if not single.empty else top
-        how = (f"The grid measured {len(rows)} configurations of jobs × depth."
-               if stopped == "grid" else
-               f"The search tried {len(searched)} more configuration(s) of jobs and depth. "
-               + STOPPED.get(stopped, ""))
-        text = (f"**Peak ({pattern}): {_metric(top, pattern)} at {_config(top)}**, "
-                f"{top.iops_mean / base.iops_mean:.2f}× the best single-job point "
-                f"({md.num(base.iops_mean)} IOPS at {_config(base)}); "
-                f"{efficient_text(top, eff, pattern)}. {how}")
-        if top.host_bound:
-            text += " The host limited it: a faster host may show more."
-        out.append(text)
-    return out
-
-
 def record_facts(found: list[Sweep], settings: dict, facts: Facts,
                  peaks: pd.DataFrame | None = None) -> None:
     """Each pattern's peak (random IOPS, sequential MB/s) with the configuration that gave it,
     and each sweep's knee; Little's Law misses."""
-    peaks = peaks if peaks is not None else pd.DataFrame(columns=["case", "pattern"])
-    for pattern, rows in peaks.groupby("pattern", sort=False):
-        top = rows[rows.is_peak].iloc[0] if "is_peak" in rows else rows.iloc[0]
-        eff = rows[rows.is_efficient].iloc[0] if "is_efficient" in rows else top
-        note = "; " + efficient_text(top, eff, pattern, "") if eff.case != top.case else ""
-        if "search_stopped" in rows and rows.search_stopped.iloc[0] == "budget":
-            note += "; the search's budget ended it before the plateau was shown"
-        if "random" in pattern:
-            facts.headline("peak_random_iops", pattern,
-                           f"{md.num(top.iops_mean)} IOPS at {_config(top)} "
-                           f"({md.num(top.lat_us_mean)} µs mean, p99 {md.num(top.lat_p99_us)} µs)"
-                           + note, top.iops_mean, "IOPS", top.iops_std, settings="peak search",
-                           ci95=top.get("iops_ci95"))
-        else:
-            facts.headline("peak_seq_MBps", pattern,
-                           f"{md.num(top.bw_MBps_mean)} MB/s at {_config(top)}" + note,
-                           top.bw_MBps_mean, "MB/s", top.bw_MBps_std, settings="peak search",
-                           ci95=top.get("bw_MBps_ci95"))
+    stated = peak_facts(peaks, facts) if peaks is not None else set()
     for s in found:
-        peak = s.at(s.peak_depth)
+        peak = s.at(s.best_depth)
         jobs = f"jobs {int(peak.numjobs)}"  # the sweep's --jobs: a history series never mixes them
-        stated = set(peaks.case) & set(s.rows.case)  # above, over every configuration measured
-        if not stated and "random" in s.pattern:
+        if stated & set(s.rows.case):  # above, over every configuration measured
+            pass
+        elif "random" in s.pattern:
             facts.headline("peak_random_iops", s.pattern,
-                           f"{md.num(peak.iops_mean)} IOPS at {s.qd(s.peak_depth)} "
+                           f"{md.num(peak.iops_mean)} IOPS at {s.qd(s.best_depth)} "
                            f"({md.num(peak.lat_us_mean)} µs mean, p99 {md.num(peak.lat_p99_us)} µs)",
                            peak.iops_mean, "IOPS", peak.iops_std, settings=jobs,
                            ci95=peak.get("iops_ci95"))
-        elif not stated:
+        else:
             facts.headline("peak_seq_MBps", s.pattern,
-                           f"{md.num(peak.bw_MBps_mean)} MB/s at {s.qd(s.peak_depth)}",
+                           f"{md.num(peak.bw_MBps_mean)} MB/s at {s.qd(s.best_depth)}",
                            peak.bw_MBps_mean, "MB/s", peak.bw_MBps_std, settings=jobs,
                            ci95=peak.get("bw_MBps_ci95"))
         if s.knee is not None:
@@ -610,42 +463,20 @@ def record_facts(found: list[Sweep], settings: dict, facts: Facts,
                       "show what the depth would give.")
 
 
-def draw_heatmap(peaks: pd.DataFrame, ws: Workspace) -> list[tuple[str, str]]:
-    """IOPS (MB/s for a sequential pattern) and p99 over jobs × depth, one pair of panels per
-    pattern measured at two or more of each; [] when none was (a sweep at one job count)."""
-    panels = []
-    for pattern, rows in peaks.groupby("pattern", sort=False):
-        if rows.numjobs.nunique() < 2 or rows.iodepth.nunique() < 2:
-            continue
-        keys = list(zip(rows.iodepth.astype(int), rows.numjobs.astype(int)))
-        marks = {}
-        for k, peak, eff in zip(keys, rows.is_peak, rows.is_efficient):
-            label = ", ".join(n for n, on in (("peak", peak), ("efficient", eff)) if on)
-            if label:
-                marks[k] = label
-        metric, unit = ("iops_mean", "IOPS") if "random" in pattern else ("bw_MBps_mean", "MB/s")
-        panels += [Heat(f"{pattern}: {unit}", dict(zip(keys, rows[metric])), unit, marks),
-                   Heat(f"{pattern}: p99 latency", dict(zip(keys, rows.lat_p99_us)),
-                        "p99 (µs)", marks, reverse=True)]
-    if not panels:
-        return []
-    heatmap(ws.path(FIG_HEATMAP), panels, xlabel="queue depth per job", ylabel="jobs",
-            title="Jobs × depth: every configuration measured (blank: not measured)")
-    return [("Jobs × depth: throughput and p99 of every configuration measured", FIG_HEATMAP)]
-
-
 def produce(run: SectionRun) -> list[str]:
     settings = stored_settings(run.results_dir, vars(run.args), DEFAULTS)
-    df, found = analyse(run.table, settings)
     peaks = peak_rows(run.table, peak_search.outcomes(run.results_dir))
+    df, found = analyse(run.table, settings, peaks)
     record_facts(found, settings, run.facts, peaks)
-    figures = draw_figures(found, settings, run.ws)
+    figures = draw_figures(found, settings, run.ws, peaks)
     figures += exceedance.write(run, SECTION, distribution_panels(found, run.results_dir),
                                 "Latency distribution by queue depth")
     nines = nines_frame(run, df, lambda r: f"{r.pattern} {_qd_row(r)}")
     heat = draw_heatmap(peaks, run.ws)
     figures += [path for _, path in heat]
-    text = render_markdown(df, found, settings, run.setup, run.ws.link, peak_findings(peaks),
+    budget = peak_search.run_budget(read_manifest(run.results_dir))
+    text = render_markdown(df, found, settings, run.setup, run.ws.link,
+                           peak_findings(peaks, budget),
                            nines[nines.case.isin(nines_points(df))], heat)
     written = [run.write_table(TABLE, df), run.write_table(PEAK_TABLE, peaks),
                run.write_table(NINES_TABLE, nines),

@@ -150,11 +150,17 @@ def draw(r: RecoveryRun, ws: Workspace) -> list[tuple[str, str]]:
     per_s = [Series(f"after {row.gap_s:g} s idle", list(range(1, len(r.series[row.case]) + 1)),
                     list(r.series[row.case])) for row in t.itertuples()]
     slow = (r.result.slow_MBps, "post-cliff speed") if r.result else None
-    line_chart(ws.path(FIGURE), [
-        Panel("Cache regained against idle time", "idle (minutes)", "regained (GiB)", regained,
-              hline=cache),
-        Panel("Each probe, per second", "time in the probe (s)", "MB/s (10^6 B/s)", per_s,
-              hline=slow)], title="Write-cache recovery after the burst")
+    probes = Panel("Each probe, per second", "time in the probe (s)", "MB/s (10^6 B/s)", per_s,
+                   hline=slow, from_zero=True)
+    if t.regained_GiB.notna().any():
+        line_chart(ws.path(FIGURE), [
+            Panel("Cache regained against idle time", "idle (minutes)", "regained (GiB)",
+                  regained, hline=cache, from_zero=True), probes],
+                   title="Write-cache recovery after the burst")
+    else:  # nothing regained to plot (no cliff, no cache): the probes alone, and why
+        line_chart(ws.path(FIGURE), [probes],
+                   title="Write-cache recovery after the burst: no cache regained to plot",
+                   note=f"regained: {r.why_not or 'not measured'}")
     return [("Write-cache recovery: cache regained against idle time", FIGURE)]
 
 

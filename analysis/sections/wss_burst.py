@@ -37,13 +37,15 @@ from analysis.sections.common import (
     SectionRun,
     clat_note,
     flag,
-    host_finding,
+    interval,
+    interval_note,
     row_change,
     run_section,
     snippet,
     stability_finding,
     standard_note,
 )
+from analysis.sections.host_part import host_finding
 
 SECTION = "wss_burst"
 SNIPPET = snippet_path(SECTION)
@@ -53,8 +55,7 @@ FIG_WSS_LATENCY = "figs/wss_burst_wss_latency.png"
 FIG_WSS_TIME = "figs/wss_burst_wss_iops_time.png"
 FIG_COMPRESS_BW = "figs/wss_burst_compress_bw.png"
 FIG_COMPRESS_LATENCY = "figs/wss_burst_compress_latency.png"
-WSS_PCTS = [("mean", "lat_us_mean", "lat_us_std"), ("p99", "lat_p99_us", "lat_p99_us_std"),
-            ("p99.9", "lat_p99_9_us", "lat_p99_9_us_std")]
+WSS_PCTS = [("mean", "lat_us_mean"), ("p99", "lat_p99_us"), ("p99.9", "lat_p99_9_us")]
 STEP_PCT = 20  # a latency rise above this between neighbouring working sets is called a step
 
 
@@ -199,11 +200,11 @@ def draw_wss(df: pd.DataFrame, cases: dict[str, Case], results_dir: Path,
     axis = {"xscale": "log2", "xticks": sizes, "xticklabels": [md.human_size(s) for s in sizes],
             "xlabel": "working set (log2 scale)"}
     panels = [Panel(pattern, ylabel="latency (µs, log scale)", yscale="log", **axis,
-                    series=[Series(name, list(part.wss_bytes), list(part[col]), list(part[std]))
-                            for name, col, std in WSS_PCTS])
+                    series=[Series(name, list(part.wss_bytes), list(part[col]),
+                                   interval(part, col)) for name, col in WSS_PCTS])
               for pattern, part in df.groupby("pattern", sort=False)]
     line_chart(ws.path(FIG_WSS_LATENCY), panels, title="Latency by working set",
-               note="error bars: ± std over repetitions (p99, p99.9: of the repetitions' own)")
+               note=interval_note(df))
     time_panels = []
     for pattern, part in df.groupby("pattern", sort=False):
         series = []
@@ -213,7 +214,8 @@ def draw_wss(df: pd.DataFrame, cases: dict[str, Case], results_dir: Path,
                 per_s = read_per_second(logs).complete()
                 series.append(Series(md.human_size(r.wss_bytes), list(per_s.seconds),
                                      list(per_s.total())))
-        time_panels.append(Panel(pattern, "time (s)", "IOPS (per second)", series))
+        time_panels.append(Panel(pattern, "time (s)", "IOPS (per second)", series,
+                                 from_zero=True))
     line_chart(ws.path(FIG_WSS_TIME), time_panels,
                title="Per-second IOPS over time, first good repetition of each working set")
     return [FIG_WSS_LATENCY, FIG_WSS_TIME]
@@ -272,11 +274,16 @@ def _write_job(df: pd.DataFrame) -> str:
 
 def draw_compress(df: pd.DataFrame, ws: Workspace) -> list[str]:
     labels = list(df.data.str.replace(" (", "\n(", regex=False))
-    bar_chart(ws.path(FIG_COMPRESS_BW), labels, list(df.bw_MBps_mean), list(df.bw_MBps_std),
-              ylabel="MB/s (10^6 B/s)", title=f"{_write_job(df)} by data pattern")
-    bar_chart(ws.path(FIG_COMPRESS_LATENCY), labels, list(df.lat_us_mean), list(df.lat_us_std),
-              ylabel="mean total latency (µs)", title="Write latency by data pattern",
-              markers=list(df.lat_p99_us), marker_label="p99 (pooled repetitions)")
+    flags = {"flagged": list(df.host_bound), "flag_label": "host-bound (see the Host line)",
+             "note": interval_note(df)}
+    bar_chart(ws.path(FIG_COMPRESS_BW), labels, list(df.bw_MBps_mean),
+              interval(df, "bw_MBps_mean"), ylabel="MB/s (10^6 B/s)",
+              title=f"{_write_job(df)} by data pattern", **flags)
+    bar_chart(ws.path(FIG_COMPRESS_LATENCY), labels, list(df.lat_us_mean),
+              interval(df, "lat_us_mean"), ylabel="total latency (µs)",
+              title="Write latency by data pattern: mean and p99", markers=list(df.lat_p99_us),
+              marker_errors=interval(df, "lat_p99_us"), marker_name="p99",
+              marker_label="p99 (pooled repetitions) ± its 95% interval", **flags)
     return [FIG_COMPRESS_BW, FIG_COMPRESS_LATENCY]
 
 

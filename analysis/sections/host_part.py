@@ -1,0 +1,93 @@
+"""The host's part of every section's findings: which points the host limited, not the drive
+(analysis.run.host_ceiling's rules, read from the table's host columns), as the Host line each
+snippet ends with and as an anomaly for the report."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import pandas as pd
+
+from analysis.rules.cases import case_rows
+from analysis.run.host_ceiling import (
+    CEILING_LABELS,
+    HOST_BOUND_ALL,
+    HOST_BOUND_BUSY,
+    HOST_BOUND_SHARE,
+    PUNTED,
+)
+from analysis.sections.facts import Anomaly
+
+
+def host_bound_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows the host limited, one per case (analysis.run.host_ceiling)."""
+    rows = case_rows(df)
+    return rows[rows.host_bound.astype(bool)]
+
+
+def _host_reason(row) -> str:
+    share = row.iops_mean / row.host_ceiling_iops if row.host_ceiling_iops else math.nan
+    cpu = row.cpu_usr_pct + row.cpu_sys_pct
+    device = getattr(row, "host_ceiling_device", "") or "null"
+    label = "null-engine" if device == "null" else device
+    parts = [] if math.isnan(share) else [f"{share * 100:.0f}% of its {label} ceiling"]
+    if not math.isnan(cpu):
+        parts.append(f"CPU {cpu:.0f}% per job")
+    busiest = getattr(row, "cpu_busiest_pct", math.nan)
+    if not math.isnan(busiest):
+        parts.append(f"CPU {int(row.cpu_busiest)} {busiest:.0f}% busy")
+    together = getattr(row, "cpu_together_pct", math.nan)
+    if not math.isnan(together):
+        parts.append(f"all CPUs {together:.0f}% busy together")
+    return ", ".join(parts)
+
+
+def _ceiling_label(df: pd.DataFrame) -> str:
+    """Where the ceiling was measured, for the Host line: 'measured on null_blk (no media)' and
+    so on; io_uring shapes whose zram ceiling was a kernel worker's are said to have none."""
+    found = [d for d in dict.fromkeys(df.get("host_ceiling_device", pd.Series(dtype=str)))
+             if isinstance(d, str) and d]
+    measured = "; ".join(CEILING_LABELS.get(d, d) for d in found if d != PUNTED)
+    if not found:
+        measured = CEILING_LABELS["null"]
+    parts = [f"measured on {measured}"] if measured else []
+    return "; ".join(parts + [CEILING_LABELS[PUNTED]] * (PUNTED in found))
+
+
+NO_CEILING = ("no host ceiling was measured for these results (a fleet run, --no-host-ceiling, "
+              "or results from before the toolkit measured it)")
+
+
+def host_finding(df: pd.DataFrame, label: Callable[[object], str]) -> str:
+    """The line every snippet ends with, after stability: which points the host limited."""
+    devices = set(df.get("host_ceiling_device", pd.Series(dtype=str)))
+    no_ceiling = df.host_ceiling_iops.isna().all() and PUNTED not in devices
+    bound = host_bound_rows(df)
+    if no_ceiling and bound.empty:
+        return (f"**Host:** {NO_CEILING}; the CPU columns still show fio's own load, and a "
+                "point that kept a CPU busy is still marked host-bound.")
+    if bound.empty:
+        busy = (f", kept fio's CPUs busy, kept any CPU {HOST_BOUND_BUSY * 100:.0f}% busy, or "
+                f"all CPUs {HOST_BOUND_ALL * 100:.0f}% busy together"
+                if df.get("cpu_busiest_pct", pd.Series(dtype=float)).notna().any() else
+                " or kept fio's CPUs busy (no per-CPU load was recorded for these results)")
+        return (f"**Host:** no point reached {HOST_BOUND_SHARE * 100:.0f}% of what this host can "
+                f"issue for its shape (its ceiling, {_ceiling_label(df)}){busy}: by "
+                "this test, the drive set the pace.")
+    return ("**Host-bound:** " + ", ".join(f"{label(r)} ({_host_reason(r)})" for r in
+                                            bound.itertuples())
+            + ": these points measure this host (fio and the kernel) as much as the drive; a "
+              "faster host or more jobs would show more (docs/methodology.md, host ceiling)."
+            + (f" {NO_CEILING.capitalize()}: they were marked by the CPUs' "
+               "load alone." if no_ceiling else ""))
+
+
+def host_anomaly(table: pd.DataFrame) -> Anomaly | None:
+    bound = host_bound_rows(table)
+    if bound.empty:
+        return None
+    return Anomaly("host_bound", (
+        f"{len(bound)} of {len(case_rows(table))} points were limited by the host, not the drive "
+        f"(reached {HOST_BOUND_SHARE * 100:.0f}% of the host's ceiling, kept a CPU or all of "
+        f"them busy): {', '.join(f'{r.case} ({_host_reason(r)})' for r in bound.itertuples())}."))

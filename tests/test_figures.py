@@ -1,0 +1,164 @@
+"""Every figure of the committed sample (docs/sample/results, a real quick report) drawn again and
+checked for what can be checked without eyes, from matplotlib's own artists and bounding boxes
+once each figure is laid out and saved:
+
+- every text inside the axes (a point's label, a bar's value, a heatmap cell) lies inside them;
+- no text covers a marker (a point, a ring, a diamond; error-bar caps are not counted);
+- a heatmap whose values span more than 100x is coloured on a log scale;
+- a bar chart's value axis starts at 0 (a bar's length is its value), and no bar is drawn on a
+  log axis;
+- no panel is empty.
+
+The checks are this file's own (not analysis.render.plots's placement code), and each is shown
+to fail on a figure made wrong on purpose. No fio: the sample's results are fio's JSON already.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+from pathlib import Path
+
+import matplotlib
+import pytest
+
+matplotlib.use("Agg")
+import matplotlib.figure
+import matplotlib.pyplot as plt
+from matplotlib.collections import PathCollection
+from matplotlib.colors import LogNorm
+from matplotlib.container import BarContainer
+from matplotlib.image import AxesImage
+
+from analysis.render import exceedance, plots
+from analysis.report import redraw
+from tests.toolkit import REPO
+
+SAMPLE = REPO / "docs" / "sample"
+CAPS = ("_", "|")  # error-bar caps: drawn as markers, not data
+TOLERANCE = 1.0  # pixels
+
+
+def marker_boxes(ax) -> list:
+    """Display boxes of the data markers: points of lines drawn with a marker, scatter points."""
+    dpi, out = ax.figure.dpi, []
+    for line in ax.lines:
+        marker = line.get_marker()
+        if not line.get_visible() or marker in (None, "None", "", " ") or marker in CAPS:
+            continue
+        r = line.get_markersize() * dpi / 72 / 2
+        for x, y in line.get_transform().transform(line.get_xydata()):
+            if math.isfinite(x) and math.isfinite(y):
+                out.append((x - r, y - r, x + r, y + r))
+    for coll in ax.collections:
+        if isinstance(coll, PathCollection) and coll.get_visible():
+            sizes = list(coll.get_sizes()) or [36.0]
+            for k, (x, y) in enumerate(coll.get_offset_transform().transform(coll.get_offsets())):
+                r = math.sqrt(sizes[k % len(sizes)]) * dpi / 72 / 2
+                out.append((x - r, y - r, x + r, y + r))
+    return out
+
+
+def overlaps(a, b) -> bool:
+    return (min(a[2], b[2]) - max(a[0], b[0]) > TOLERANCE
+            and min(a[3], b[3]) - max(a[1], b[1]) > TOLERANCE)
+
+
+def has_data(ax) -> bool:
+    lines = any(line.get_visible() and any(math.isfinite(v) for v in line.get_ydata(orig=False))
+                for line in ax.lines)
+    images = any(isinstance(i, AxesImage) for i in ax.images)
+    bars = any(isinstance(c, BarContainer) and len(c.patches) for c in ax.containers)
+    points = any(isinstance(c, PathCollection) and len(c.get_offsets()) for c in ax.collections)
+    return lines or images or bars or points
+
+
+def problems(fig) -> list[str]:
+    """What is wrong with a saved figure, by the rules of this file's docstring."""
+    found = []
+    renderer = fig.canvas.get_renderer()
+    for n, ax in enumerate(fig.axes):
+        if not ax.get_visible() or hasattr(ax, "_colorbar"):
+            continue
+        name = f"panel {n + 1} ({ax.get_title() or 'untitled'})"
+        if not has_data(ax):
+            found.append(f"{name}: empty")
+        frame = ax.get_window_extent(renderer)
+        markers = marker_boxes(ax)
+        for text in ax.texts:
+            if not text.get_visible() or not text.get_text().strip():
+                continue
+            box = text.get_window_extent(renderer)
+            b = (box.x0, box.y0, box.x1, box.y1)
+            if (b[0] < frame.x0 - TOLERANCE or b[1] < frame.y0 - TOLERANCE
+                    or b[2] > frame.x1 + TOLERANCE or b[3] > frame.y1 + TOLERANCE):
+                found.append(f"{name}: text {text.get_text()!r} outside the axes")
+            if any(overlaps(b, m) for m in markers):
+                found.append(f"{name}: text {text.get_text()!r} covers a marker")
+        for image in ax.images:
+            values = [v for v in image.get_array().compressed().ravel() if v > 0]
+            if values and max(values) > 100 * min(values) and not isinstance(image.norm, LogNorm):
+                found.append(f"{name}: colours span {max(values) / min(values):.0f}x on a "
+                             "linear scale")
+        if any(isinstance(c, BarContainer) and len(c.patches) for c in ax.containers):
+            if ax.get_yscale() != "linear":
+                found.append(f"{name}: bars on a {ax.get_yscale()} axis")
+            elif ax.get_ylim()[0] != 0:
+                found.append(f"{name}: bar axis starts at {ax.get_ylim()[0]:g}, not 0")
+    return found
+
+
+@pytest.fixture(scope="module")
+def drawn(tmp_path_factory) -> dict[str, list[str]]:
+    """The sample's tree drawn again (`python -m analysis all`), each figure checked once saved."""
+    root = tmp_path_factory.mktemp("figures")
+    tree = root / "results" / "sample"
+    shutil.copytree(SAMPLE / "results", tree)
+    seen: dict[str, list[str]] = {}
+    saving: list[str] = []
+    original, close = plots._save, plt.close
+
+    def save(fig, path: Path, note: str = ""):
+        saving.append(Path(path).name)
+        return original(fig, path, note)
+
+    def check_then_close(fig=None):
+        # _save closes the figure right after writing it: checked then, laid out as saved
+        if saving and isinstance(fig, matplotlib.figure.Figure):
+            seen[saving.pop()] = problems(fig)
+        return close(fig)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(plots, "_save", save)
+        mp.setattr(exceedance, "_save", save)
+        mp.setattr(plt, "close", check_then_close)
+        assert redraw.main(["--root", str(root), "--results", str(tree)]) == 0
+    return seen
+
+
+def test_every_figure_of_the_sample_is_drawn(drawn):
+    committed = {p.name for p in (SAMPLE / "figs").glob("*.png")}
+    assert committed <= set(drawn), committed - set(drawn)
+
+
+def test_no_figure_has_a_problem_a_reader_would_see(drawn):
+    bad = {name: found for name, found in drawn.items() if found}
+    assert not bad, "\n".join(f"{n}: {'; '.join(f)}" for n, f in sorted(bad.items()))
+
+
+# --- the checks fail where they should ----------------------------------------------------------
+def test_the_checks_catch_a_figure_made_wrong(tmp_path):
+    fig, (bars, heat, _empty) = plt.subplots(1, 3, figsize=(9, 3))
+    bars.bar([0, 1], [50, 60])
+    bars.set_ylim(40, 70)  # a bar axis not from 0
+    bars.plot([0.0], [55.0], "o", ms=8)
+    bars.text(0.0, 55.0, "on the point")  # covers the marker
+    bars.text(5.0, 55.0, "far right")  # outside the axes
+    heat.imshow([[1.0, 10.0], [100.0, 291_504.0]])  # spans 291,504x, linear
+    fig.savefig(tmp_path / "bad.png")
+    found = "\n".join(problems(fig))
+    plt.close(fig)
+    for expected in ("bar axis starts at 40", "'on the point' covers a marker",
+                     "'far right' outside the axes", "colours span 291504x",
+                     "panel 3 (untitled): empty"):
+        assert expected in found, found
