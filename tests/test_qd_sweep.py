@@ -311,8 +311,8 @@ def test_usage_errors(toolkit):
     assert not (toolkit / "tmp" / "target.img").exists()
 
 
-# --- one peak: the committed sample's §5, a real search cut short by its budget ---------------
-SAMPLE_QD = Path(__file__).resolve().parents[1] / "docs" / "sample" / "results" / "qd_sweep"
+# --- one peak: a real search cut short by its budget (an earlier sample's §5, a fixture) -------
+SAMPLE_QD = Path(__file__).resolve().parent / "fixtures" / "peak-search" / "qd_sweep"  # README there
 
 
 def sample_search():
@@ -329,7 +329,7 @@ def sample_search():
 
 
 def test_the_table_the_findings_and_the_headline_quote_one_peak():
-    """The sample's search found 95,617 IOPS at QD 128 beyond the sweep's best (QD 64): the
+    """The fixture's search found 95,617 IOPS at QD 128 beyond the sweep's best (QD 64): the
     table's "of peak", the 90% mark, the knee's sentence, the recommendation and the headline
     all take that peak, and the budget stated is the manifest's (6), not the code's default."""
     from analysis.sections.facts import Facts
@@ -358,7 +358,7 @@ def test_the_table_the_findings_and_the_headline_quote_one_peak():
 
 
 def test_a_peak_with_a_far_longer_tail_is_flagged_and_units_stay_one():
-    """The sample's sequential peak (QD 64 × 2 jobs) is 0.9% above the efficient configuration
+    """The fixture's sequential peak (QD 64 × 2 jobs) is 0.9% above the efficient configuration
     (QD 128) with a p99 24× as long: its finding, headline and anomalies say so; the random
     pattern's peak is its efficient configuration, not flagged. A sequential pattern's peak
     sentence is in MB/s throughout (no IOPS beside an MB/s figure)."""
