@@ -123,10 +123,8 @@ _collect_whole_disk() {
 # overlay, NFS). The file's st_dev names it through /sys/dev/block; btrfs reports an anonymous
 # st_dev, so fall back to the mount's source when that is a block device.
 _collect_backing_dev() {
-    local majmin src
-    majmin=$(stat -c '%Hd:%Ld' -- "$1" 2>/dev/null) || return 0
-    if [[ -e /sys/dev/block/$majmin ]]; then
-        src=$(readlink -f -- "/sys/dev/block/$majmin") || return 0
+    local src
+    if src=$(sysfs_block_of "$1"); then
         printf '/dev/%s\n' "${src##*/}"
         return 0
     fi

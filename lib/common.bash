@@ -30,6 +30,20 @@ tk_python() {
     PYTHONPATH="$TK_ROOT${PYTHONPATH:+:$PYTHONPATH}" "$py" -m analysis "$@"
 }
 
+# sysfs_block_of PATH: the sysfs folder of the block device PATH is (a device node) or lives on
+# (a file, through its st_dev), the one place a path becomes /sys/dev/block/MAJ:MIN; fails where
+# there is none (tmpfs, overlay, btrfs's anonymous st_dev).
+sysfs_block_of() {
+    local dev sys
+    if [[ -b $1 ]]; then
+        dev=$(stat -L -c '%Hr:%Lr' -- "$1" 2>/dev/null) || return 1
+    else
+        dev=$(stat -L -c '%Hd:%Ld' -- "$1" 2>/dev/null) || return 1
+    fi
+    [[ -e /sys/dev/block/$dev ]] && sys=$(readlink -f -- "/sys/dev/block/$dev") || return 1
+    printf '%s\n' "$sys"
+}
+
 # shellcheck source=lib/registry.bash
 source "$TK_ROOT/lib/registry.bash"
 

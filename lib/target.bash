@@ -193,13 +193,8 @@ check_writes_allowed() {
 # target_disk_sysfs: the sysfs folder of the disk behind the target (a partition's whole disk,
 # the device holding a file), where queue/ lives; fails when there is none (tmpfs, overlay).
 target_disk_sysfs() {
-    local dev sys
-    if [[ -b $TARGET_PATH ]]; then
-        dev=$(stat -L -c '%Hr:%Lr' -- "$TARGET_PATH" 2>/dev/null) || return 1
-    else
-        dev=$(stat -L -c '%Hd:%Ld' -- "$TARGET_PATH" 2>/dev/null) || return 1
-    fi
-    sys=$(readlink -f "/sys/dev/block/$dev" 2>/dev/null) || return 1
+    local sys
+    sys=$(sysfs_block_of "$TARGET_PATH") || return 1
     [[ ! -e $sys/partition ]] || sys=${sys%/*}
     [[ -d $sys/queue ]] || return 1
     printf '%s\n' "$sys"
