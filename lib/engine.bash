@@ -81,8 +81,8 @@ choose_engines_by_cost() {
     if [[ -n $tree ]]; then
         ENGINE_KEPT=${tree%%$'\t'*}
         ENGINE_QD1=${ENGINE_KEPT% *} ENGINE_DEEP=${ENGINE_KEPT#* } ENGINE_NOTE=${tree#*$'\t'}
-        [[ $ENGINE_NOTE == *"probed once for this results tree"* ]] ||
-            ENGINE_NOTE="${ENGINE_NOTE%)*}; probed once for this results tree)${ENGINE_NOTE##*)}"
+        # shellcheck disable=SC2034  # read by lib/run.bash and lib/loop.bash
+        ENGINE_FROM_TREE=1
         return 0
     fi
     declare -A lat_of=() iops_of=()

@@ -40,7 +40,8 @@ check_manifest() {
         until_stable="$UNTIL_STABLE" max_repeat="$MAX_REPEAT" \
         engine="$(engine_label)" direct="$DIRECT" \
         engines="$ENGINE_QD1 $ENGINE_DEEP" engine_note="$ENGINE_NOTE" cases="${CASE_NAMES[*]}" \
-        io_uring_options="$URING_OPTS" io_uring_note="$URING_NOTE" \
+        engine_from_tree="${ENGINE_FROM_TREE:-}" io_uring_options="$URING_OPTS" \
+        io_uring_note="$URING_NOTE" io_uring_from_tree="${URING_FROM_TREE:-}" \
         cpus_allowed="$PLACEMENT_CPUS" placement="$PLACEMENT_NOTE" \
         nines="$NINES" nines_qd1_iops="${NINES_RATE:-}" \
         matrix="$(case_matrix)" 2>&1); then

@@ -67,7 +67,7 @@ section_main() {
     check_io_alignment
     cd "$TK_ROOT" || exit "$EXIT_FAIL"
     RESULTS_DIR="$RESULTS/$SECTION"
-    ENGINE_NOTE=""
+    ENGINE_NOTE="" ENGINE_FROM_TREE="" # the latter 1 where an earlier section's probe is reused
     resolve_state
     resolve_purge
 
@@ -101,10 +101,10 @@ section_main() {
         ENGINE_KEPT=$(stored_engines)
         choose_engines_by_cost
     fi
-    info "engine: $ENGINE_NOTE"
+    info "engine: $ENGINE_NOTE${ENGINE_FROM_TREE:+ (probed once for this results tree)}"
     size_runtime_for_nines
     choose_uring_options
-    [[ -z $URING_NOTE ]] || info "io_uring: $URING_NOTE"
+    [[ -z $URING_NOTE ]] || info "io_uring: $URING_NOTE${URING_FROM_TREE:+ (probed once for this results tree)}"
     check_manifest
     health_snapshot before
     if declare -F section_prepare >/dev/null; then section_prepare; fi

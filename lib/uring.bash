@@ -131,7 +131,7 @@ probe_uring_group() { # NAME "KEPT OPTIONS" "GROUP OPTIONS"
 }
 
 choose_uring_options() {
-    URING_OPTS="" URING_NOTE=""
+    URING_OPTS="" URING_NOTE="" URING_FROM_TREE=""
     [[ $ENGINE_QD1 == io_uring || $ENGINE_DEEP == io_uring ]] || return 0
     if ! uring_probes; then
         URING_OPTS=defaults URING_NOTE="fio's defaults ($(uring_defaults_why))"
@@ -144,9 +144,8 @@ choose_uring_options() {
     fi
     kept=$(stored_tree_uring)
     if [[ -n $kept ]]; then
-        URING_OPTS=${kept%%$'\t'*} URING_NOTE=${kept#*$'\t'}
-        [[ $URING_NOTE == *"probed once for this results tree"* ]] ||
-            URING_NOTE="${URING_NOTE%)}; probed once for this results tree)"
+        # shellcheck disable=SC2034  # read by lib/run.bash and lib/loop.bash
+        URING_OPTS=${kept%%$'\t'*} URING_NOTE=${kept#*$'\t'} URING_FROM_TREE=1
         return 0
     fi
     local base=() group figures=() half=$((URING_PROBE_QD / URING_BATCH_DIV)) poll cpus n=0

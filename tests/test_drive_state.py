@@ -328,7 +328,9 @@ def test_engine_probed_once_per_results_tree(toolkit):
     tree = toolkit / "results"
     qd1, mix = (load_json(tree / s / "manifest.json") for s in ("qd1", "mix_rw"))
     assert qd1["engines"] == mix["engines"]
-    assert "probed once for this results tree" in mix["engine_note"]
+    assert mix["engine_from_tree"] == "1" and not qd1["engine_from_tree"]
+    assert mix["engine_note"] == qd1["engine_note"]
+    assert "engine: " + qd1["engine_note"] + " (probed once for this results tree)" in second.stderr
     assert (tree / "engines").read_text().splitlines()[1].startswith(qd1["engines"])
     # the probe ran after the file was written full of data, never on a file still to create
     assert first.stderr.index("creating") < first.stderr.index("engine:")

@@ -136,6 +136,8 @@ def engine_text(manifest: dict) -> str:
     return f"{engine} with {kept}" if kept and kept != "defaults" else engine
 
 
+# A tree written before the manifest had engine_from_tree and io_uring_from_tree carried the fact
+# in the note's prose; the notes are shown without it.
 PROBED_ONCE = "; probed once for this results tree"
 
 
