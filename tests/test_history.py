@@ -89,7 +89,7 @@ def test_two_runs_recorded_and_the_same_tree_again_keeps_two(lab):
         heads = store.of_runs("headlines", [first["run_id"]])
     env = json.loads((lab / "results" / "run-a" / "env.json").read_text())
     assert first["kernel"] == env["kernel"] and first["fio_version"] == env["fio_version"]
-    assert first["profile"] == "quick" and first["engine"] and first["target"]
+    assert first["profile"] == "tiny" and first["engine"] and first["target"]
     assert first["capacity_bytes"] == env["target"]["capacity_bytes"]
     # every summary row of the section's table, its standard columns and its own (in extra)
     table = pd.read_csv(lab / "tables" / "run-a" / "qd1_baseline.csv")

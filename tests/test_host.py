@@ -224,11 +224,15 @@ def test_qd_sweep_with_jobs_and_the_peak_search(toolkit):
     check_added_stages(toolkit, result.stderr, list(table.case), seed=3)
     assert sorted(zip(table.iodepth, table.numjobs)) == [(1, 1), (1, 2), (4, 1), (4, 2)]
     assert list(table.outstanding) == list(table.iodepth * table.numjobs)
+    # every job count's 90% mark is of the one peak the search names (tables/qd_sweep_peak.csv)
+    peak = pd.read_csv(toolkit / "tables" / "qd_sweep_peak.csv").query("is_peak").iops_mean.iloc[0]
+    assert peak >= table.iops_mean.max()
     for jobs, part in table.groupby("numjobs"):
         assert set(part.pattern) == {"4 KiB random read" + (f" × {jobs} jobs" if jobs > 1 else "")}
         iops = list(part.iops_mean)
-        first90 = next(o for o, i in zip(part.outstanding, iops) if i >= 0.9 * max(iops))
+        first90 = next((o for o, i in zip(part.outstanding, iops) if i >= 0.9 * peak), None)
         assert list(part.is_90pct_of_peak) == [o == first90 for o in part.outstanding]
+        assert list(part.pct_of_peak) == pytest.approx([i / peak * 100 for i in iops])
     # the peak search ran after the sweep, within the CPUs, and the headline is the best point
     peaks = pd.read_csv(toolkit / "tables" / "qd_sweep_peak.csv")
     searched = peaks[peaks.case.str.startswith(peak_search.PREFIX)]

@@ -33,7 +33,7 @@ from tests.toolkit import TINY as TINY_ARGS
 from tools.nvme_vm import Controller, Namespace, VmSpec, WriteCache, available, nvme_vm
 from tools.nvme_vm.scenarios import Scenario, run_scenarios
 
-pytestmark = [pytest.mark.root, pytest.mark.e2e]
+pytestmark = [pytest.mark.root, pytest.mark.e2e, pytest.mark.vm]
 
 CACHE = WriteCache(fast=200_000_000, slow=20_000_000, burst_s=5)
 SPEC = VmSpec(controllers=(
@@ -127,8 +127,9 @@ def guest():
     tk = make_copy()
     LEFT_BEFORE.update((REPO / "tmp").glob("nvme-vm-*"))  # a killed run's, not this one's
     try:
-        # nothing beside it: the guest's CPUs are emulated on the host's, and §6's rates with them
-        with beside_others(alone=True), nvme_vm(SPEC) as vm:
+        # no script or device test beside it (unit tests may run): the guest's CPUs are emulated
+        # on the host's, and §6's rates with them
+        with beside_others(alone=False, scripts="exclusive"), nvme_vm(SPEC) as vm:
             results = run_scenarios(vm, scenarios(tk), rwdirs=[tk])
             print(f"NVMe VM: {vm.accelerator}, {vm.boots[0]:.0f} s boot to power-off; "
                   + ", ".join(f"{n} {r.seconds or 0:.0f} s" for n, r in results.items()))
@@ -344,7 +345,6 @@ def test_no_vm_is_left_behind(guest):
     assert set((REPO / "tmp").glob("nvme-vm-*")) <= LEFT_BEFORE
 
 
-@pytest.mark.alone
 def test_ctrl_c_stops_the_vm_and_leaves_nothing():
     """The CLI interrupted while its guest runs: exit 130, QEMU gone, the VM's folder removed."""
     why = available()

@@ -80,13 +80,14 @@ def test_interrupt_while_creating_the_target_leaves_no_half_made_file(toolkit):
 
 
 def test_other_settings_are_refused_then_fresh_moves_aside(toolkit):
-    once = [a if a != "2" else "1" for a in TINY]  # --repeat 1: the manifest is what is checked
+    once = [*TINY, "--repeat", "1"]  # one repetition: the manifest is what is checked
     assert run(toolkit, "qd1_test.bash", *once).returncode == 0
     before = tree_digest(toolkit / "results")
-    other = [a if a != "quick" else "standard" for a in once]
+    # the same run but for the profile's name (every setting it sets given as before)
+    other = [*once, "--profile", "quick", "--runtime", "1", "--ramp", "0", "--size", "64M"]
     result = run(toolkit, "qd1_test.bash", *other)
     assert result.returncode == 2
-    assert "profile='quick' (now 'standard')" in result.stderr and "--fresh" in result.stderr
+    assert "profile='tiny' (now 'quick')" in result.stderr and "--fresh" in result.stderr
     assert tree_digest(toolkit / "results") == before
 
     result = run(toolkit, "qd1_test.bash", *other, "--fresh")

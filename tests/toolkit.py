@@ -81,22 +81,31 @@ def fio_workdir(prefix: str):
 # uses /dev/zram0 (the toolkit's lock lets one run at a time on a target), runs alone:
 # every other test holds this lock shared, an `alone` one exclusive. The turnstile gives the
 # exclusive one precedence: once it waits, no new test starts beside the one still running.
+# A second lock, `scripts`, is for the NVMe VM: its guest's CPUs are emulated on the host's, so no
+# script or device test may run beside it (they hold `scripts` shared, the VM exclusive), but the
+# unit tests (no script, no device: a few CPU-seconds each) may, and fill the VM's five minutes.
 LOCKS = REPO / "tmp" / ".tests"
 
 
 @contextlib.contextmanager
-def beside_others(alone: bool):
-    """Hold the tests' machine lock for the block: exclusive when `alone`, else shared."""
+def beside_others(alone: bool, scripts: str | None = None):
+    """Hold the tests' machine lock for the block: exclusive when `alone`, else shared; and the
+    scripts lock too when `scripts` is 'shared' (a test that runs scripts or devices) or
+    'exclusive' (the NVMe VM)."""
     LOCKS.mkdir(parents=True, exist_ok=True)
-    with open(LOCKS / "turnstile", "a") as turnstile, open(LOCKS / "machine", "a") as machine:
+    with open(LOCKS / "turnstile", "a") as turnstile, open(LOCKS / "machine", "a") as machine, \
+            open(LOCKS / "scripts", "a") as others:
         fcntl.flock(turnstile, fcntl.LOCK_EX)
         try:
             fcntl.flock(machine, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+            if scripts:
+                fcntl.flock(others, fcntl.LOCK_EX if scripts == "exclusive" else fcntl.LOCK_SH)
         finally:
             fcntl.flock(turnstile, fcntl.LOCK_UN)
         try:
             yield
         finally:
+            fcntl.flock(others, fcntl.LOCK_UN)
             fcntl.flock(machine, fcntl.LOCK_UN)
 
 
