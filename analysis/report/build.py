@@ -156,7 +156,10 @@ def own_runtimes(manifest: dict) -> str:
 def shared_setup(states: list[SectionState]) -> dict[str, str]:
     """The report's setup: each field's value as most sections ran it (the earlier section's on
     a tie); a section whose value differs states its own in its line."""
-    ran = [s.facts.setup for s in states if s.facts.setup]
+    # a fleet's sections leave no setup of their own: theirs is read from the first host's
+    # manifest, the hosts as its target (section_manifest)
+    ran = [s.facts.setup or md.setup_fields(s.manifest, "each host's own drive")
+           for s in states if s.facts.setup or s.manifest.get("target_kind") == "fleet"]
     out = {}
     for key in md.SETUP_FIELDS:
         values = [f.get(key, "") for f in ran]
