@@ -257,6 +257,20 @@ def test_rotational_and_pcie_link_warnings(file_raw, tmp_path):
     assert any(w.startswith("PCIe link of 0000:01:00.0 runs at 8.0 GT/s PCIe x2") for w in env["warnings"])
 
 
+def test_an_emulated_slot_reports_no_link(file_raw, tmp_path):
+    """QEMU's NVMe controller sits on a slot whose link the kernel reads as 'Unknown', width 0 (as
+    the NVMe VM's sysfs shows it): §1 says the slot reports no link, and warns of no slow link."""
+    sysfs = (file_raw / "sysfs.txt").read_text()
+    sysfs += ("\npci_device=0000:00:0c.0\ncurrent_link_speed=Unknown\ncurrent_link_width=0\n"
+              "max_link_speed=Unknown\nmax_link_width=255\n")
+    env = build_env(edited_copy(file_raw, tmp_path, {"sysfs.txt": sysfs}))
+    env["target"]["device"] = env["target"]["device"] or "/dev/nvme0n1"
+    text = render_env_text(env)
+    assert ("PCIe link:" in text and "not reported (speed Unknown, width 0: an emulated or virtual "
+            "slot) at 0000:00:0c.0" in text)
+    assert "x255" not in text and not any("PCIe link" in w for w in env["warnings"])
+
+
 def test_health_identity_and_warnings_from_a_real_nvme_capture(file_raw, tmp_path):
     log = json.loads((FIXTURES / "nvme-smart-log-v1.json").read_text())
     log["critical_warning"] = 4  # the spec's "reliability degraded" bit

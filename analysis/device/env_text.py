@@ -34,6 +34,17 @@ def _cpu_text(cpu: dict) -> str | None:
     return f"{cpu.get('model') or 'unknown model'}, " + ", ".join(parts)
 
 
+def _link_text(link: dict) -> str:
+    """'8.0 GT/s PCIe x4 (max 8.0 GT/s PCIe x4) at 0000:01:00.0'; a slot whose link the kernel
+    reads as 'Unknown' (QEMU's, a VM's virtual slot) is said to report none."""
+    if not link.get("width") or "GT/s" not in str(link.get("speed")):
+        return (f"not reported (speed {link.get('speed') or '?'}, width "
+                f"{link.get('width') if link.get('width') is not None else '?'}: an emulated or "
+                f"virtual slot) at {link['pci_device']}")
+    return (f"{link['speed']} x{link['width']} (max {link['max_speed']} x{link['max_width']}) "
+            f"at {link['pci_device']}")
+
+
 def _target_rows(t: dict) -> list[tuple[str, object]]:
     link = t.get("pcie_link")
     mount = t.get("mounted")
@@ -64,8 +75,7 @@ def _target_rows(t: dict) -> list[tuple[str, object]]:
         ("write cache", t.get("write_cache")),
         ("NUMA node", None if t.get("numa_node") is None else
          f"{t['numa_node']}{' (no affinity reported)' if t['numa_node'] < 0 else ''}"),
-        ("PCIe link", f"{link['speed']} x{link['width']} (max {link['max_speed']} "
-         f"x{link['max_width']}) at {link['pci_device']}" if link else
+        ("PCIe link", _link_text(link) if link else
          "none (no PCIe link above the device in sysfs)" if t.get("device") else None),
         ("interrupt CPUs", "{} of {}".format(",".join(map(str, t["irq_cpus"][0])) or "none yet",
                                               t["irq_cpus"][1]) if t.get("irq_cpus") else None),
