@@ -94,7 +94,7 @@ sample-report:
 
 # Two workers, a file each at a time (module-scoped runs stay shared within a file): most tests wait
 # on fio's runtime. A test marked `alone` runs with nothing beside it (tests/toolkit.py).
-PYTEST := $(PYTHON) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder
+PYTEST := $(PYTHON) -m pytest -q -n 2 --dist loadfile
 
 test: lint
 	$(PYTEST) -rs --durations=15 tests

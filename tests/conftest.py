@@ -173,17 +173,13 @@ def pytest_collection_modifyitems(config, items):
             if os.geteuid() != 0:
                 item.add_marker(pytest.mark.skip(
                     reason="needs root (loop devices, /dev/zram0, mounts or cgroups)"))
-    # The order make test's two workers take the files in, a file at a time (each file keeps its
-    # own order): the NVMe VM's first (five minutes, beside which only unit tests run), then the
-    # unit-test files, to run beside it; then the files holding an `alone` test, so their
-    # exclusive turns come together instead of each waiting out a long test on the other worker
-    # (tests/toolkit.py); then the end-to-end files.
-    vm_files = {item.path for item in items if item.get_closest_marker("vm")}
+    # The order the files run in on one worker (make test's two take a file at a time, and xdist
+    # hands out the files with the most tests first): the files holding an `alone` test first, so
+    # their exclusive turns come together at the start instead of each waiting out a long test on
+    # the other worker (tests/toolkit.py); then the end-to-end files; the unit-test files last.
     alone_files = {item.path for item in items if item.get_closest_marker("alone")}
-    heavy_files = {item.path for item in items
-                   if item.get_closest_marker("e2e") or item.get_closest_marker("device")}
-    items.sort(key=lambda item: (item.path not in vm_files, item.path in heavy_files,
-                                 item.path not in alone_files))
+    e2e_files = {item.path for item in items if item.get_closest_marker("e2e")}
+    items.sort(key=lambda item: (item.path not in alone_files, item.path not in e2e_files))
 
 
 def need(fio_runs, name):
@@ -199,9 +195,8 @@ def machine_lock(request):
     """Every test holds the machine lock (tests/toolkit.py): shared, or exclusive for a test
     marked `alone`, so that nothing runs beside it on the other worker."""
     node = request.node
-    scripts = ("exclusive" if node.get_closest_marker("vm") else
-               "shared" if node.get_closest_marker("e2e") or node.get_closest_marker("device")
-               else None)
+    scripts = "shared" if node.get_closest_marker("e2e") or node.get_closest_marker("device") \
+        else None
     with beside_others(alone=node.get_closest_marker("alone") is not None, scripts=scripts):
         yield
 

@@ -165,8 +165,12 @@ def test_capped_known_answers(capped_results):
     assert "still rising" not in text
     assert f"Past the {bs_sweep.md.bs_label(seq.found.peak_bs)} peak MB/s falls again" in text
     assert re.search(r"256 KiB 8\.\d\d MB/s \(−(49|50|51)%\)", text)
-    # Random read: flat past its peak (or the peak is 256k itself, by less than 5%).
-    assert "a plateau" in bs_sweep.bandwidth_finding(rand)
+    # Random read: flat past its peak (or the peak is 256k itself, by less than 5%); with two
+    # repetitions a loaded machine can leave the last step's flatness to the test's "not resolved"
+    # (its df near 1), never to a claim that MB/s still rises.
+    flat = bs_sweep.bandwidth_finding(rand)
+    assert "a plateau" in flat or "has flattened there is not resolved by this run" in flat, flat
+    assert "still rising" not in flat
     assert "up to 32 KiB" in text
     # Random against sequential: the same caps up to 128k, sequential halved at 256k.
     gap = next(f for f in bs_sweep.findings(table, found) if f.startswith("**Random vs"))

@@ -33,7 +33,7 @@ from tests.toolkit import TINY as TINY_ARGS
 from tools.nvme_vm import Controller, Namespace, VmSpec, WriteCache, available, nvme_vm
 from tools.nvme_vm.scenarios import Scenario, run_scenarios
 
-pytestmark = [pytest.mark.root, pytest.mark.e2e, pytest.mark.vm]
+pytestmark = [pytest.mark.root, pytest.mark.e2e]
 
 CACHE = WriteCache(fast=200_000_000, slow=20_000_000, burst_s=5)
 SPEC = VmSpec(controllers=(
