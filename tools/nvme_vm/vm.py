@@ -107,11 +107,10 @@ def _vng_command(setup: Setup, spec: VmSpec, shared: Path, images: Path, rwdirs,
     MPL_CACHE.mkdir(parents=True, exist_ok=True)
     for path in (MPL_CACHE, *rwdirs):
         cmd += ["--rwdir", str(path)]
-    venv = (setup.vng.parent.parent).resolve()
-    if venv.parts[1:2] in (("tmp",), ("var",), ("etc",), ("run",)):
-        # The guest mounts its own /tmp, /var/tmp and /run over the host's: a clone under one of
-        # them (CI's is under /var/tmp) would find no Python there without its venv shared.
-        cmd += ["--rodir", str(venv)]
+    # The toolkit's venv, shared read-only wherever it is: the guest mounts its own /tmp,
+    # /var/tmp and /run over the host's, so a clone under one of them (CI's is under /var/tmp)
+    # would find no Python there otherwise.
+    cmd += ["--rodir", str(setup.vng.parent.parent.resolve())]
     if not kvm:
         cmd.append("--disable-kvm")
     if qemu:
