@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import errno
 import json
 import os
@@ -173,13 +174,25 @@ def pytest_collection_modifyitems(config, items):
             if os.geteuid() != 0:
                 item.add_marker(pytest.mark.skip(
                     reason="needs root (loop devices, /dev/zram0, mounts or cgroups)"))
-    # The order the files run in on one worker (make test's two take a file at a time, and xdist
-    # hands out the files with the most tests first): the files holding an `alone` test first, so
-    # their exclusive turns come together at the start instead of each waiting out a long test on
-    # the other worker (tests/toolkit.py); then the end-to-end files; the unit-test files last.
-    alone_files = {item.path for item in items if item.get_closest_marker("alone")}
-    e2e_files = {item.path for item in items if item.get_closest_marker("e2e")}
-    items.sort(key=lambda item: (item.path not in alone_files, item.path not in e2e_files))
+    # The order make test's two workers take the files in (xdist keeps it: --no-loadscope-reorder):
+    # the NVMe VM's file first, whose boot holds off every script and device test for minutes
+    # (tests/test_nvme_e2e.py), so that the other worker spends them on the unit-test files; then
+    # the files holding an `alone` test, whose exclusive turns come together instead of each
+    # waiting out a long test on the other worker (tests/toolkit.py); then the other end-to-end
+    # files. Within each, the files with the most tests first, so that the last ones are short.
+    marked = {}
+    for item in items:
+        kinds = marked.setdefault(item.path, set())
+        kinds.update(m for m in ("alone", "e2e", "device") if item.get_closest_marker(m))
+    count = collections.Counter(item.path for item in items)
+
+    def turn(path):
+        kinds = marked[path]
+        group = (0 if path.name == "test_nvme_e2e.py" else 1 if not kinds
+                 else 2 if "alone" in kinds else 3)
+        return group, -count[path]
+
+    items.sort(key=lambda item: turn(item.path))
 
 
 def need(fio_runs, name):
