@@ -37,8 +37,8 @@ given to every section.
 With --hosts (HOSTS), a fleet run: every section runs on all hosts at once (see docs/fleet.md),
 except ${LOCAL_ONLY[*]}, which is skipped with the reason; §1 records this machine.
 With --results DIR (RESULTS), the results go to DIR and the report to out/<name of DIR>/.
-Each section's messages are kept in DIR/report-logs/<section>.log, and the exit codes in
-DIR/report_status.tsv, which the report reads (a section that failed or was skipped is named
+Each section's messages are kept in DIR/report-logs/<section>.log, and the exit codes in the
+tree's record DIR/run.json, which the report reads (a section that failed or was skipped is named
 in the report with the reason).
 
 Exit codes: 0 every section ran; 1 a section failed (the report holds the others); 2 bad usage;
@@ -62,9 +62,12 @@ run_part() { # NAME SCRIPT ARGS...: run it, log its stderr, record its exit code
     # section's last words after an interruption still reach the terminal and the log.
     bash "$TK_ROOT/$script" "$@" 2>&1 >&3 | tee -i "$log" >&2
     rc=${PIPESTATUS[0]}
-    printf '%s\t%s\t%s\t%s\n' "$name" "$rc" "$started" \
-        "$( ((rc == 0)) || last_error "$log" "$script")" >>"$STATUS"
+    record_status "$name" "$rc" "$started" "$( ((rc == 0)) || last_error "$log" "$script")"
     return "$rc"
+}
+
+record_status() { # SECTION EXIT|skipped STARTED ERROR: into the tree's record, which the report reads
+    tk_python record "$RESULTS" status "$@" || die "$EXIT_FAIL" "could not record $1's outcome in $RESULTS/run.json (see above)"
 }
 
 # The sections chosen: --sections takes them out of the arguments; the rest go to every script.
@@ -136,8 +139,7 @@ main() {
     resolve_results_tree "${results:-${RESULTS:-}}"
     mkdir -p "$RESULTS/report-logs"
     exec 3>&1
-    STATUS="$RESULTS/report_status.tsv"
-    : >"$STATUS"
+    tk_python record "$RESULTS" clear-status || die "$EXIT_FAIL" "could not write $RESULTS/run.json (see above)"
     # Ctrl-C reaches every process of the terminal; the section stops itself (exit 130) and this
     # loop then stops too, after recording it. A handler, not '': an ignored signal would stay
     # ignored in the sections, and they could not be interrupted.
@@ -148,12 +150,12 @@ main() {
     run_part env env.bash "$@" || failed=1
     for id in "${SECTION_IDS[@]}"; do
         if [[ " ${CHOSEN[*]} " != *" $id "* ]]; then
-            printf '%s\tskipped\t%s\tnot among --sections %s\n' "$id" "$(date +%s)" "${CHOSEN[*]}" >>"$STATUS"
+            record_status "$id" skipped "$(date +%s)" "not among --sections ${CHOSEN[*]}"
             continue
         fi
         if [[ -n $fleet && " ${LOCAL_ONLY[*]} " == *" $id "* ]]; then
-            printf '%s\tskipped\t%s\t%s\n' "$id" "$(date +%s)" \
-                "runs on one machine only (it sizes its cases from the local drive); run ${SECTION_SCRIPT_OF[$id]} on each host" >>"$STATUS"
+            record_status "$id" skipped "$(date +%s)" \
+                "runs on one machine only (it sizes its cases from the local drive); run ${SECTION_SCRIPT_OF[$id]} on each host"
             continue
         fi
         rc=0

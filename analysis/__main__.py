@@ -25,6 +25,7 @@ COMMANDS = {
     "safety": ("analysis.device.safety", "may this block device be written? exit 0 yes, 3 no"),
     "purge": ("analysis.device.purge", "the purge of --state purged|sustained: plan (method, command), verify, nuse"),
     "manifest": ("analysis.run.manifest", "write or compare results/<section>/manifest.json"),
+    "record": ("analysis.run.record", "a results tree's record, run.json: TREE show|status|clear-status"),
     "order": ("analysis.run.order", "the order of a section's repetitions: order seed GIVEN FRESH MANIFEST..."),
     "fleet": ("analysis.run.fleet", "fio client/server output: probe FILE; split OUT LABEL=HOST,PORT=FILE"),
     "hosts": ("analysis.report.hosts", "a section across fleet hosts: table, figure and snippet"),

@@ -79,8 +79,8 @@ choose_engines_by_cost() {
     local tree
     tree=$(stored_tree_engines)
     if [[ -n $tree ]]; then
-        ENGINE_KEPT=${tree%%$'\t'*}
-        ENGINE_QD1=${ENGINE_KEPT% *} ENGINE_DEEP=${ENGINE_KEPT#* } ENGINE_NOTE=${tree#*$'\t'}
+        IFS=$'\t' read -r ENGINE_QD1 ENGINE_DEEP ENGINE_NOTE <<<"$tree"
+        ENGINE_KEPT="$ENGINE_QD1 $ENGINE_DEEP"
         # shellcheck disable=SC2034  # read by lib/run.bash and lib/loop.bash
         ENGINE_FROM_TREE=1
         return 0

@@ -68,6 +68,8 @@ section_main() {
     cd "$TK_ROOT" || exit "$EXIT_FAIL"
     RESULTS_DIR="$RESULTS/$SECTION"
     ENGINE_NOTE="" ENGINE_FROM_TREE="" # the latter 1 where an earlier section's probe is reused
+    # from here on: the plan reads the tree's record (the write speed a state measured)
+    service_start
     resolve_state
     resolve_purge
 
@@ -86,7 +88,6 @@ section_main() {
     acquire_lock
     mkdir -p "$TK_ROOT/tmp/$SECTION"
     [[ -z $TARGET_CREATE ]] || create_file_target
-    service_start
     choose_engine
     [[ -z $FRESH ]] || move_results_aside
     mkdir -p "$RESULTS_DIR"

@@ -91,11 +91,7 @@ state_writes() {
 }
 
 # The measured write speed of this target, MB/s, if a run of this tree measured it.
-stored_write_speed() {
-    local file="$RESULTS/state/write_speed"
-    [[ -s $file ]] && [[ $(cut -f1 "$file") == "$TARGET_PATH" ]] && cut -f2 "$file"
-    return 0
-}
+stored_write_speed() { stored_tree_choice write_speed; }
 
 # What the state will write, in bytes (the purge writes nothing).
 state_write_bytes() {
@@ -171,7 +167,7 @@ measure_write_speed() {
     reply=$(service_ask probe-cost "$out")
     [[ $reply == ok$'\t'* ]] || return 0
     iops=${reply#ok$'\t'} iops=${iops%%$'\t'*}
-    printf '%s\t%s\n' "$TARGET_PATH" $((iops * 1048576 / 1000000)) >"$RESULTS/state/write_speed"
+    remember_tree_choice write_speed $((iops * 1048576 / 1000000))
 }
 
 # The purge (resolve_purge chose it), then its check: sampled blocks read back as purged, the
@@ -326,19 +322,26 @@ steady_rounds() {
 # --- the engine probe, once per results tree ---------------------------------------------------
 # Probed after the state or the prefill, inside the region (a trimmed drive answers reads of
 # deallocated LBAs without touching NAND), and shared by every section of the tree, so that §2
-# and §5 measure the same shape with the same engine. RESULTS/engines holds the choice.
-# A probed choice kept this way (the engines; io_uring's options, lib/uring.bash) is a file
-# RESULTS/NAME: "TARGET DIRECT", then "CHOICE<TAB>note"; --fresh or another target forgets it.
-stored_tree_choice() { # NAME: "CHOICE<TAB>note", when this tree probed this target
-    local file="$RESULTS/$1"
-    [[ -s $file && -z $FRESH ]] || return 0
-    [[ $(sed -n 1p "$file") == "$TARGET_PATH $DIRECT" ]] && sed -n 2p "$file"
-    return 0
+# and §5 measure the same shape with the same engine. The tree's record (run.json) holds the choice.
+# A decision kept this way (the engines; io_uring's options, lib/uring.bash; the write speed) is
+# a field of the tree's record, RESULTS/run.json (analysis/run/record.py), kept for one target and
+# O_DIRECT setting; --fresh or another target forgets it.
+stored_tree_choice() { # NAME: its fields, tab-separated, when this tree decided it for this target
+    local reply
+    [[ -z $FRESH ]] || return 0
+    reply=$(service_ask record-get "$RESULTS" "$1" "$TARGET_PATH" "$DIRECT")
+    case $reply in
+        ok$'\t'*) printf '%s' "${reply#ok$'\t'}" ;;
+        none) ;;
+        *) die "$EXIT_FAIL" "${reply#bad$'\t'}" ;;
+    esac
 }
 
-remember_tree_choice() { # NAME CHOICE NOTE
-    printf '%s %s\n%s\t%s\n' "$TARGET_PATH" "$DIRECT" "$2" "$3" >"$RESULTS/$1"
+remember_tree_choice() { # NAME FIELD...
+    local reply
+    reply=$(service_ask record-set "$RESULTS" "$1" "$TARGET_PATH" "$DIRECT" "${@:2}")
+    [[ $reply == ok ]] || die "$EXIT_FAIL" "could not record the $1 in $RESULTS/run.json: ${reply#bad$'\t'}"
 }
 
-stored_tree_engines() { stored_tree_choice engines; } # "QD1 DEEP<TAB>note"
-remember_tree_engines() { remember_tree_choice engines "$ENGINE_QD1 $ENGINE_DEEP" "$ENGINE_NOTE"; }
+stored_tree_engines() { stored_tree_choice engines; } # "QD1<TAB>DEEP<TAB>note"
+remember_tree_engines() { remember_tree_choice engines "$ENGINE_QD1" "$ENGINE_DEEP" "$ENGINE_NOTE"; }

@@ -26,7 +26,7 @@ readonly URING_PROBE_QD=32 URING_BATCH_DIV=4 URING_SAMPLE_MS=200 URING_PAIRS=3
 # the probe before this one, varied 10-20% from sample to sample here and kept options that
 # gained nothing (docs/methodology.md "io_uring's own options").
 # URING_OPTS is the choice: empty when no case runs on io_uring, `defaults` when nothing was kept,
-# else the options. Probed once per results tree (RESULTS/io_uring) and kept by a resumed run (the
+# else the options. Probed once per results tree (`io_uring` in its record, run.json) and kept by a resumed run (the
 # manifest's io_uring_options), like the engines: one case is never measured with two sets.
 # --uring-tuning on probes; off keeps fio's defaults; auto (the default) probes in the standard
 # profile only: a probe that can tell a gain from the noise takes tens of seconds per results

@@ -22,6 +22,7 @@ import pytest
 
 from analysis.core.steady import judge, window_stats
 from analysis.core.units import human_size
+from analysis.run import record
 from tests.toolkit import (
     TINY,
     load_json,
@@ -331,6 +332,7 @@ def test_engine_probed_once_per_results_tree(toolkit):
     assert mix["engine_from_tree"] == "1" and not qd1["engine_from_tree"]
     assert mix["engine_note"] == qd1["engine_note"]
     assert "engine: " + qd1["engine_note"] + " (probed once for this results tree)" in second.stderr
-    assert (tree / "engines").read_text().splitlines()[1].startswith(qd1["engines"])
+    engines = record.load(tree)["engines"]
+    assert f"{engines['qd1']} {engines['deep']}" == qd1["engines"]
     # the probe ran after the file was written full of data, never on a file still to create
     assert first.stderr.index("creating") < first.stderr.index("engine:")

@@ -339,7 +339,8 @@ def test_paths_read_are_the_toolkits():
     ws = Workspace.of(REPO, REPO / "results" / "run-1")
     assert ws.show(constant("analysis/report/build.py", "REPORT_MD")) == "out/run-1/report.md"
     assert "out/$RUN/report.md" in GHA.read_text()
-    assert f"results/$RUN/{constant('analysis/report/build.py', 'STATUS_FILE')}" in text
+    assert f"results/$RUN/{constant('analysis/run/record.py', 'NAME')}" in text
+    assert 'python -m analysis record "results/$RUN" outcomes' in text
     assert constant("analysis/report/compare.py", "SNIPPET") == "out/compare.md"
     assert "out/compare.md" in text
     # headings the GitHub summary cuts the report and the comparison at

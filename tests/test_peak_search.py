@@ -20,13 +20,13 @@ fixed 5%) found 0/200, 193/200 and 197/200 at 2% CV: on the plateau drive it rep
 
 from __future__ import annotations
 
-import json
 import math
 import random
 import shutil
 
 from analysis.rules import peak_search
 from analysis.rules.cases import load_case
+from analysis.run import manifest as manifest_file
 from analysis.run import repetition
 from tests.conftest import REPO
 
@@ -42,7 +42,7 @@ def test_the_searchs_cases_are_held_to_their_options(tmp_path, capsys):
     assert peak_search.main([str(tree), "--cpus", "2"]) == 0
     lines = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
     assert lines, "the search added no case"
-    manifest = json.loads((tree / "manifest.json").read_text())
+    manifest = manifest_file.load(tree)
     for name, opts in lines:
         expected = repetition.expected_options(manifest, name)
         assert expected is not None, f"{name} is not in the manifest"

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from analysis.run import faults, repetition
-from analysis.run.manifest import case_options, planned_repeats
+from analysis.run.manifest import case_options, migrate, planned_repeats
 from tests.conftest import REPO, SAMPLES
 
 # A real fio 3.x json+ run: rw=randread bs=4k iodepth=01 numjobs=01 ioengine=libaio direct=1,
@@ -21,9 +21,10 @@ GOOD = SAMPLES / "louwrentius__fio-plot" / "test-data02" / "randread-01-01.json"
 ERROR_22 = SAMPLES / "louwrentius__fio-plot" / "party" / "fio" / "1m" / "run-1" / "write-64-1.json"
 
 MANIFEST = {
-    "cases": "randread-4k randwrite-4k",
-    "matrix": "randread-4k: rw=randread bs=4k iodepth=1 @repeat=2 write_iops_log=${TK_LOG}; "
-              "randwrite-4k: rw=randwrite bs=4k iodepth=32",
+    "version": 2, "cases": "randread-4k randwrite-4k",
+    "matrix": {"randread-4k": {"rw": "randread", "bs": "4k", "iodepth": "1", "@repeat": "2",
+                               "write_iops_log": "${TK_LOG}"},
+               "randwrite-4k": {"rw": "randwrite", "bs": "4k", "iodepth": "32"}},
     "engines": "libaio io_uring", "engine": "libaio at QD=1, io_uring deeper", "direct": "1",
 }
 
@@ -44,8 +45,8 @@ def test_expected_options_add_the_run_settings_and_fio_defaults():
     assert expected == {"rw": "randread", "bs": "4k", "iodepth": "1", "direct": "1",
                         "size": "16777216", "ioengine": "libaio io_uring", "numjobs": "1"}
     assert repetition.expected_options(MANIFEST, "not-a-case") is None
-    assert repetition.expected_options({"engine": "psync", "matrix": "a: rw=read"}, "a")[
-        "ioengine"] == "psync"  # a manifest from before the engines were per depth
+    older = migrate({"engine": "psync", "matrix": "a: rw=read"})  # before engines per depth
+    assert repetition.expected_options(older, "a")["ioengine"] == "psync"
 
 
 def test_a_good_repetition_of_its_case_passes():

@@ -11,6 +11,7 @@ import pytest
 
 from analysis.core.workspace import Workspace
 from analysis.report.build import SectionState, Status, anomalies, read_status
+from analysis.run import record
 from analysis.sections import facts
 from analysis.sections.facts import Facts
 
@@ -40,7 +41,12 @@ def test_another_tree_gets_its_own_subfolders(tmp_path):
         ws.path("results/qd1")
 
 
-def test_status_file(tmp_path):
+def test_status_from_the_record_and_from_an_older_trees_file(tmp_path):
+    record.set_status(tmp_path / "new", "env", 0, 100, "")
+    record.set_status(tmp_path / "new", "qd1", None, 300, "not among --sections env")
+    assert read_status(tmp_path / "new") == {
+        "env": Status(0, 100.0, ""), "qd1": Status(None, 300.0, "not among --sections env")}
+    # an older toolkit's report_status.tsv, read through the record's migration
     (tmp_path / "report_status.tsv").write_text(
         "env\t0\t100\t\n"
         "qd1\t1\t200\trun failed: fio said no\n"

@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from analysis.render import markdown as md
+from analysis.run import record
 from tests.browser import check_in_browser, find_chromium
 from tests.toolkit import SETTINGS
 
@@ -79,9 +80,9 @@ def test_make_report_quick_on_the_default_target(toolkit, tmp_path):
     # one setup for the whole report; every section ran it, so each says only that
     assert text.count("**Setup** (of every section") == 1
     assert text.count("**Setup:** as in the methodology above.") == 5
-    status = (toolkit / "results" / "report_status.tsv").read_text().splitlines()
-    assert [line.split("\t")[:2] for line in status] == [
-        [s, "0"] for s in ("env", "qd1", "bs_sweep", "mix_rw", "qd_sweep", "wss_burst")]
+    status = record.load(toolkit / "results")["status"]
+    assert [(s, st["exit"]) for s, st in status.items()] == [
+        (s, 0) for s in ("env", "qd1", "bs_sweep", "mix_rw", "qd_sweep", "wss_burst")]
 
     # The headline numbers are the sections' own, as their tables hold them.
     rows = conclusion_rows(text)

@@ -5,8 +5,6 @@ differs, the cases that run their own time (§6's burst runs
 
 from __future__ import annotations
 
-import json
-
 from analysis.render import markdown as md
 from analysis.report.build import (
     SectionState,
@@ -16,6 +14,7 @@ from analysis.report.build import (
     section_setup,
     shared_setup,
 )
+from analysis.run.manifest import load as read_manifest
 from analysis.sections.facts import Facts
 from tests.conftest import REPO
 
@@ -30,14 +29,14 @@ def state(section: str, manifest: dict, **changes) -> SectionState:
 
 def test_own_runtimes_name_the_bursts_duration():
     # the fixture's §6 ran the quick profile (runtime 1 s) with a 10 s burst
-    manifest = json.loads((FIXTURE / "wss_burst" / "manifest.json").read_text())
+    manifest = read_manifest(FIXTURE / "wss_burst")
     assert own_runtimes(manifest) == "burst-write-128k 10 s"
-    assert own_runtimes(json.loads((FIXTURE / "qd1" / "manifest.json").read_text())) == ""
+    assert own_runtimes(read_manifest(FIXTURE / "qd1")) == ""
 
 
 def test_the_setup_is_stated_once_and_sections_say_what_differs():
-    qd1 = json.loads((FIXTURE / "qd1" / "manifest.json").read_text())
-    burst = json.loads((FIXTURE / "wss_burst" / "manifest.json").read_text())
+    qd1 = read_manifest(FIXTURE / "qd1")
+    burst = read_manifest(FIXTURE / "wss_burst")
     states = [state("qd1", qd1), state("bs_sweep", qd1), state("wss_burst", burst,
                                                                   engine="psync")]
     text = "\n".join(methodology(states))

@@ -32,7 +32,8 @@ from pathlib import Path
 import pytest
 
 from analysis.render import markdown as md
-from analysis.run import host_ceiling, uring_probe
+from analysis.run import host_ceiling, record, uring_probe
+from analysis.run import manifest as manifest_file
 from tests.toolkit import REPO, run
 
 # Short: one QD that batches (32: a quarter is 8) and one that does not (4: a quarter is 1).
@@ -95,8 +96,7 @@ def check_uring_run(toolkit: Path, result, target: str) -> dict:
     kept = [t[0][1:].replace(",", " ") for t in tried if t[5] == "kept"]
     assert recorded == (" ".join(kept) or "defaults"), (recorded, note)
     # the whole tree shares the choice
-    tree = (toolkit / "results" / "io_uring").read_text().splitlines()
-    assert tree[1].split("\t")[0] == recorded
+    assert record.load(toolkit / "results")["io_uring"]["options"] == recorded
     for case in ("randread-4k-qd4", "randread-4k-qd32"):
         qd = int(case.rsplit("qd", 1)[1])
         job = uring_options_of(toolkit / "results" / "qd_sweep" / case / "job.fio")
@@ -160,7 +160,7 @@ def test_other_engines_record_none(toolkit, engine):
     assert uring_options_of(toolkit / "results" / "qd_sweep" / "randread-4k-qd4" / "job.fio") == {}
     assert "io_uring options" not in (toolkit / "out" / "section_5_qd_sweep.md").read_text()
     assert "io_uring where a case runs" not in result.stderr
-    assert not (toolkit / "results" / "io_uring").exists()
+    assert record.load(toolkit / "results")["io_uring"] is None
 
 
 def test_uring_tuning_off_keeps_fio_defaults(toolkit):
@@ -265,9 +265,12 @@ def test_an_undecided_comparison_asks_for_more():
 def test_setup_line_names_the_uring_options():
     """The snippet's line names the options kept; how they were chosen (the probe's numbers)
     is the report's methodology's, once for the tree."""
-    manifest = {"engine": "io_uring", "io_uring_options": "fixedbufs=1 registerfiles=1",
-                "io_uring_note": "fixedbufs=1 registerfiles=1 (probed, ...; probed once for this "
-                                 "results tree)"}
+    # as an older toolkit wrote it, the reuse in the note's prose: read through the migration
+    manifest = manifest_file.migrate(
+        {"engine": "io_uring", "io_uring_options": "fixedbufs=1 registerfiles=1",
+         "io_uring_note": "fixedbufs=1 registerfiles=1 (probed, ...; probed once for this "
+                          "results tree)"})
+    assert manifest["io_uring_from_tree"] == "1"
     line = md.setup_line(manifest, "model")
     assert " · engine io_uring with fixedbufs=1 registerfiles=1 · direct I/O" in line
     assert "probed" not in line

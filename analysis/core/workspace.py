@@ -21,7 +21,7 @@ DERIVED = ("tables", "figs", "out")
 @dataclass(frozen=True)
 class Workspace:
     root: Path  # the toolkit folder: tables/, figs/, out/
-    results: Path  # the results tree: <section>/..., env.json, report_status.tsv
+    results: Path  # the results tree: <section>/..., env.json, run.json
     name: str  # "" for root/results, else the subfolder of tables/, figs/ and out/
 
     @classmethod

@@ -136,11 +136,6 @@ def engine_text(manifest: dict) -> str:
     return f"{engine} with {kept}" if kept and kept != "defaults" else engine
 
 
-# A tree written before the manifest had engine_from_tree and io_uring_from_tree carried the fact
-# in the note's prose; the notes are shown without it.
-PROBED_ONCE = "; probed once for this results tree"
-
-
 def probe_notes(manifest: dict) -> dict[str, str]:
     """How the engine and io_uring's options were chosen, as the run recorded it (the probes'
     numbers), for the report's methodology: {'engine': ..., 'io_uring options': ...}."""
@@ -149,7 +144,7 @@ def probe_notes(manifest: dict) -> dict[str, str]:
                       ("io_uring options", manifest.get("io_uring_note")
                        or manifest.get("io_uring_options"))):
         if note:
-            out[key] = str(note).replace(PROBED_ONCE, "")
+            out[key] = str(note)
     return out
 
 

@@ -3,12 +3,12 @@
 In order: the title (device, date); §1 environment; the methodology, from each section's
 manifest; every section's snippet (a section that did not run says why); "Anomalies and
 limitations", from the data (each section's tables/<section>_facts.json, the manifests, §1's
-warnings and the report run's status file); the conclusion with the headline numbers. Then a
+warnings and the report run's outcomes); the conclusion with the headline numbers. Then a
 one-screen summary on the terminal.
 
-The status file (<results>/report_status.tsv: section, exit code or 'skipped', start time in
-epoch seconds, last error line) is written by report.bash, which runs the sections; without it a
-section with no results is "not run".
+Each section's outcome (exit code or skipped, start time, last error line) is in the tree's record
+(<results>/run.json, analysis.run.record), set by report.bash as it runs the sections; without one
+a section with no results is "not run".
 """
 
 from __future__ import annotations
@@ -28,12 +28,12 @@ from analysis.render import html
 from analysis.render import markdown as md
 from analysis.report.hosts import host_trees
 from analysis.rules.cases import read_manifest
+from analysis.run import record
 from analysis.run.manifest import matrix_entries
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections import facts as facts_file
 from analysis.sections.facts import HEADLINE_KINDS, Facts
 
-STATUS_FILE = "report_status.tsv"
 REPORT_MD = "out/report.md"
 REPORT_HTML = "out/report.html"
 METHOD = (
@@ -88,16 +88,9 @@ class SectionState:
 
 
 def read_status(results: Path) -> dict[str, Status]:
-    path = results / STATUS_FILE
-    out = {}
-    if path.is_file():
-        for line in path.read_text().splitlines():
-            section, code, started, message = (line.split("\t", 3) + ["", "", ""])[:4]
-            if code != "skipped" and not code.isdigit():
-                continue
-            out[section] = Status(None if code == "skipped" else int(code),
-                                  float(started or 0), message.strip())
-    return out
+    """Each section's outcome in the last report run (the tree's record), if any."""
+    return {section: Status(st["exit"], float(st.get("started") or 0), st.get("error") or "")
+            for section, st in record.load(results)["status"].items()}
 
 
 def section_manifest(results: Path, section: str) -> dict:

@@ -10,7 +10,6 @@ of another case) is left out, and named: read_section keeps the reasons.
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ from analysis.core.stats import (
 from analysis.fio.direction import Direction
 from analysis.fio.output import JobGroup
 from analysis.run import cpu_load, repetition
+from analysis.run import manifest as manifest_file
 from analysis.run.host_ceiling import PUNTED, is_host_bound, read_ceilings
 from analysis.run.repetition import rep_files
 
@@ -364,5 +364,5 @@ def frame_of_groups(groups: list[JobGroup], always: tuple[str, ...] = ()) -> pd.
 
 
 def read_manifest(results_dir: Path) -> dict:
-    path = Path(results_dir) / "manifest.json"
-    return json.loads(path.read_text()) if path.exists() else {}
+    """The section's manifest (analysis.run.manifest, which migrates an older one)."""
+    return manifest_file.load(results_dir)

@@ -1,8 +1,15 @@
-"""results/<section>/manifest.json: what a section's results were measured with.
+"""results/<section>/manifest.json: what a section's results were measured with, and the one
+module that reads and writes it.
 
 A rerun resumes only when it would measure the same thing: the same target and settings. A rerun
 with different settings is refused rather than mixing two experiments in one table; --fresh moves
 the old results aside first (the scripts do that, never deleting anything).
+
+Version 2 holds the case matrix as data, {case: {option: value}} (`matrix`, and `added`: the cases
+a section added as it went). A manifest an older toolkit wrote (no `version`: its matrix a string
+"name: rw=randread bs=4k; ...", one `engine` where the engines are now per depth, the "probed once"
+fact in the notes' prose) is read through `migrate`, the one place that knows it; a version this
+module does not know is refused.
 """
 
 from __future__ import annotations
@@ -13,37 +20,111 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+VERSION = 2
+NAME = "manifest.json"
 # Settings that change what a number means; a difference in any of them forbids mixing.
 IDENTITY_KEYS = ("section", "target", "target_kind", "profile", "runtime", "ramp", "repeat",
                  "size", "region_bytes", "state", "engine", "direct", "cases", "matrix",
                  "io_uring_options", "cpus_allowed")
+# What an older toolkit appended to a note where a probe of an earlier section was reused.
+PROBED_ONCE = "; probed once for this results tree"
+
+
+class ManifestError(ValueError):
+    """A manifest that cannot be read; str() says which and why."""
 
 
 def parse_settings(pairs: list[str]) -> dict:
+    """key=value pairs as bash passes them; the matrix ("name: k=v ...; ...") becomes data."""
     settings = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep:
             raise ValueError(f"expected key=value, got {pair!r}")
-        settings[key] = value
+        settings[key] = parse_matrix(value) if key in ("matrix", "added") else value
     return settings
 
 
+def parse_matrix(text: str) -> dict[str, dict[str, str]]:
+    """{case: {option: value}} from lib/cases.bash case_matrix's "name: k=v k=v; name: ..."."""
+    out = {}
+    for entry in filter(None, text.split("; ")):
+        name, _, opts = entry.partition(": ")
+        out[name.strip()] = dict(opt.partition("=")[::2] for opt in opts.split())
+    return out
+
+
+def migrate(doc: dict) -> dict:
+    """A manifest as this version holds it, from any version this module knows."""
+    version = doc.get("version", 1)
+    if version == VERSION:
+        return doc
+    if version != 1:
+        raise ManifestError(f"a manifest of version {version!r}; this toolkit reads versions 1 "
+                            f"and {VERSION}: use the toolkit that wrote it, or --fresh")
+    doc = dict(doc, version=VERSION)
+    for key in ("matrix", "added"):
+        if isinstance(doc.get(key), str):
+            doc[key] = parse_matrix(doc[key])
+    if not doc.get("engines") and doc.get("engine"):
+        doc["engines"] = doc["engine"]  # one engine at every depth
+    for note, fact in (("engine_note", "engine_from_tree"), ("io_uring_note", "io_uring_from_tree")):
+        if PROBED_ONCE in str(doc.get(note) or ""):
+            doc[note] = doc[note].replace(PROBED_ONCE, "")
+            doc[fact] = "1"
+    return doc
+
+
+def load(results_dir: Path) -> dict:
+    """The section's manifest, as this version holds it; {} where the section never ran."""
+    return load_path(Path(results_dir) / NAME)
+
+
+def load_path(path: Path) -> dict:
+    try:
+        doc = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as e:
+        raise ManifestError(f"{path} cannot be read ({e})") from None
+    try:
+        return migrate(doc)
+    except ManifestError as e:
+        raise ManifestError(f"{path} is {e}") from None
+
+
+def _case_changes(old: dict, new: dict) -> str:
+    """'randrw-4k: iodepth=4 (now 8)', case by case."""
+    parts = []
+    for case in sorted(set(old) | set(new), key=lambda c: (c not in old, c)):
+        if case not in new:
+            parts.append(f"{case} (not measured now)")
+        elif case not in old:
+            parts.append(f"{case} (new)")
+        elif old[case] != new[case]:
+            keys = sorted(set(old[case]) | set(new[case]))
+            parts.append(f"{case}: " + " ".join(
+                f"{k}={old[case].get(k, '')} (now {new[case].get(k, '')})" for k in keys
+                if old[case].get(k) != new[case].get(k)))
+    return "; ".join(parts)
+
+
 def differences(old: dict, new: dict) -> list[str]:
-    return [f"{key}={old.get(key, '')!r} (now {new.get(key, '')!r})"
-            for key in IDENTITY_KEYS if str(old.get(key, "")) != str(new.get(key, ""))]
+    out = []
+    for key in IDENTITY_KEYS:
+        a, b = old.get(key, ""), new.get(key, "")
+        if isinstance(a, dict) or isinstance(b, dict):
+            if (a or {}) != (b or {}):
+                out.append(f"matrix: {_case_changes(a or {}, b or {})}")
+        elif str(a) != str(b):
+            out.append(f"{key}={a!r} (now {b!r})")
+    return out
 
 
 def matrix_entries(manifest: dict) -> dict[str, dict[str, str]]:
-    """{case: {option: value}} from the manifest's matrix ("name: rw=randread bs=4k; ..."), as
-    lib/run.bash case_matrix writes it, the toolkit's own @options included; then the cases
-    added as the run went (`added`, same form: add_cases), which override a planned one."""
-    out = {}
-    for key in ("matrix", "added"):
-        for entry in filter(None, (manifest.get(key) or "").split("; ")):
-            name, _, opts = entry.partition(": ")
-            out[name.strip()] = dict(opt.partition("=")[::2] for opt in opts.split())
-    return out
+    """{case: {option: value}}: the matrix, the toolkit's own @options included, then the cases
+    added as the run went (`added`), which override a planned one."""
+    return {**(manifest.get("matrix") or {}), **(manifest.get("added") or {})}
 
 
 def case_options(manifest: dict) -> dict[str, dict[str, str]]:
@@ -68,13 +149,13 @@ def write_atomically(path: Path, doc: dict) -> None:
 
 def check_or_write(path: Path, settings: dict) -> list[str]:
     """Write the manifest if there is none; else return how the stored one differs."""
-    if path.exists():
-        try:
-            old = json.loads(path.read_text())
-        except json.JSONDecodeError as e:
-            return [f"{path} is not valid JSON ({e})"]
+    try:
+        old = load_path(path)
+    except ManifestError as e:
+        return [str(e)]
+    if old:
         return differences(old, settings)
-    doc = dict(settings, created=datetime.now(UTC).isoformat(timespec="seconds"))
+    doc = dict(settings, version=VERSION, created=datetime.now(UTC).isoformat(timespec="seconds"))
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomically(path, doc)
     return []
@@ -84,12 +165,11 @@ def add_cases(path: Path, cases: list[tuple[str, str]], **settings: str) -> None
     """Record cases a section adds as it goes (§5's peak search: name, options) under `added`,
     so that the repetition check holds them to their options like the planned ones, with
     settings of their own. Not identity keys: a rerun adds the same cases from the same results."""
-    doc = json.loads(path.read_text()) if path.exists() else {}
-    added = matrix_entries({"added": doc.get("added", "")})
+    doc = load_path(path) or {"version": VERSION}
+    added = dict(doc.get("added") or {})
     for name, opts in cases:
         added[name] = dict(opt.partition("=")[::2] for opt in opts.split())
-    doc["added"] = "; ".join(f"{name}: " + " ".join(f"{k}={v}" for k, v in opts.items())
-                             for name, opts in added.items())
+    doc["added"] = added
     doc.update(settings)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomically(path, doc)

@@ -36,8 +36,8 @@ class BadRepetition(Exception):
 
 def run_engines(manifest: dict) -> str:
     """The engines the run's jobfiles name: `engines` ("psync io_uring": one at QD=1, one
-    deeper, lib/engine.bash engine_for_case), or the one `engine` of an older manifest."""
-    return str(manifest.get("engines") or "").strip() or str(manifest.get("engine") or "")
+    deeper, lib/engine.bash engine_for_case)."""
+    return str(manifest.get("engines") or "").strip()
 
 
 def rep_files(case_dir: Path) -> list[Path]:

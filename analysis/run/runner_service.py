@@ -26,30 +26,36 @@ Protocol: one request per line, fields separated by tabs; one reply line per req
     uring-gain<TAB>PATH ...          (an io_uring option probe's rounds so far, analysis.run.uring_probe)
                                      -> kept|dropped|more<TAB>BASE<TAB>MORE IOPS<TAB>GAIN%<TAB>PAIRS
                                         | bad<TAB>reason
+    record-get<TAB>TREE<TAB>NAME<TAB>TARGET<TAB>DIRECT
+                                     (a decision of the tree's record, analysis.run.record)
+                                     -> ok<TAB>FIELD... (record.CHOICES order) | none
+    record-set<TAB>TREE<TAB>NAME<TAB>TARGET<TAB>DIRECT<TAB>FIELD...  -> ok | bad<TAB>reason
 The process exits at end of input. It ignores SIGINT: Ctrl-C in the terminal reaches the whole
 process group, and the script, not this helper, decides what happens then.
 """
 
 from __future__ import annotations
 
-import json
 import signal
 import sys
 from pathlib import Path
 
 from analysis.device.safety import Refusal, check_write
 from analysis.fio.output import FioOutputError, read_groups
-from analysis.run import faults, order, repetition, stability, steady_rounds, uring_probe
+from analysis.run import faults, order, record, repetition, stability, steady_rounds, uring_probe
+from analysis.run import manifest as manifest_file
 
 
 def check_result(path: str, manifest: str = "", case: str = "") -> str:
     """A repetition is kept only when it is a good repetition of its case (analysis.run.repetition);
     with the section's manifest and the case's name its job options are checked too."""
     expected = None
-    if manifest and Path(manifest).exists():
-        expected = repetition.expected_options(json.loads(Path(manifest).read_text()), case)
     try:
+        if manifest:
+            expected = repetition.expected_options(manifest_file.load_path(Path(manifest)), case)
         repetition.check(path, expected)
+    except manifest_file.ManifestError as e:
+        return f"bad\t{e}"
     except repetition.BadRepetition as e:
         return f"bad\t{e}"
     return "ok"
@@ -72,8 +78,8 @@ def probe_cost(path: str) -> str:
 
 def manifest_value(path: str, key: str) -> str:
     try:
-        value = json.loads(Path(path).read_text()).get(key)
-    except (OSError, ValueError):
+        value = manifest_file.load_path(Path(path)).get(key)
+    except manifest_file.ManifestError:
         value = None
     return "none" if value in (None, "") else f"ok\t{value}"
 
@@ -97,6 +103,29 @@ def safety(device: str, destroy: str) -> str:
     return "ok"
 
 
+def record_get(tree: str, name: str, target: str, direct: str) -> str:
+    try:
+        part = record.choice(record.load(Path(tree)), name, target, direct)
+    except record.RecordError as e:
+        return f"bad\t{e}"
+    if part is None:
+        return "none"
+    return "\t".join(["ok", *(str(part.get(f, "")) for f in record.CHOICES[name])])
+
+
+def record_set(tree: str, name: str, target: str, direct: str, *values: str) -> str:
+    if name not in record.CHOICES:
+        return f"bad\tthe record keeps no decision {name!r}"
+    try:
+        record.set_choice(Path(tree), name, target, direct,
+                          dict(zip(record.CHOICES.get(name, ()), values, strict=True)))
+    except (record.RecordError, ValueError) as e:
+        return f"bad\t{e}"
+    except OSError as e:
+        return f"bad\tcannot write {record.path_of(Path(tree))}: {e.strerror}"
+    return "ok"
+
+
 def reply_to(line: str) -> str:
     fields = line.rstrip("\n").split("\t")
     if fields[0] == "check-result" and len(fields) in (2, 4):
@@ -117,6 +146,10 @@ def reply_to(line: str) -> str:
         return unstable(*fields[1:])
     if fields[0] == "uring-gain" and len(fields) >= 2:
         return uring_probe.gain_reply(*fields[1:])
+    if fields[0] == "record-get" and len(fields) == 5:
+        return record_get(*fields[1:])
+    if fields[0] == "record-set" and len(fields) >= 5:
+        return record_set(*fields[1:])
     return f"bad\tunknown request {fields[0]!r}"
 
 

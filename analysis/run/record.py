@@ -1,0 +1,203 @@
+"""<results>/run.json: what a results tree decided, as data, and the one module that reads and
+writes it.
+
+fio's JSON stays beside it as the raw truth and each section's manifest.json says what that
+section was measured with (analysis.run.manifest); this record holds the decisions the tree's
+sections share and the report run's outcome:
+
+    {"version": 1,
+     "engines":     {"target", "direct", "qd1", "deep", "note"},   the engines probed once
+     "io_uring":    {"target", "direct", "options", "note"},       io_uring's options probed once
+     "write_speed": {"target", "direct", "MBps"},                  the state's sequential write
+     "status":      {"<section>": {"exit": int | null (skipped), "started": epoch s,
+                                   "error": the last error line or why skipped}}}
+
+A choice is kept for one target and O_DIRECT setting: another target (or --direct) probes anew.
+A record of a version this module does not know is refused. A tree an older toolkit wrote (a
+"TARGET DIRECT" file per choice, state/write_speed, report_status.tsv) is read through `migrate`,
+the one place that knows that layout.
+
+Bash reaches it through the run loop's helper process (record-get, record-set: see
+analysis.run.runner_service) and, from report.bash, `python -m analysis record`.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+VERSION = 1
+NAME = "run.json"
+# The decisions kept per target: their fields, which bash sets and reads by name.
+CHOICES = {"engines": ("qd1", "deep", "note"), "io_uring": ("options", "note"),
+           "write_speed": ("MBps",)}
+
+
+class RecordError(ValueError):
+    """The record cannot be read or changed; str() says why and what to do."""
+
+
+def empty() -> dict:
+    return {"version": VERSION, **dict.fromkeys(CHOICES), "status": {}}
+
+
+def path_of(tree: Path) -> Path:
+    return Path(tree) / NAME
+
+
+def load(tree: Path) -> dict:
+    """The tree's record: run.json, else what an older toolkit left (migrate), else empty."""
+    path = path_of(tree)
+    if not path.exists():
+        return migrate(Path(tree))
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise RecordError(f"{path} cannot be read ({e}); move it aside (the tree's choices are "
+                          "then probed again)") from None
+    version = doc.get("version") if isinstance(doc, dict) else None
+    if version != VERSION:
+        raise RecordError(
+            f"{path} is a record of version {version!r}; this toolkit reads version {VERSION}: "
+            "use the toolkit that wrote it, or --fresh to start a new results tree beside it")
+    return doc
+
+
+def save(tree: Path, doc: dict) -> None:
+    """Write the record whole, atomically (a crash leaves the old one or the new one)."""
+    path = path_of(tree)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{NAME}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    os.replace(tmp, path)
+
+
+@contextmanager
+def updating(tree: Path):
+    """The record to change in place, saved at the end; one writer at a time (a lock beside it),
+    so that report.bash and a section never lose each other's fields."""
+    tree = Path(tree)
+    tree.mkdir(parents=True, exist_ok=True)
+    with open(tree / f".{NAME}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        doc = load(tree)
+        yield doc
+        save(tree, doc)
+
+
+def choice(doc: dict, name: str, target: str, direct: str) -> dict | None:
+    """The tree's `name` decision when it was made for this target and O_DIRECT setting."""
+    part = doc.get(name)
+    if not part or part.get("target") != target or str(part.get("direct")) != str(direct):
+        return None
+    return part
+
+
+def set_choice(tree: Path, name: str, target: str, direct: str, fields: dict) -> None:
+    if name not in CHOICES or set(fields) != set(CHOICES[name]):
+        raise RecordError(f"{name}: expected the fields {', '.join(CHOICES.get(name, ()))}")
+    if "MBps" in fields:
+        fields = {**fields, "MBps": int(fields["MBps"])}
+    with updating(tree) as doc:
+        doc[name] = {"target": target, "direct": str(direct), **fields}
+
+
+def set_status(tree: Path, section: str, exit_code: int | None, started: int, error: str) -> None:
+    with updating(tree) as doc:
+        doc["status"][section] = {"exit": exit_code, "started": started, "error": error}
+
+
+def clear_status(tree: Path) -> None:
+    """A new report run: the sections' outcomes of the last one no longer hold."""
+    with updating(tree) as doc:
+        doc["status"] = {}
+
+
+# --------------------------------------------------------------------------- older trees
+def _lines(path: Path) -> list[str]:
+    try:
+        return path.read_text().splitlines()
+    except OSError:
+        return []
+
+
+def _old_choice(path: Path) -> tuple[str, str, list[str]] | None:
+    """An older tree's probed choice: 'TARGET DIRECT', then 'CHOICE<TAB>note'."""
+    lines = _lines(path)
+    if len(lines) < 2:
+        return None
+    target, _, direct = lines[0].rpartition(" ")
+    return target, direct, lines[1].split("\t", 1) + [""]
+
+
+def migrate(tree: Path) -> dict:
+    """The record of a tree written before run.json, from the files it kept instead."""
+    doc = empty()
+    if old := _old_choice(tree / "engines"):
+        target, direct, (engines, note, *_) = old
+        qd1, _, deep = engines.partition(" ")
+        doc["engines"] = {"target": target, "direct": direct, "qd1": qd1, "deep": deep or qd1,
+                          "note": note}
+    if old := _old_choice(tree / "io_uring"):
+        target, direct, (options, note, *_) = old
+        doc["io_uring"] = {"target": target, "direct": direct, "options": options, "note": note}
+    speed = (_lines(tree / "state" / "write_speed") or [""])[0].split("\t")
+    if len(speed) == 2 and speed[1].isdigit():
+        # an older tree measured it with the run's O_DIRECT setting, which it did not keep
+        doc["write_speed"] = {"target": speed[0], "direct": "1", "MBps": int(speed[1])}
+    for line in _lines(tree / "report_status.tsv"):
+        section, code, started, error = (line.split("\t", 3) + ["", "", ""])[:4]
+        if code != "skipped" and not code.isdigit():
+            continue
+        doc["status"][section] = {"exit": None if code == "skipped" else int(code),
+                                  "started": int(float(started or 0)), "error": error.strip()}
+    return doc
+
+
+def outcomes_table(doc: dict) -> str:
+    rows = ["| part | exit code | last error |", "|---|---|---|"]
+    for section, st in doc["status"].items():
+        code = "skipped" if st["exit"] is None else st["exit"]
+        rows.append(f"| {section} | {code} | {st['error'].replace('|', chr(92) + '|')} |")
+    return "\n".join(rows)
+
+
+# --------------------------------------------------------------------------- command line
+USAGE = """usage: python -m analysis record TREE show
+       python -m analysis record TREE outcomes
+       python -m analysis record TREE status SECTION EXIT|skipped STARTED ERROR
+       python -m analysis record TREE clear-status"""
+
+
+def main(argv: list[str]) -> int:
+    """report.bash's way in: each section's outcome; `show` prints the record, `outcomes` the
+    last report run's as a Markdown table (a CI job's summary)."""
+    if len(argv) < 2:
+        print(USAGE, file=sys.stderr)
+        return 2
+    tree, verb, args = Path(argv[0]), argv[1], argv[2:]
+    try:
+        if verb == "show" and not args:
+            print(json.dumps(load(tree), indent=2, sort_keys=True))
+        elif verb == "outcomes" and not args:
+            print(outcomes_table(load(tree)))
+        elif verb == "status" and len(args) == 4:
+            section, code, started, error = args
+            set_status(tree, section, None if code == "skipped" else int(code), int(started),
+                       " ".join(error.split()))
+        elif verb == "clear-status" and not args:
+            clear_status(tree)
+        else:
+            print(USAGE, file=sys.stderr)
+            return 2
+    except (RecordError, ValueError) as e:
+        print(f"record: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"record: cannot write {path_of(tree)}: {e.strerror}", file=sys.stderr)
+        return 1
+    return 0
