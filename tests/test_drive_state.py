@@ -36,9 +36,8 @@ from tests.toolkit import (
 from tools.gc_drive import gc_drive
 
 MIB = 1 << 20
-# One repetition of 1 s: these tests check what the state does, not the numbers.
-SHORT = ["--profile", "quick", "--runtime", "1", "--ramp", "0", "--repeat", "1", "--no-host-ceiling",
-         "--engine", "libaio"]
+# One repetition of tiny's 1 s: these tests check what the state does, not the numbers.
+SHORT = [*TINY, "--repeat", "1"]
 
 
 # --------------------------------------------------------------------------- the window rule
@@ -122,7 +121,7 @@ def size_of(dev: str) -> int:
 @pytest.mark.root
 def test_partition_whole_by_default_purge_planned_then_done(toolkit):
     """On a partition of a partitioned loop device, the standard profile's plan names the whole
-    partition as the region and the sustained state (auto); a quick run with --state purged then
+    partition as the region and the sustained state (auto); a tiny run with --state purged then
     discards exactly that partition (the kernel's discard counter), writes it once (the plan's
     time estimate from the measured write speed is printed first), records the state, and leaves
     the other partition's bytes unchanged."""

@@ -30,7 +30,7 @@ from matplotlib.colors import LogNorm
 from matplotlib.container import BarContainer
 from matplotlib.image import AxesImage
 
-from analysis.render import exceedance, plots
+from analysis.render import bars, exceedance, plots
 from analysis.report import redraw
 from tests.toolkit import REPO
 
@@ -130,6 +130,7 @@ def drawn(tmp_path_factory) -> dict[str, list[str]]:
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(plots, "_save", save)
+        mp.setattr(bars, "_save", save)
         mp.setattr(exceedance, "_save", save)
         mp.setattr(plt, "close", check_then_close)
         assert redraw.main(["--root", str(root), "--results", str(tree)]) == 0

@@ -28,7 +28,7 @@ from analysis.rules.cases import frame_of_groups
 from analysis.run import manifest as manifest_file
 from analysis.sections.qd_sweep import DEFAULTS, analyse, findings, knee_finding, recommendation
 from tests.conftest import SAMPLES
-from tests.toolkit import assert_row_is_fios, fio_reps, loop_device, run
+from tests.toolkit import TINY, assert_row_is_fios, fio_reps, loop_device, run
 
 NIGHTHYDRA_QD = (SAMPLES / "NightHydra__AdvancedComputerSystemsProjects" / "Project3"
                  / "raw_data" / "data_analysis" / "queue_depth.json")
@@ -212,10 +212,6 @@ def test_littles_law_flags_a_queue_that_was_never_full(tmp_path):
 
 
 # --- end to end -----------------------------------------------------------------------------
-QUICK = ["--profile", "quick", "--runtime", "1", "--ramp", "0", "--repeat", "2", "--no-host-ceiling",
-         "--engine", "libaio", "--size", "64M"]
-
-
 def check_outputs(root: Path, expected_cases: list[str], slo_us: float) -> pd.DataFrame:
     table = pd.read_csv(root / "tables" / "qd_sweep.csv")
     assert list(table.case) == expected_cases
@@ -256,7 +252,7 @@ def check_outputs(root: Path, expected_cases: list[str], slo_us: float) -> pd.Da
 
 def test_default_file_target(toolkit):
     # the peak search is tested in test_host.py and test_order.py; here the sweep alone
-    result = run(toolkit, "qd_sweep_test.bash", *QUICK, "--qd", "1,4", "--no-peak")
+    result = run(toolkit, "qd_sweep_test.bash", *TINY, "--qd", "1,4", "--no-peak")
     assert result.returncode == 0, result.stderr
     cases = ["randread-4k-qd1", "randread-4k-qd4", "read-128k-qd1", "read-128k-qd4"]
     table = check_outputs(toolkit, cases, 1000)
@@ -290,7 +286,7 @@ def test_default_file_target(toolkit):
 @pytest.mark.root
 def test_loop_device(toolkit, tmp_path):
     with loop_device(tmp_path / "backing.img", size_mb=96) as dev:
-        result = run(toolkit, "qd_sweep_test.bash", *QUICK, "--target", dev, "--destroy", dev,
+        result = run(toolkit, "qd_sweep_test.bash", *TINY, "--target", dev, "--destroy", dev,
                      "--qd", "1,8",
                      "--no-seq", "--no-peak", env={"SLO_P99_US": "50000", "KNEE_GAIN_PCT": "7"})
     assert result.returncode == 0, result.stderr

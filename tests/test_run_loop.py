@@ -15,8 +15,7 @@ from tests.toolkit import TINY, rep_files, run, tree_digest, wait_for_line
 from tests.toolkit import start as start_script
 
 # 2 s repetitions: long enough to interrupt one for sure, 1 s after its progress line
-SLOW = ["--profile", "quick", "--runtime", "2", "--ramp", "0", "--repeat", "2", "--no-host-ceiling",
-        "--engine", "libaio", "--size", "64M"]
+SLOW = [*TINY, "--runtime", "2"]
 
 
 def start(root: Path, *args: str) -> subprocess.Popen:
@@ -67,7 +66,7 @@ def test_interrupt_in_second_repetition_then_resume(toolkit):
 
 
 def test_interrupt_while_creating_the_target_leaves_no_half_made_file(toolkit):
-    proc = start(toolkit, *SLOW[:-1], "1G")
+    proc = start(toolkit, *SLOW, "--size", "1G")
     wait_for_line(proc, "creating ")
     time.sleep(0.3)
     os.killpg(proc.pid, signal.SIGINT)

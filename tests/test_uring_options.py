@@ -34,12 +34,12 @@ import pytest
 from analysis.render import markdown as md
 from analysis.run import host_ceiling, record, uring_probe
 from analysis.run import manifest as manifest_file
-from tests.toolkit import REPO, run
+from tests.toolkit import REPO, TINY, run
 
 # Short: one QD that batches (32: a quarter is 8) and one that does not (4: a quarter is 1).
-QUICK = ["--profile", "quick", "--runtime", "1", "--ramp", "0", "--repeat", "2",
-         "--no-host-ceiling", "--qd", "4,32", "--no-seq", "--peak", "off"]
-PROBE = [*QUICK, "--uring-tuning", "on"]  # the quick profile's auto does not probe
+# Every run names its engine, over TINY's libaio.
+SHORT = [*TINY, "--qd", "4,32", "--no-seq", "--peak", "off"]
+PROBE = [*SHORT, "--uring-tuning", "on"]  # auto probes in the standard profile only
 FIXTURES = Path(__file__).parent / "fixtures" / "uring-probe"
 URING_KEYS = ("fixedbufs", "registerfiles", "iodepth_batch_submit", "iodepth_batch_complete_min",
               "hipri", "sqthread_poll")
@@ -130,8 +130,7 @@ def test_uring_options_on_zram(toolkit):
     with host_ceiling.zram_device() as ram:
         if ram is None:
             pytest.skip("no zram-control here to make a zram device")
-        args = [*PROBE, "--engine", "io_uring", "--target", ram, "--destroy", ram,
-                "--size", "64M"]
+        args = [*PROBE, "--engine", "io_uring", "--target", ram, "--destroy", ram]
         result = run(toolkit, "qd_sweep_test.bash", *args)
         manifest = check_uring_run(toolkit, result, ram)
         # A resumed run keeps the choice without probing again, and a later section of the tree
@@ -142,8 +141,8 @@ def test_uring_options_on_zram(toolkit):
         assert "probing io_uring's" not in again.stderr
         # --uring-tuning off on the same results is another experiment (unless the probe kept
         # nothing): refused
-        off = run(toolkit, "qd_sweep_test.bash", *QUICK, "--engine", "io_uring", "--target", ram,
-                  "--destroy", ram, "--size", "64M", "--uring-tuning", "off")
+        off = run(toolkit, "qd_sweep_test.bash", *SHORT, "--engine", "io_uring", "--target", ram,
+                  "--destroy", ram, "--uring-tuning", "off")
         if manifest["io_uring_options"] != "defaults":
             assert off.returncode == 2 and "io_uring_options" in off.stderr
         else:
@@ -152,8 +151,8 @@ def test_uring_options_on_zram(toolkit):
 
 @pytest.mark.parametrize("engine", ["psync", "libaio"])
 def test_other_engines_record_none(toolkit, engine):
-    result = run(toolkit, "qd_sweep_test.bash", *QUICK, "--qd", "4", "--engine", engine,
-                 "--size", "64M", "--repeat", "1")  # what is recorded, not what is measured
+    result = run(toolkit, "qd_sweep_test.bash", *SHORT, "--qd", "4", "--engine", engine,
+                 "--repeat", "1")  # what is recorded, not what is measured
     assert result.returncode == 0, result.stderr
     manifest = json.loads((toolkit / "results" / "qd_sweep" / "manifest.json").read_text())
     assert manifest["io_uring_options"] == "" and manifest["io_uring_note"] == ""
@@ -165,8 +164,8 @@ def test_other_engines_record_none(toolkit, engine):
 
 def test_uring_tuning_off_keeps_fio_defaults(toolkit):
     """--uring-tuning off: no probe, no option; the jobfile and the snippet say fio's defaults."""
-    result = run(toolkit, "qd_sweep_test.bash", *QUICK, "--qd", "32", "--engine", "io_uring",
-                 "--uring-tuning", "off", "--size", "64M", "--repeat", "1")
+    result = run(toolkit, "qd_sweep_test.bash", *SHORT, "--qd", "32", "--engine", "io_uring",
+                 "--uring-tuning", "off", "--repeat", "1")
     assert result.returncode == 0, result.stderr
     manifest = json.loads((toolkit / "results" / "qd_sweep" / "manifest.json").read_text())
     assert manifest["io_uring_options"] == "defaults"
@@ -178,8 +177,10 @@ def test_uring_tuning_off_keeps_fio_defaults(toolkit):
 
 def test_the_quick_profile_keeps_fio_defaults_unless_asked(toolkit):
     """--uring-tuning auto probes in the standard profile only; the quick one says so."""
-    result = run(toolkit, "qd_sweep_test.bash", *QUICK, "--qd", "32", "--engine", "io_uring",
-                 "--size", "64M", "--repeat", "1")
+    # quick on purpose (at tiny's runtime, ramp and size): auto's note names the profile it ran
+    quick = [*SHORT, "--profile", "quick", "--runtime", "1", "--ramp", "0", "--size", "64M"]
+    result = run(toolkit, "qd_sweep_test.bash", *quick, "--qd", "32", "--engine", "io_uring",
+                 "--repeat", "1")
     assert result.returncode == 0, result.stderr
     manifest = json.loads((toolkit / "results" / "qd_sweep" / "manifest.json").read_text())
     why = "--uring-tuning auto: the quick profile does not probe them; --uring-tuning on does"

@@ -1,4 +1,5 @@
-"""Figures shared by the sections. Every point carries its error bar from the repetitions: the 95%
+"""Figures shared by the sections (lines, time series, heatmaps; the bar charts are in bars.py)
+and the helpers every figure uses. Every point carries its error bar from the repetitions: the 95%
 interval of the mean, as the tables print it (a percentile's own interval where it has one).
 
 Every figure writes its numbers the way the snippets do (13,584 on the axis as on the bar), keeps
@@ -21,7 +22,6 @@ import matplotlib.pyplot as plt
 from matplotlib.collections import LineCollection, PathCollection
 from matplotlib.colors import LogNorm
 from matplotlib.layout_engine import TightLayoutEngine
-from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 from matplotlib.transforms import Bbox, ScaledTranslation
 
@@ -29,7 +29,6 @@ from analysis.render import markdown as md
 
 # Tick labels as the tables write numbers: thousands separators, no trailing zeros.
 PLAIN = FuncFormatter(lambda v, _: f"{v:,.10g}")
-HEADROOM = 1.15  # the value axis of a bar chart ends 15% above the highest error bar
 
 
 def _save(fig, path: Path, note: str = "") -> Path:
@@ -177,59 +176,6 @@ def _legend_outside(ax, handles=None, labels=None, fontsize: int = 8) -> None:
               frameon=False, borderaxespad=0)
 
 
-def _bar_headroom(ax, tops: list[float]) -> None:
-    """A value axis from zero to 15% above the highest bar top (mean + std, or a marker)."""
-    top = max(_clean(tops), default=0)
-    if top > 0:
-        ax.set_ylim(0, top * HEADROOM)
-
-
-INTERVAL = "mean ± 95% interval"  # what a bar's or point's error bar is, in every legend
-LABEL_BOX = {"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8}
-
-
-def bar_chart(path: Path, labels: list[str], means: list[float], errors, *,
-              ylabel: str, title: str, markers: list[float] | None = None, marker_errors=None,
-              marker_name: str = "", marker_label: str = "", flagged: list[bool] | None = None,
-              flag_label: str = "", note: str = "") -> Path:
-    """Bars of means with their 95% interval; optional markers (e.g. p99, with its own
-    interval) on each bar; `flagged` bars hatched and named in the legend (host-bound). Each
-    value is written beside its own bar top or marker, so a mean never reads as a p99."""
-    fig, ax = plt.subplots(figsize=(max(7.5, 1.3 * len(labels) + 2.0), 4.6), dpi=120)
-    x = list(range(len(labels)))
-    errs = _errors(errors)
-    high = errs[1] if errs and isinstance(errs[0], list) else errs or [0.0] * len(x)
-    tops = [m + e for m, e in zip(_clean(means), high)]
-    flagged = flagged or [False] * len(x)
-    ax.bar(x, _clean(means), yerr=errs, capsize=6, color="#4C78A8", label=INTERVAL,
-           hatch=[("//" if f else None) for f in flagged], edgecolor="white")
-    for i, mean in enumerate(means):
-        label_point(ax, f"mean {md.num(mean)}" if markers is not None else md.num(mean),
-                    i, _clean([mean])[0], fontsize=8, bbox=LABEL_BOX)
-    if markers is not None:
-        ax.errorbar(x, _clean(markers), yerr=_errors(marker_errors), fmt="D", color="#E45756",
-                    capsize=3, zorder=3, label=marker_label)
-        for i, m in enumerate(markers):
-            label_point(ax, f"{marker_name} {md.num(m)}", i, _clean([m])[0],
-                        fontsize=8, color="#E45756", bbox=LABEL_BOX)
-        mh = _errors(marker_errors)
-        mh = (mh[1] if mh and isinstance(mh[0], list) else mh) or [0.0] * len(x)
-        tops = [max(t, m + e) for t, m, e in zip(tops, _clean(markers), mh)]
-    ax.set_xticks(x, labels)
-    ax.yaxis.set_major_formatter(PLAIN)
-    _bar_headroom(ax, tops)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.grid(axis="y", alpha=0.3)
-    handles, names = ax.get_legend_handles_labels()
-    if any(flagged):  # the legend's bar is the plain one, and the hatched one says what it is
-        handles = [Patch(color="#4C78A8", label=INTERVAL), *handles[1:],
-                   Patch(facecolor="#4C78A8", hatch="//", edgecolor="white", label=flag_label)]
-        names = [INTERVAL, *names[1:], flag_label]
-    _legend_outside(ax, handles, names)
-    return _save(fig, path, note)
-
-
 COLORS = ["#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#9D755D"]
 
 
@@ -358,41 +304,6 @@ def line_chart(path: Path, panels: list[Panel], *, title: str = "", note: str = 
         _draw_panel(ax, panel)
     if title:
         fig.suptitle(title)
-    return _save(fig, path, note)
-
-
-@dataclass(frozen=True)
-class BarSet:
-    """One bar per group: its means and the half-widths of their 95% intervals (NaN: no bar)."""
-    label: str
-    means: list[float]
-    errors: list[float]
-
-
-def grouped_bars(path: Path, groups: list[str], sets: list[BarSet], *, ylabel: str, title: str,
-                 note: str = "") -> Path:
-    """Bars per group, one per set, side by side (a mix's read, write and total), from zero: a
-    bar's length is its value, which a log axis would not keep (draw points there instead)."""
-    fig, ax = plt.subplots(figsize=(max(6.5, 1.4 * len(groups) + 2), 4.8), dpi=120)
-    x = list(range(len(groups)))
-    width = 0.8 / len(sets)
-    for i, (color, s) in enumerate(zip(COLORS * 3, sets)):
-        pos = [g - 0.4 + width * (i + 0.5) for g in x]
-        means = _clean(s.means)
-        ax.bar(pos, means, width, color=color, label=s.label)
-        drawn = [(p, m, e) for p, m, e in zip(pos, means, s.errors)
-                 if e is not None and not math.isnan(e)]  # no interval (no I/O): no bar
-        if drawn:
-            ax.errorbar(*zip(*[(p, m) for p, m, _ in drawn]), yerr=[e for *_, e in drawn],
-                        fmt="none", ecolor="black", capsize=4)
-    ax.set_xticks(x, groups)
-    ax.yaxis.set_major_formatter(PLAIN)
-    _bar_headroom(ax, [m + e for st in sets for m, e in zip(_clean(st.means),
-                                                               _clean(st.errors))])
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.grid(axis="y", alpha=0.3)
-    _legend_outside(ax)
     return _save(fig, path, note)
 
 

@@ -27,7 +27,8 @@ import pandas as pd
 from analysis.core import workspace
 from analysis.core.workspace import Workspace
 from analysis.render import markdown as md
-from analysis.render.plots import BarSet, Panel, Series, grouped_bars, line_chart
+from analysis.render.bars import BarSet, grouped_bars
+from analysis.render.plots import Panel, Series, line_chart
 from analysis.rules.cases import UNSTABLE_HALF_WIDTH, read_manifest, section_frame
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections import facts as facts_file

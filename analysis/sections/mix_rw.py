@@ -18,7 +18,8 @@ from analysis.core.effects import ALPHA, Change, adjusted, change, gap
 from analysis.core.workspace import Workspace
 from analysis.render import exceedance
 from analysis.render import markdown as md
-from analysis.render.plots import BarSet, Panel, Series, grouped_bars, line_chart
+from analysis.render.bars import BarSet, grouped_bars
+from analysis.render.plots import Panel, Series, line_chart
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections.common import (
     NOT_RESOLVED,

@@ -13,7 +13,7 @@ from analysis.core.effects import adjusted
 from analysis.core.workspace import Workspace
 from analysis.render import exceedance
 from analysis.render import markdown as md
-from analysis.render.plots import bar_chart
+from analysis.render.bars import bar_chart
 from analysis.rules.cases import case_rows, read_manifest
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections.common import (

@@ -29,7 +29,8 @@ from analysis.fio.job_options import time_option_s
 from analysis.fio.log_files import find_logs
 from analysis.fio.log_series import read_per_second, series_stats
 from analysis.render import markdown as md
-from analysis.render.plots import Panel, Series, bar_chart, line_chart
+from analysis.render.bars import bar_chart
+from analysis.render.plots import Panel, Series, line_chart
 from analysis.rules.cases import Case, load_section, read_manifest
 from analysis.sections import SECTIONS, burst_part, recovery_part, snippet_path
 from analysis.sections.common import (
