@@ -323,8 +323,9 @@ fleet_section_main() {
     # auto: the size serve.bash allows by default (each server caps the region at its own --size)
     REGION_BYTES=$(size_bytes "${SIZE/#auto/$AUTO_FILE_REGION}") REGION_NOTE="" TARGET_DEFAULT="" TARGET_CREATE=""
     TARGET_KIND=hosts TARGET_PATH="each host's own target" TARGET_BYTES=0
-    resolve_state
     cd "$TK_ROOT" || exit "$EXIT_FAIL"
+    service_start # from here on: the plan asks it (the order's seed)
+    resolve_state
     ENGINE_NOTE=""
     [[ -z $DRY_RUN ]] || { dry_run && exit "$EXIT_OK"; }
     fleet_print_plan
@@ -332,7 +333,6 @@ fleet_section_main() {
     trap on_exit EXIT
     trap on_interrupt INT TERM
     TARGET_PATH="hosts ${FLEET_ADDRS[*]}" acquire_lock
-    service_start
     choose_engine fleet_engine_works "the hosts"
     info "engine: $ENGINE_NOTE"
     local h

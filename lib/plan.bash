@@ -123,10 +123,11 @@ writes_plan_lines() { # the plan's account of what is written to the device, and
     info "  writes   $writes"
     info "           in all $(write_estimate_text)"
     [[ -n $DRY_RUN ]] || return 0
-    if reason=$(tk_python safety "$TARGET_PATH" "$DESTROY" 2>&1); then
+    reason=$(service_ask safety "$TARGET_PATH" "$DESTROY")
+    if [[ $reason == ok ]]; then
         info "           allowed: --destroy names $TARGET_PATH and nothing on it is in use"
     else
-        info "           REFUSED as given: $reason"
+        info "           REFUSED as given: ${reason#refused$'\t'}"
     fi
 }
 
@@ -136,7 +137,9 @@ refuse_unless_writes_allowed() {
     local writes reason hint=""
     writes=$(planned_writes)
     [[ -n $writes ]] || return 0
-    reason=$(tk_python safety "$TARGET_PATH" "$DESTROY" 2>&1) && return 0
+    reason=$(service_ask safety "$TARGET_PATH" "$DESTROY")
+    [[ $reason != ok ]] || return 0
+    reason=${reason#refused$'\t'}
     section_writes ||
         hint=" To only read it, add --state as-is --no-prefill (reads may then hit never-written space, which measures nothing)."
     die "$EXIT_UNSAFE" "${reason:-refusing to write to $TARGET_PATH}. This run would write: $writes.$hint"
@@ -171,7 +174,9 @@ fixed_cases() { # the cases marked @fixed=1, in declared order
 plan_order() {
     local reply manifests=()
     mapfile -t manifests < <(order_manifests)
-    reply=$(tk_python order seed "$ORDER_SEED" "$FRESH" "${manifests[@]}" 2>&1) || die "$EXIT_USAGE" "$reply"
+    reply=$(service_ask order-seed "$ORDER_SEED" "$FRESH" "${manifests[@]}")
+    [[ $reply == ok$'\t'* ]] || die "$EXIT_USAGE" "${reply#bad$'\t'}"
+    reply=${reply#ok$'\t'}
     ORDER_SEED_USED=${reply%%$'\t'*}
     if [[ $CASE_ORDER == declared ]]; then
         info "  order    as the section declares its cases, each case's repetitions back to back"

@@ -34,6 +34,19 @@ service_stop() {
     fi
 }
 
+# Write a manifest (a section's, or the tree's state.json), or compare the settings with the one
+# there (analysis/run/manifest.py): other settings exit 2 saying how they differ (WAS, e.g. "was
+# prepared with", in place of "holds results measured with"); a manifest not written exits 1.
+manifest_check() { # PATH WAS KEY=VALUE...
+    local reply
+    reply=$(service_ask manifest-check "$1" "${@:3}")
+    case $reply in
+        ok) ;;
+        refused$'\t'*) reply=${reply#*$'\t'} && die "$EXIT_USAGE" "${reply/holds results measured with/${2:-holds results measured with}}" ;;
+        *) die "$EXIT_FAIL" "${reply#*$'\t'}" ;;
+    esac
+}
+
 manifest_value() { # KEY: what this section's manifest records for KEY; nothing when it has none
     local reply
     reply=$(service_ask manifest-value "$RESULTS_DIR/manifest.json" "$1")

@@ -148,12 +148,9 @@ state_step_line() { head -n 1 "$RESULTS/state/$1.done"; }  # STEP
 # The state of a results tree is set once, for one target and region: a section of the same tree
 # asking for another is refused before anything is written (manifest.py compares them).
 check_tree_state() {
-    local reason
     mkdir -p "$RESULTS/state" 2>"$TK_TMP/prepare.stderr" || results_write_failed "the state folder"
-    if ! reason=$(tk_python manifest "$RESULTS/state/state.json" state="$STATE_USED" \
-        target="$TARGET_PATH" region_bytes="$REGION_BYTES" 2>&1); then
-        die "$EXIT_USAGE" "${reason/holds results measured with/was prepared with}"
-    fi
+    manifest_check "$RESULTS/state/state.json" "was prepared with" state="$STATE_USED" \
+        target="$TARGET_PATH" region_bytes="$REGION_BYTES"
 }
 
 # A short sequential write at the start of the region: its MB/s, remembered for later plans.

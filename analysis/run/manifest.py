@@ -83,7 +83,7 @@ def load(results_dir: Path) -> dict:
 def load_path(path: Path) -> dict:
     try:
         doc = json.loads(Path(path).read_text())
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return {}
     except (OSError, ValueError) as e:
         raise ManifestError(f"{path} cannot be read ({e})") from None
@@ -175,24 +175,29 @@ def add_cases(path: Path, cases: list[tuple[str, str]], **settings: str) -> None
     write_atomically(path, doc)
 
 
+def check(path: Path, pairs: list[str]) -> tuple[int, str]:
+    """Write the manifest or compare with it: (0, ""), (2, how it differs or why the settings
+    are bad), or (1, why it could not be written)."""
+    try:
+        diff = check_or_write(path, parse_settings(pairs))
+    except ValueError as e:
+        return 2, f"manifest: {e}"
+    except OSError as e:
+        from analysis.run.faults import results_full  # only on this rare path
+        return 1, results_full(path.parent) or f"cannot write {path}: {e.strerror}"
+    if diff:
+        return 2, (f"{path.parent} holds results measured with other settings: " + ", ".join(diff)
+                   + ". Rerun with --fresh to move them aside (nothing is deleted), "
+                   "or give the same settings to resume.")
+    return 0, ""
+
+
 def main(argv: list[str]) -> int:
     """`python -m analysis manifest PATH key=value...`: 0 if written or matching, 2 if not."""
     if len(argv) < 2:
         print("usage: python -m analysis manifest PATH key=value...", file=sys.stderr)
         return 2
-    path = Path(argv[0])
-    try:
-        diff = check_or_write(path, parse_settings(argv[1:]))
-    except ValueError as e:
-        print(f"manifest: {e}", file=sys.stderr)
-        return 2
-    except OSError as e:
-        from analysis.run.faults import results_full  # only on this rare path
-        print(results_full(path.parent) or f"cannot write {path}: {e.strerror}", file=sys.stderr)
-        return 1
-    if diff:
-        print(f"{path.parent} holds results measured with other settings: " + ", ".join(diff)
-              + ". Rerun with --fresh to move them aside (nothing is deleted), "
-              "or give the same settings to resume.", file=sys.stderr)
-        return 2
-    return 0
+    code, message = check(Path(argv[0]), argv[1:])
+    if message:
+        print(message, file=sys.stderr)
+    return code

@@ -27,11 +27,11 @@ The run loop's helper answers the order itself (analysis.run.runner_service, req
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import sys
 from pathlib import Path
 
+from analysis.run import manifest as manifest_file
 from analysis.run.manifest import write_atomically
 
 RULES = ("rounds", "declared", "fixed-first")
@@ -66,8 +66,8 @@ def stored_seeds(manifests: list[Path]) -> set[int]:
     seeds = set()
     for path in manifests:
         try:
-            value = json.loads(path.read_text()).get("order_seed")
-        except (OSError, ValueError):
+            value = manifest_file.load_path(path).get("order_seed")
+        except manifest_file.ManifestError:
             continue
         if isinstance(value, int):
             seeds.add(value)
@@ -104,7 +104,7 @@ def record(manifests: list[Path], seed: int, rule: str, stage: int, names: list[
     for path in manifests:
         if not path.exists():
             continue
-        doc = json.loads(path.read_text())
+        doc = manifest_file.load_path(path)
         stages = list(doc.get("order") or [])[:stage]
         stages += [[]] * (stage - len(stages))
         doc.update(order_seed=seed, order_rule=rule, order=[*stages, done])

@@ -26,6 +26,11 @@ Protocol: one request per line, fields separated by tabs; one reply line per req
     uring-gain<TAB>PATH ...          (an io_uring option probe's rounds so far, analysis.run.uring_probe)
                                      -> kept|dropped|more<TAB>BASE<TAB>MORE IOPS<TAB>GAIN%<TAB>PAIRS
                                         | bad<TAB>reason
+    manifest-check<TAB>PATH<TAB>KEY=VALUE ...
+                                     (write the section's manifest, or compare: analysis.run.manifest)
+                                     -> ok | refused<TAB>how it differs | bad<TAB>reason
+    order-seed<TAB>GIVEN<TAB>FRESH<TAB>MANIFEST ...
+                                     -> ok<TAB>SEED<TAB>how chosen (analysis.run.order) | bad<TAB>reason
     record-get<TAB>TREE<TAB>NAME<TAB>TARGET<TAB>DIRECT
                                      (a decision of the tree's record, analysis.run.record)
                                      -> ok<TAB>FIELD... (record.CHOICES order) | none
@@ -82,6 +87,19 @@ def manifest_value(path: str, key: str) -> str:
     except manifest_file.ManifestError:
         value = None
     return "none" if value in (None, "") else f"ok\t{value}"
+
+
+def manifest_check(path: str, *pairs: str) -> str:
+    code, message = manifest_file.check(Path(path), list(pairs))
+    return "ok" if code == 0 else f"{'refused' if code == 2 else 'bad'}\t{message}"
+
+
+def order_seed(given: str, fresh: str, *manifests: str) -> str:
+    try:
+        seed, how = order.choose_seed(given, bool(fresh), [Path(m) for m in manifests])
+    except order.OrderError as e:
+        return f"bad\t{e}"
+    return f"ok\t{seed}\t{how}"
 
 
 def run_order(*fields: str) -> str:
@@ -146,6 +164,10 @@ def reply_to(line: str) -> str:
         return unstable(*fields[1:])
     if fields[0] == "uring-gain" and len(fields) >= 2:
         return uring_probe.gain_reply(*fields[1:])
+    if fields[0] == "manifest-check" and len(fields) >= 2:
+        return manifest_check(*fields[1:])
+    if fields[0] == "order-seed" and len(fields) >= 3:
+        return order_seed(*fields[1:])
     if fields[0] == "record-get" and len(fields) == 5:
         return record_get(*fields[1:])
     if fields[0] == "record-set" and len(fields) >= 5:
