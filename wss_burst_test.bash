@@ -162,7 +162,7 @@ section_plan() {
 
 # The preconditioning is planned and confirmed before anything is touched.
 section_confirm() {
-    [[ -n $PRECONDITION && ! -e "$RESULTS_DIR/precondition.done" ]] || return 0
+    [[ -n $PRECONDITION ]] && ! step_done "$RESULTS_DIR" precondition || return 0
     local capacity seconds answer
     capacity=$(blockdev --getsize64 "$TARGET_PATH")
     seconds=$((2 * capacity / (PRECONDITION_GUESS_MBPS * 1000000)))
@@ -193,8 +193,7 @@ resume_recovery() {
 # random data everywhere, so it is the region's prefill too.
 section_prepare() {
     resume_recovery
-    local marker="$RESULTS_DIR/precondition.done"
-    [[ -n $PRECONDITION && ! -e $marker ]] || return 0
+    [[ -n $PRECONDITION ]] && ! step_done "$RESULTS_DIR" precondition || return 0
     still_safe_to_write
     # the drive's counters around it: its write amplification (analysis/device/nand_writes.py)
     rm -rf -- "$RESULTS_DIR/precondition-health"
@@ -206,8 +205,10 @@ section_prepare() {
         die "$EXIT_FAIL" "preconditioning failed (see $RESULTS_DIR/precondition.stderr)"
     LAST_WRITE_END_MS=$(now_ms)
     collect_health_raw "$RESULTS_DIR/precondition-health/after" "$TARGET_PATH" || true
-    printf 'device %s written twice sequentially at %(%F %T)T\n' "$TARGET_PATH" -1 >"$marker"
-    cp -- "$marker" "$RESULTS_DIR/prefill.done"
+    local what
+    what=$(printf 'device %s written twice sequentially at %(%F %T)T' "$TARGET_PATH" -1)
+    step_set "$RESULTS_DIR" precondition "$what"
+    step_set "$RESULTS_DIR" prefill "$what"
 }
 
 # The burst case samples the drive's temperature and throttle counters while it runs. A recovery
@@ -250,9 +251,6 @@ section_after_repetition() {
     # the counters right after the burst; the sampler's first capture is right before it
     rm -rf -- "$dir/health/last"
     collect_health_raw "$dir/health/last" "$TARGET_PATH" || true
-    # The samples as a CSV beside the logs, on fio's time axis (empty where unavailable).
-    tk_python health-log "$dir/health" --start "$(<"$dir/rep$2.start")" \
-        --csv "$dir/health/samples.csv" 2>/dev/null || warn "could not write $dir/health/samples.csv"
 }
 
 main() {

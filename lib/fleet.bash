@@ -255,7 +255,7 @@ fleet_prefill() {
     local h hosts=()
     [[ -z $NO_PREFILL ]] || return 0
     for h in $(fleet_live); do
-        [[ -e $(fleet_results_dir "$h")/prefill.done ]] || hosts+=("$h")
+        step_done "$(fleet_results_dir "$h")" prefill || hosts+=("$h")
     done
     ((${#hosts[@]})) || return 0
     info "prefill: writing $(human_bytes "$REGION_BYTES") of the target of ${#hosts[@]} host(s) once with random data"
@@ -276,8 +276,8 @@ fleet_prefill() {
     fleet_run_all_hosts "${hosts[@]}"
     for h in "${hosts[@]}"; do
         [[ -n ${FLEET_DROPPED[$h]} ]] && continue
-        printf 'region %s bytes of %s written at %(%F %T)T\n' "$REGION_BYTES" "${FLEET_TARGETS[$h]}" -1 \
-            >"$(fleet_results_dir "$h")/prefill.done"
+        step_set "$(fleet_results_dir "$h")" prefill "$(printf 'region %s bytes of %s written at %(%F %T)T' \
+            "$REGION_BYTES" "${FLEET_TARGETS[$h]}" -1)"
     done
 }
 

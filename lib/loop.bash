@@ -24,6 +24,7 @@ move_results_aside() {
     local aside
     aside="$RESULTS_DIR.$(date +%Y%m%d-%H%M%S)"
     mv -- "$RESULTS_DIR" "$aside"
+    service_ask step-forget "$RESULTS" "$(step_key "$RESULTS_DIR" "")" >/dev/null
     info "--fresh: earlier results moved to $aside"
 }
 
@@ -47,15 +48,14 @@ check_manifest() {
 }
 
 prefill() {
-    local marker="$RESULTS_DIR/prefill.done"
-    if [[ -n $NO_PREFILL || -e $marker ]]; then
+    if [[ -n $NO_PREFILL ]] || step_done "$RESULTS_DIR" prefill; then
         return 0
     fi
     info "prefill: writing $(human_bytes "$REGION_BYTES") of $TARGET_PATH once with random data"
     still_safe_to_write
     fill_region "$ENGINE_DEEP" "$DIRECT"
     LAST_WRITE_END_MS=$(now_ms)
-    printf 'region %s bytes of %s written at %(%F %T)T\n' "$REGION_BYTES" "$TARGET_PATH" -1 >"$marker"
+    step_set "$RESULTS_DIR" prefill "$(printf 'region %s bytes of %s written at %(%F %T)T' "$REGION_BYTES" "$TARGET_PATH" -1)"
 }
 
 health_snapshot() { # before|after

@@ -74,7 +74,7 @@ planned_writes() {
 
 prefill_pending() { # the section's own prefill is still to run
     [[ -z $NO_PREFILL && $STATE_USED == as-is ]] || return 1
-    [[ -n $FRESH || ! -e $RESULTS/$SECTION/prefill.done ]]
+    [[ -n $FRESH ]] || ! step_done "$RESULTS/$SECTION" prefill
 }
 
 # WRITES_STATE: the bytes the tree's state writes first (its sequential fill, once per tree);

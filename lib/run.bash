@@ -94,8 +94,8 @@ section_main() {
     # The region is written before any engine is probed or case measured: by the state (once per
     # results tree), by the toolkit creating its file, or by this section's prefill.
     prepare_state
-    if [[ -n $TARGET_DEFAULT || -n $TARGET_CREATE ]] && [[ ! -e $RESULTS_DIR/prefill.done ]]; then
-        printf 'the file target, created by the toolkit full of random data\n' >"$RESULTS_DIR/prefill.done"
+    if [[ -n $TARGET_DEFAULT || -n $TARGET_CREATE ]] && ! step_done "$RESULTS_DIR" prefill; then
+        step_set "$RESULTS_DIR" prefill 'the file target, created by the toolkit full of random data'
     fi
     prefill
     if [[ $ENGINE == auto ]]; then

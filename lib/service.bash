@@ -47,6 +47,30 @@ manifest_check() { # PATH WAS KEY=VALUE...
     esac
 }
 
+# A step done once for the tree or a section (the state's purge and writes, a section's prefill):
+# a field of the tree's record (run.json), keyed by where it belongs: state/purge, qd1/prefill,
+# hosts/<host>/qd1/prefill (a folder under RESULTS, then the step).
+step_key() { # FOLDER STEP
+    local folder=${1#"$RESULTS"}
+    printf '%s/%s' "${folder#/}" "$2"
+}
+
+step_done() { # FOLDER STEP
+    [[ $(service_ask step-get "$RESULTS" "$(step_key "$1" "$2")") == ok$'\t'* ]]
+}
+
+step_what() { # FOLDER STEP: what was done, when
+    local reply
+    reply=$(service_ask step-get "$RESULTS" "$(step_key "$1" "$2")")
+    [[ $reply != ok$'\t'* ]] || printf '%s' "${reply#ok$'\t'}"
+}
+
+step_set() { # FOLDER STEP WHAT
+    local reply
+    reply=$(service_ask step-set "$RESULTS" "$(step_key "$1" "$2")" "$3")
+    [[ $reply == ok ]] || die "$EXIT_FAIL" "could not record the $2 in $RESULTS/run.json: ${reply#bad$'\t'}"
+}
+
 manifest_value() { # KEY: what this section's manifest records for KEY; nothing when it has none
     local reply
     reply=$(service_ask manifest-value "$RESULTS_DIR/manifest.json" "$1")

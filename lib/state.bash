@@ -142,8 +142,8 @@ state_plan_lines() {
 }
 
 
-state_step_done() { [[ -e $RESULTS/state/$1.done ]]; } # STEP
-state_step_line() { head -n 1 "$RESULTS/state/$1.done"; }  # STEP
+state_step_done() { step_done "$RESULTS/state" "$1"; } # STEP
+state_step_line() { step_what "$RESULTS/state" "$1"; }  # STEP
 
 # The state of a results tree is set once, for one target and region: a section of the same tree
 # asking for another is refused before anything is written (manifest.py compares them).
@@ -185,8 +185,8 @@ purge_region() {
         "$RESULTS/state/purge.json" "$nuse") || rc=$?
     ((rc <= 1)) || die "$EXIT_FAIL" "could not check the purge of $TARGET_PATH: $summary"
     if ((rc)); then warn "purge: $summary; going on, and the state line says so"; else info "state: purge checked: $summary"; fi
-    printf '%s: %s (%s): %s at %(%F %T)T\n' "$TARGET_PATH" "$PURGE_METHOD" "$PURGE_WHAT" "$summary" -1 \
-        >"$RESULTS/state/purge.done"
+    step_set "$RESULTS/state" purge "$(printf '%s: %s (%s): %s at %(%F %T)T' "$TARGET_PATH" \
+        "$PURGE_METHOD" "$PURGE_WHAT" "$summary" -1)"
 }
 
 # The region written LOOPS times in 128 KiB sequential writes of random data, QD 32: the purged
@@ -201,8 +201,8 @@ write_region_sequentially() { # LOOPS STEP
         --output-format=json --output="$RESULTS/state/$2.json" ||
         die "$EXIT_FAIL" "writing the region for --state $STATE_USED failed (see $RESULTS/state/$2.stderr); rerun the same command to start that step again"
     LAST_WRITE_END_MS=$(now_ms)
-    printf '%s: %s bytes written sequentially (%s x the region) at %(%F %T)T\n' "$TARGET_PATH" \
-        "$bytes" "$1" -1 >"$RESULTS/state/$2.done"
+    step_set "$RESULTS/state" "$2" "$(printf '%s: %s bytes written sequentially (%s x the region) at %(%F %T)T' \
+        "$TARGET_PATH" "$bytes" "$1" -1)"
 }
 
 # Once per results tree, before its first section measures: the purge and the sequential writes
@@ -219,9 +219,8 @@ prepare_state() {
     else
         state_step_done precondition || write_region_sequentially 2 precondition
     fi
-    printf 'region written by --state %s: %s\n' "$STATE_USED" \
-        "$(state_step_line "$([[ $STATE_USED == purged ]] && echo written || echo precondition)")" \
-        >"$RESULTS_DIR/prefill.done"
+    step_set "$RESULTS_DIR" prefill "region written by --state $STATE_USED: $(state_step_line \
+        "$([[ $STATE_USED == purged ]] && echo written || echo precondition)")"
 }
 
 track_workload() { # "4 KiB random writes at QD 32", from STEADY_OPTS

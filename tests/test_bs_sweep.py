@@ -24,6 +24,7 @@ import pytest
 from analysis.fio.output import read_groups
 from analysis.render import markdown as md
 from analysis.rules.cases import frame_of_groups, section_frame
+from analysis.run import record
 from analysis.sections import bs_sweep
 from tests.conftest import REPO, SAMPLES
 from tests.toolkit import TINY, assert_row_is_fios, fio_reps, loop_device, run
@@ -269,5 +270,5 @@ def test_loop_device(toolkit):
         result = run(toolkit, "bs_sweep_test.bash", *ARGS, "--target", dev, "--destroy", dev)
         assert result.returncode == 0, result.stderr
         check_section_outputs(toolkit, dev)
-        assert (toolkit / "results" / "bs_sweep" / "prefill.done").exists()
+        assert "written at" in record.load(toolkit / "results")["steps"]["bs_sweep/prefill"]
         assert math.isfinite(pd.read_csv(toolkit / "tables" / "bs_sweep.csv").iops_std.sum())

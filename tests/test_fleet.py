@@ -23,7 +23,7 @@ import pandas as pd
 import pytest
 
 from analysis.fio.output import FioOutputError
-from analysis.run import fleet
+from analysis.run import fleet, record
 from tests.toolkit import (
     TINY,
     assert_row_is_fios,
@@ -165,7 +165,8 @@ def check_host_tree(root: Path, server: Server, section: str, cases: list[str], 
     tree = root / "results" / "hosts" / server.label / section
     manifest = load_json(tree / "manifest.json")
     assert manifest["target"] == f"{server.spec} {server.target}"
-    assert (tree / "prefill.done").exists()
+    steps = record.load(root / "results")["steps"]
+    assert steps[f"hosts/{server.label}/{section}/prefill"].startswith("region ")
     for case in cases:
         files = host_reps(root, server, section, case)
         assert [p.name for p in files] == [f"rep{k}.json" for k in range(1, reps + 1)], case

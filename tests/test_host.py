@@ -252,7 +252,8 @@ def test_qd_sweep_with_jobs_and_the_peak_search(toolkit):
     # is where the e2e runs measure it: the others pass --no-host-ceiling)
     ceilings = load_json(toolkit / "results" / "qd_sweep" / "host_ceiling.json")["cases"]
     assert set(ceilings) == set(table.case) | set(peaks.case)
-    assert all(c["iops"] > 0 for c in ceilings.values())
+    # a ceiling for each, or none where zram hands io_uring's I/O to a kernel worker (punted)
+    assert all((c.get("punted") and c["iops"] is None) or c["iops"] > 0 for c in ceilings.values())
     assert "ceiling  first, each case's shape on a RAM device" in result.stderr
     # the efficient configuration: the fewest in flight within 5% of the peak (the search's
     # outcome, read back from the same results), and how the search ended

@@ -332,7 +332,7 @@ def test_the_health_samples_come_from_the_live_smart_log(guest):
     assert len(samples) >= 3, samples
     assert {s["source"] for s in samples} == {"nvme"}
     assert {s["doc"]["temperature"] for s in samples} == {323}  # QEMU's controller: 323 K
-    table = pd.read_csv(health / "samples.csv")
+    table = pd.read_csv(tk / "tables" / "burst" / "wss_burst_health.csv")  # the host's analysis
     assert len(table) == len(samples) and set(table.temperature_c) == {50}
     assert (health / "first" / "nvme-smart-log.json").exists()
     assert (health / "last" / "nvme-smart-log.json").exists()

@@ -24,6 +24,18 @@ def test_the_committed_sample_migrates_its_engines_as_fields():
     assert (engines["qd1"], engines["deep"]) == ("psync", "io_uring")
     assert engines["note"].startswith("psync at QD=1, io_uring deeper (auto: QD=1 probe mean")
     assert doc["io_uring"] is None and doc["write_speed"] is None and doc["status"] == {}
+    sections = ("qd1", "bs_sweep", "mix_rw", "qd_sweep", "wss_burst")
+    assert set(doc["steps"]) == {f"{s}/prefill" for s in sections}
+    assert all(doc["steps"][f"{s}/prefill"] == (SAMPLE / s / "prefill.done").read_text().strip()
+               for s in sections)
+
+
+def test_the_fixtures_trees_migrate_their_prefills():
+    fixtures = REPO / "tests" / "fixtures"
+    for tree in (fixtures / "results", fixtures / "peak-search"):
+        doc = record.load(tree)
+        done = sorted(tree.glob("*/prefill.done"))
+        assert done and {f"{p.parent.name}/prefill" for p in done} == set(doc["steps"])
 
 
 def test_every_file_an_older_tree_kept_migrates(tmp_path):
@@ -134,3 +146,23 @@ def test_a_tree_an_older_toolkit_wrote_resumes_and_refuses_as_before(tmp_path):
     fresh.write_text(json.dumps({**old, "version": 3}))
     with pytest.raises(manifest.ManifestError, match="reads versions 1 and 2"):
         manifest.load_path(fresh)
+
+
+def test_steps_migrate_from_an_older_trees_files_and_a_fresh_folder_forgets_its_own(tmp_path):
+    tree = tmp_path / "older"
+    for rel, text in (("state/purge.done", "/dev/x: discard (blkdiscard): checked at 2026-11-20\n"),
+                      ("qd1/prefill.done", "region 67108864 bytes of /dev/x written at 2026-11-20\n"),
+                      ("hosts/10.0.0.2:8765/qd1/prefill.done", "region 1 bytes of /t written\n"),
+                      ("qd1.20261120-101010/prefill.done", "set aside by --fresh\n")):
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tree / rel).write_text(text)
+    assert record.load(tree)["steps"] == {
+        "state/purge": "/dev/x: discard (blkdiscard): checked at 2026-11-20",
+        "qd1/prefill": "region 67108864 bytes of /dev/x written at 2026-11-20",
+        "hosts/10.0.0.2:8765/qd1/prefill": "region 1 bytes of /t written"}
+    assert reply_to(f"step-get\t{tree}\tqd1/prefill").startswith("ok\tregion 67108864 bytes")
+    assert reply_to(f"step-set\t{tree}\tqd1x/prefill\tanother section") == "ok"
+    assert reply_to(f"step-forget\t{tree}\tqd1/") == "ok"  # qd1 moved aside (--fresh)
+    assert reply_to(f"step-get\t{tree}\tqd1/prefill") == "none"
+    assert set(record.load(tree)["steps"]) == {"state/purge", "hosts/10.0.0.2:8765/qd1/prefill",
+                                               "qd1x/prefill"}

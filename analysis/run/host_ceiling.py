@@ -17,9 +17,9 @@ zram is a stand-in with two costs of its own, each kept out of a ceiling:
   cost of the case's buffers (refill, scramble, compressible data) is measured on the null engine,
   the case's buffer options against zero-filled ones, and added per I/O (`buffer_us`);
 - it cannot take io_uring's I/O without blocking, so io_uring hands every I/O to a kernel worker
-  there. Whether this zram does is measured (io_uring against psync at QD 1, `punt`): where it
-  does, an io_uring shape's ceiling is the worker's, not the host's path, and is recorded but not
-  used (`punted`); such a point is judged by the CPUs' load alone.
+  there. Whether this zram does is measured first (io_uring against psync at QD 1, `punt`): where
+  it does, an io_uring shape's ceiling would be the worker's, not the host's path, so it is not
+  measured (`punted`); such a point is judged by the CPUs' load alone.
 
 `python -m analysis host-ceiling RESULTS_DIR CASE...` measures the cases that have no ceiling yet
 (from their results/<section>/<case>/job.fio) into RESULTS_DIR/host_ceiling.json; the analysis
@@ -49,6 +49,10 @@ from analysis.run.manifest import write_atomically
 CEILING_FILE = "host_ceiling.json"
 PUNTED = "zram-punted"  # the device a punted io_uring shape's ceiling is recorded on, unused
 CALIBRATION_SECONDS = 1
+# The two runs that only compare: fio's own cost of a write shape's buffers on the null engine
+# (millions of I/Os a second, so a quarter second counts hundreds of thousands), and io_uring
+# against psync on zram (the hand-off costs 20 times a RAM disk's I/O, never a close call).
+COMPARISON_SECONDS = 0.25
 
 # The options that decide fio's own cost per I/O; everything else in a case (target, runtime,
 # logs, a rate cap, the engine) is left out, so the ceiling is the shape's, not the device's.
@@ -123,11 +127,11 @@ def shape_text(shape: dict[str, str]) -> str:
 
 
 def calibration_jobfile(shapes: list[dict[str, str]], device: str | None = None,
-                        zram: bool = False) -> str:
+                        zram: bool = False, seconds: float = CALIBRATION_SECONDS) -> str:
     """One job per shape, one after another (stonewall), each about a second: against `device`
     with the case's engine, or on fio's null engine when there is none."""
     where = [f"filename={device}"] if device else ["ioengine=null"]
-    lines = ["[global]", *where, "size=1g", "time_based=1", f"runtime={CALIBRATION_SECONDS}",
+    lines = ["[global]", *where, "size=1g", "time_based=1", f"runtime={round(seconds * 1000)}ms",
              "group_reporting=1", ""]
     for k, shape in enumerate(shapes):
         opts = {key: v for key, v in shape.items()
@@ -309,16 +313,19 @@ def measure(shapes: list[dict[str, str]], prefer: str = "auto") -> tuple[str, li
             if dev is None:
                 continue
             try:
-                found = run_shapes(shapes, dev, zram=name == "zram")
                 if name != "zram":
-                    return name, found, {}
-                punt = punt_probe(dev) if any(s.get("ioengine") == "io_uring"
-                                              for s in shapes) else {}
+                    return name, run_shapes(shapes, dev), {}
+                # first whether zram hands io_uring's I/O to a worker: then an io_uring shape's
+                # ceiling there would be the worker's, not used, and is not measured at all
+                punt = punt_probe(dev) if any(map(uring, shapes)) else {}
+                kept = [s for s in shapes if not (uring(s) and punt.get("punted"))]
+                found = dict(zip(map(shape_text, kept), run_shapes(kept, dev, zram=True))) \
+                    if kept else {}
             except RuntimeError as e:
                 print(f"host-ceiling: {name} ({dev}) failed, trying the next: {e}",
                       file=sys.stderr)
                 continue
-        return name, with_buffer_costs(shapes, found, punt), punt
+        return name, with_buffer_costs(shapes, found), punt
     raise AssertionError("unreachable: the null engine ends the order")
 
 
@@ -331,11 +338,16 @@ PUNT_SHAPE = {"rw": "randread", "bs": "4k", "iodepth": "1", "direct": "1"}
 
 def punt_probe(device: str) -> dict:
     """Whether io_uring hands this device's I/O to a kernel worker: io_uring against psync, 4 KiB
-    random reads at QD 1, a second each."""
+    random reads at QD 1, a quarter second each."""
     uring, psync = run_shapes([{**PUNT_SHAPE, "ioengine": "io_uring"},
-                               {**PUNT_SHAPE, "ioengine": "psync"}], device, zram=True)
+                               {**PUNT_SHAPE, "ioengine": "psync"}], device, zram=True,
+                              seconds=COMPARISON_SECONDS)
     return {"io_uring_qd1_iops": uring["iops"], "psync_qd1_iops": psync["iops"],
             "punted": uring["iops"] < PUNT_SHARE * psync["iops"]}
+
+
+def uring(shape: dict[str, str]) -> bool:
+    return shape.get("ioengine") == "io_uring"
 
 
 def writes(shape: dict[str, str]) -> bool:
@@ -344,16 +356,21 @@ def writes(shape: dict[str, str]) -> bool:
         rw in ("rw", "readwrite", "randrw") and shape.get("rwmixread") == "100")
 
 
-def with_buffer_costs(shapes: list[dict[str, str]], found: list[dict], punt: dict) -> list[dict]:
-    """zram's results as ceilings: a write shape ran there with zero-filled buffers (no
-    compression, zram's media); fio's own cost of the case's buffers, measured on the null
-    engine (the case's buffer options against zero-filled ones), is added per I/O; an io_uring
-    shape on a zram that hands io_uring's I/O to a worker is marked `punted`."""
-    out = [dict(f, zram_iops=f["iops"]) for f in found]
-    costly = [k for k, s in enumerate(shapes) if writes(s) and set(s) & set(BUFFER_KEYS)]
+def with_buffer_costs(shapes: list[dict[str, str]], found: dict[str, dict]) -> list[dict]:
+    """zram's results (by shape_text) as ceilings, in the shapes' order: a write shape ran there
+    with zero-filled buffers (no compression, zram's media); fio's own cost of the case's
+    buffers, measured on the null engine (the case's buffer options against zero-filled ones, in
+    one fio run), is added per I/O. A shape zram did not run (an io_uring shape on a zram that
+    hands io_uring's I/O to a worker) is marked `punted`, with no ceiling."""
+    out = [dict(f, zram_iops=f["iops"]) if (f := found.get(shape_text(s))) else
+           {"iops": None, "cpu_usr_pct": None, "cpu_sys_pct": None, "punted": True}
+           for s in shapes]
+    costly = [k for k, s in enumerate(shapes)
+              if writes(s) and set(s) & set(BUFFER_KEYS) and not out[k].get("punted")]
     if costly:
-        own = run_shapes([shapes[k] for k in costly], None)
-        zero = run_shapes([zeroed(shapes[k]) for k in costly], None)
+        both = run_shapes([shapes[k] for k in costly] + [zeroed(shapes[k]) for k in costly], None,
+                          seconds=COMPARISON_SECONDS)
+        own, zero = both[:len(costly)], both[len(costly):]
         for k, a, b in zip(costly, own, zero):
             # time per I/O adds up: 1/ceiling = 1/zram + (1/null with the case's buffers -
             # 1/null with zero-filled ones); per job, in µs
@@ -362,9 +379,6 @@ def with_buffer_costs(shapes: list[dict[str, str]], found: list[dict], punt: dic
             out[k]["buffer_us"] = round(extra * jobs * 1e6, 4)
             if out[k]["iops"]:
                 out[k]["iops"] = 1 / (1 / out[k]["iops"] + extra)
-    for k, s in enumerate(shapes):
-        if s.get("ioengine") == "io_uring" and punt.get("punted"):
-            out[k]["punted"] = True
     return out
 
 
@@ -375,12 +389,12 @@ def zeroed(shape: dict[str, str]) -> dict[str, str]:
 
 
 def run_shapes(shapes: list[dict[str, str]], device: str | None,
-               zram: bool = False) -> list[dict]:
+               zram: bool = False, seconds: float = CALIBRATION_SECONDS) -> list[dict]:
     """One fio run of every shape (calibration_jobfile), its results in the shapes' order."""
     what = device or "fio's null engine"
     with tempfile.TemporaryDirectory(prefix="host-ceiling-") as tmp:
         job, out = Path(tmp) / "ceiling.fio", Path(tmp) / "ceiling.json"
-        job.write_text(calibration_jobfile(shapes, device, zram))
+        job.write_text(calibration_jobfile(shapes, device, zram, seconds))
         proc = subprocess.run(["fio", "--output-format=json", f"--output={out}", str(job)],
                               capture_output=True, text=True, check=False)
         try:
@@ -465,8 +479,12 @@ def main(argv: list[str]) -> int:
         return 1
     for case in measured:
         c = doc["cases"][case]
+        if c.get("punted"):
+            print(f"  ceiling  {case}: none: on {DEVICE_NAMES[c['device']]} io_uring's I/O goes "
+                  "to a kernel worker, whose cost is not the host's (judged by the CPUs' load)",
+                  file=sys.stderr)
+            continue
         print(f"  ceiling  {case}: {c['iops']:,.0f} IOPS on {DEVICE_NAMES[c['device']]} "
-              f"(CPU {c['cpu_usr_pct']:.0f}% usr, {c['cpu_sys_pct']:.0f}% sys per job)"
-              + (": io_uring's I/O goes to a kernel worker there, so it is not used"
-                 if c.get("punted") else ""), file=sys.stderr)
+              f"(CPU {c['cpu_usr_pct']:.0f}% usr, {c['cpu_sys_pct']:.0f}% sys per job)",
+              file=sys.stderr)
     return 0

@@ -9,13 +9,16 @@ sections share and the report run's outcome:
      "engines":     {"target", "direct", "qd1", "deep", "note"},   the engines probed once
      "io_uring":    {"target", "direct", "options", "note"},       io_uring's options probed once
      "write_speed": {"target", "direct", "MBps"},                  the state's sequential write
+     "steps":       {"state/purge": "what was done, when", "state/written", "state/precondition",
+                     "<section>/prefill": what wrote its region, "wss_burst/precondition",
+                     "hosts/<host>/<section>/prefill": a fleet host's},
      "status":      {"<section>": {"exit": int | null (skipped), "started": epoch s,
                                    "error": the last error line or why skipped}}}
 
 A choice is kept for one target and O_DIRECT setting: another target (or --direct) probes anew.
 A record of a version this module does not know is refused. A tree an older toolkit wrote (a
-"TARGET DIRECT" file per choice, state/write_speed, report_status.tsv) is read through `migrate`,
-the one place that knows that layout.
+"TARGET DIRECT" file per choice, state/write_speed, a `.done` file per step, report_status.tsv) is
+read through `migrate`, the one place that knows that layout.
 
 Bash reaches it through the run loop's helper process (record-get, record-set: see
 analysis.run.runner_service) and, from report.bash, `python -m analysis record`.
@@ -42,7 +45,7 @@ class RecordError(ValueError):
 
 
 def empty() -> dict:
-    return {"version": VERSION, **dict.fromkeys(CHOICES), "status": {}}
+    return {"version": VERSION, **dict.fromkeys(CHOICES), "steps": {}, "status": {}}
 
 
 def path_of(tree: Path) -> Path:
@@ -106,6 +109,19 @@ def set_choice(tree: Path, name: str, target: str, direct: str, fields: dict) ->
         doc[name] = {"target": target, "direct": str(direct), **fields}
 
 
+def set_step(tree: Path, key: str, what: str) -> None:
+    """A step done once for the tree or a section (its key: where an older tree kept its file)."""
+    with updating(tree) as doc:
+        doc["steps"][key] = what
+
+
+def forget_steps(tree: Path, prefix: str) -> None:
+    """The steps of a folder moved aside (--fresh): its section runs them again."""
+    with updating(tree) as doc:
+        doc["steps"] = {k: v for k, v in doc["steps"].items()
+                        if not (k + "/").startswith(prefix.rstrip("/") + "/")}
+
+
 def set_status(tree: Path, section: str, exit_code: int | None, started: int, error: str) -> None:
     with updating(tree) as doc:
         doc["status"][section] = {"exit": exit_code, "started": started, "error": error}
@@ -149,6 +165,10 @@ def migrate(tree: Path) -> dict:
     if len(speed) == 2 and speed[1].isdigit():
         # an older tree measured it with the run's O_DIRECT setting, which it did not keep
         doc["write_speed"] = {"target": speed[0], "direct": "1", "MBps": int(speed[1])}
+    for marker in sorted([*tree.glob("*/*.done"), *tree.glob("hosts/*/*/*.done")]):
+        folder = marker.parent.relative_to(tree)
+        if "." not in folder.name:                       # not a folder set aside by --fresh
+            doc["steps"][f"{folder}/{marker.stem}"] = " ".join(_lines(marker)[:1])
     for line in _lines(tree / "report_status.tsv"):
         section, code, started, error = (line.split("\t", 3) + ["", "", ""])[:4]
         if code != "skipped" and not code.isdigit():

@@ -35,6 +35,10 @@ Protocol: one request per line, fields separated by tabs; one reply line per req
                                      (a decision of the tree's record, analysis.run.record)
                                      -> ok<TAB>FIELD... (record.CHOICES order) | none
     record-set<TAB>TREE<TAB>NAME<TAB>TARGET<TAB>DIRECT<TAB>FIELD...  -> ok | bad<TAB>reason
+    step-get<TAB>TREE<TAB>KEY        (a step done once: state/purge, qd1/prefill ...)
+                                     -> ok<TAB>what was done | none | bad<TAB>reason
+    step-set<TAB>TREE<TAB>KEY<TAB>WHAT  -> ok | bad<TAB>reason
+    step-forget<TAB>TREE<TAB>FOLDER  (its steps, the folder moved aside) -> ok | bad<TAB>reason
 The process exits at end of input. It ignores SIGINT: Ctrl-C in the terminal reaches the whole
 process group, and the script, not this helper, decides what happens then.
 """
@@ -144,6 +148,22 @@ def record_set(tree: str, name: str, target: str, direct: str, *values: str) -> 
     return "ok"
 
 
+def step(verb: str, tree: str, key: str, what: str = "") -> str:
+    try:
+        if verb == "step-get":
+            done = record.load(Path(tree))["steps"].get(key)
+            return "none" if done is None else f"ok\t{done}"
+        if verb == "step-set":
+            record.set_step(Path(tree), key, what)
+        else:
+            record.forget_steps(Path(tree), key)
+    except record.RecordError as e:
+        return f"bad\t{e}"
+    except OSError as e:
+        return f"bad\tcannot write {record.path_of(Path(tree))}: {e.strerror}"
+    return "ok"
+
+
 def reply_to(line: str) -> str:
     fields = line.rstrip("\n").split("\t")
     if fields[0] == "check-result" and len(fields) in (2, 4):
@@ -168,6 +188,9 @@ def reply_to(line: str) -> str:
         return manifest_check(*fields[1:])
     if fields[0] == "order-seed" and len(fields) >= 3:
         return order_seed(*fields[1:])
+    if fields[0] in ("step-get", "step-forget") and len(fields) == 3 \
+            or fields[0] == "step-set" and len(fields) == 4:
+        return step(*fields)
     if fields[0] == "record-get" and len(fields) == 5:
         return record_get(*fields[1:])
     if fields[0] == "record-set" and len(fields) >= 5:

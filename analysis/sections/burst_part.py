@@ -34,6 +34,7 @@ from analysis.rules.cases import Case, read_manifest
 from analysis.sections.facts import Facts
 
 TABLE = "tables/wss_burst_burst.csv"
+HEALTH_TABLE = "tables/wss_burst_health.csv"  # the samples on fio's time axis
 FIG_BW = "figs/wss_burst_burst_bw.png"
 FIG_P99 = "figs/wss_burst_burst_p99.png"
 SNIA_WINDOW = DEFAULT_STEADY["window"]

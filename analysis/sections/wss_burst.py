@@ -386,6 +386,8 @@ def produce(run: SectionRun) -> list[str]:
     burst = burst_part.analyse(run.results_dir, cases)
     if burst is not None:
         written.append(run.write_table(burst_part.TABLE, burst.table))
+        if not burst.health.empty:
+            written.append(run.write_table(burst_part.HEALTH_TABLE, burst.health))
         figures = burst_part.draw(burst, run.ws)
         blocks += burst_part.blocks(burst) + [md.image(alt, run.ws.link(path)) for alt, path in figures]
         written += [run.ws.show(path) for _, path in figures]
