@@ -7,6 +7,7 @@ import errno
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -15,6 +16,10 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+# A suite started from a script's background job inherits SIGINT ignored, and so would every
+# script it starts (an ignored signal cannot be trapped): the tests of Ctrl-C need a terminal's.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 # Real fio output from real drives, committed with its provenance (tests/fixtures/fio-samples/README.md).
 SAMPLES = REPO / "tests" / "fixtures" / "fio-samples"
 

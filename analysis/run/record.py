@@ -75,7 +75,7 @@ def save(tree: Path, doc: dict) -> None:
     path = path_of(tree)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{NAME}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")  # sections in run order
     os.replace(tmp, path)
 
 
