@@ -347,7 +347,7 @@ prepare_cases() {
 }
 
 # The host's ceiling of every case's shape (analysis/run/host_ceiling.py): its engine on null_blk,
-# else a zram device of its own, else fio's null engine; about a second per shape, no I/O to the
+# else a zram device of its own, else fio's null engine; half a second per shape, no I/O to the
 # target; cases measured by an earlier run of these results keep their ceiling.
 measure_host_ceiling() {
     tk_python host-ceiling "$RESULTS_DIR" "${CASE_NAMES[@]}" ||

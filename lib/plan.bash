@@ -42,7 +42,7 @@ print_plan() {
     if [[ -z $HOSTS && $HOST_CEILING == 0 ]]; then
         info "  ceiling  not measured (--no-host-ceiling): a point is marked host-bound by the CPUs' load alone"
     elif [[ -z $HOSTS ]]; then
-        info "  ceiling  first, each case's shape on a RAM device with no media (null_blk, zram or fio's null engine): about a second each, none of it on the target"
+        info "  ceiling  first, each case's shape on a RAM device with no media (null_blk, zram or fio's null engine): half a second each, none of it on the target"
     fi
     if declare -F section_plan_note >/dev/null; then section_plan_note; fi
     [[ $TARGET_KIND != block ]] || writes_plan_lines

@@ -4,7 +4,7 @@ takes no time.
 On a drive that reads 7-14 GB/s, fio's own work per I/O (filling buffers, bookkeeping, the
 engine's system calls) and the kernel's (block layer, completions, interrupts) can decide a
 number as much as the drive does. Each case's shape (pattern, block size, depth, jobs, engine,
-direct, CPUs, buffer options) is run for about a second against a RAM block device with no media,
+direct, CPUs, buffer options) is run for half a second against a RAM block device with no media,
 made for the purpose and removed after: null_blk (memory_backed=0, a submit queue per CPU and a
 queue deeper than any shape's I/Os in flight) when the kernel has it, otherwise a zram device of
 its own (never /dev/zram0 nor the target: a new one from zram-control), otherwise fio's null
@@ -48,7 +48,9 @@ from analysis.run.manifest import write_atomically
 
 CEILING_FILE = "host_ceiling.json"
 PUNTED = "zram-punted"  # the device a punted io_uring shape's ceiling is recorded on, unused
-CALIBRATION_SECONDS = 1
+# Half a second per shape: on zram, 4 KiB to 128 KiB shapes gave the same means at 1 s and 0.5 s,
+# with as little spread (docs/methodology.md, "The host ceiling").
+CALIBRATION_SECONDS = 0.5
 # The two runs that only compare: fio's own cost of a write shape's buffers on the null engine
 # (millions of I/Os a second, so a quarter second counts hundreds of thousands), and io_uring
 # against psync on zram (the hand-off costs 20 times a RAM disk's I/O, never a close call).
@@ -128,7 +130,7 @@ def shape_text(shape: dict[str, str]) -> str:
 
 def calibration_jobfile(shapes: list[dict[str, str]], device: str | None = None,
                         zram: bool = False, seconds: float = CALIBRATION_SECONDS) -> str:
-    """One job per shape, one after another (stonewall), each about a second: against `device`
+    """One job per shape, one after another (stonewall), each `seconds` long: against `device`
     with the case's engine, or on fio's null engine when there is none."""
     where = [f"filename={device}"] if device else ["ioengine=null"]
     lines = ["[global]", *where, "size=1g", "time_based=1", f"runtime={round(seconds * 1000)}ms",
