@@ -1,7 +1,7 @@
 """`python -m analysis <command> ...`: the toolkit's Python entry point.
 
 Commands import their module only when called, so the small ones the scripts call often (safety,
-manifest, runner) start fast, without numpy, pandas or matplotlib.
+record, runner) start fast, without numpy, pandas or matplotlib.
 """
 
 from __future__ import annotations
@@ -24,9 +24,7 @@ COMMANDS = {
     "report": ("analysis.report.build", "assemble out/report.md from env.txt and section snippets"),
     "safety": ("analysis.device.safety", "may this block device be written? exit 0 yes, 3 no"),
     "purge": ("analysis.device.purge", "the purge of --state purged|sustained: plan (method, command), verify, nuse"),
-    "manifest": ("analysis.run.manifest", "write or compare results/<section>/manifest.json"),
     "record": ("analysis.run.record", "a results tree's record, run.json: TREE show|status|clear-status"),
-    "order": ("analysis.run.order", "the order of a section's repetitions: order seed GIVEN FRESH MANIFEST..."),
     "fleet": ("analysis.run.fleet", "fio client/server output: probe FILE; split OUT LABEL=HOST,PORT=FILE"),
     "hosts": ("analysis.report.hosts", "a section across fleet hosts: table, figure and snippet"),
     "history": ("analysis.history.command", "run history: history add TREE...; history [--device S]"),

@@ -24,7 +24,7 @@ move_results_aside() {
     local aside
     aside="$RESULTS_DIR.$(date +%Y%m%d-%H%M%S)"
     mv -- "$RESULTS_DIR" "$aside"
-    service_ask step-forget "$RESULTS" "$(step_key "$RESULTS_DIR" "")" >/dev/null
+    step_forget "$RESULTS_DIR"
     info "--fresh: earlier results moved to $aside"
 }
 

@@ -65,6 +65,12 @@ step_what() { # FOLDER STEP: what was done, when
     [[ $reply != ok$'\t'* ]] || printf '%s' "${reply#ok$'\t'}"
 }
 
+step_forget() { # FOLDER: its steps, the folder being moved aside (--fresh)
+    local reply
+    reply=$(service_ask step-forget "$RESULTS" "$(step_key "$1" "")")
+    [[ $reply == ok ]] || die "$EXIT_FAIL" "could not update $RESULTS/run.json: ${reply#bad$'\t'}"
+}
+
 step_set() { # FOLDER STEP WHAT
     local reply
     reply=$(service_ask step-set "$RESULTS" "$(step_key "$1" "$2")" "$3")

@@ -47,7 +47,7 @@ from analysis.fio.output import FioOutputError, read_groups
 from analysis.run.manifest import write_atomically
 
 CEILING_FILE = "host_ceiling.json"
-PUNTED = "zram-punted"  # the device a punted io_uring shape's ceiling is recorded on, unused
+PUNTED = "zram-punted"  # the device of a punted io_uring shape, which has no ceiling
 # Half a second per shape: on zram, 4 KiB to 128 KiB shapes gave the same means at 1 s and 0.5 s,
 # with as little spread (docs/methodology.md, "The host ceiling").
 CALIBRATION_SECONDS = 0.5

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -50,8 +49,13 @@ def parse_matrix(text: str) -> dict[str, dict[str, str]]:
     out = {}
     for entry in filter(None, text.split("; ")):
         name, _, opts = entry.partition(": ")
-        out[name.strip()] = dict(opt.partition("=")[::2] for opt in opts.split())
+        out[name.strip()] = parse_options(opts)
     return out
+
+
+def parse_options(text: str) -> dict[str, str]:
+    """{option: value} from "rw=randread bs=4k"."""
+    return dict(opt.partition("=")[::2] for opt in text.split())
 
 
 def migrate(doc: dict) -> dict:
@@ -115,7 +119,7 @@ def differences(old: dict, new: dict) -> list[str]:
         a, b = old.get(key, ""), new.get(key, "")
         if isinstance(a, dict) or isinstance(b, dict):
             if (a or {}) != (b or {}):
-                out.append(f"matrix: {_case_changes(a or {}, b or {})}")
+                out.append(f"{key}: {_case_changes(a or {}, b or {})}")
         elif str(a) != str(b):
             out.append(f"{key}={a!r} (now {b!r})")
     return out
@@ -168,7 +172,7 @@ def add_cases(path: Path, cases: list[tuple[str, str]], **settings: str) -> None
     doc = load_path(path) or {"version": VERSION}
     added = dict(doc.get("added") or {})
     for name, opts in cases:
-        added[name] = dict(opt.partition("=")[::2] for opt in opts.split())
+        added[name] = parse_options(opts)
     doc["added"] = added
     doc.update(settings)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -191,13 +195,3 @@ def check(path: Path, pairs: list[str]) -> tuple[int, str]:
                    "or give the same settings to resume.")
     return 0, ""
 
-
-def main(argv: list[str]) -> int:
-    """`python -m analysis manifest PATH key=value...`: 0 if written or matching, 2 if not."""
-    if len(argv) < 2:
-        print("usage: python -m analysis manifest PATH key=value...", file=sys.stderr)
-        return 2
-    code, message = check(Path(argv[0]), argv[1:])
-    if message:
-        print(message, file=sys.stderr)
-    return code

@@ -20,15 +20,14 @@ manifest also records the rule and the order itself, one list per run_all call o
 the sweep's, then those of each batch of cases a section adds as it goes (§5's peak search), which
 are ordered among themselves and run after everything before them.
 
-    python -m analysis order seed GIVEN FRESH MANIFEST...  -> "SEED<TAB>new|given|kept"
-The run loop's helper answers the order itself (analysis.run.runner_service, request "order").
+The run loop's helper answers the seed and the order (analysis.run.runner_service, requests
+"order-seed" and "order").
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import sys
 from pathlib import Path
 
 from analysis.run import manifest as manifest_file
@@ -125,15 +124,3 @@ def order_reply(seed: str, rule: str, stage: str, cases: str, *manifests: str) -
     record([Path(m) for m in manifests], int(seed), rule, int(stage), [n for n, _ in parsed], order)
     return "ok\t" + " ".join(f"{i}:{k}" for i, k in order)
 
-
-def main(argv: list[str]) -> int:
-    if len(argv) < 3 or argv[0] != "seed":
-        print("usage: python -m analysis order seed GIVEN FRESH MANIFEST...", file=sys.stderr)
-        return 2
-    try:
-        seed, how = choose_seed(argv[1], bool(argv[2]), [Path(m) for m in argv[3:]])
-    except OrderError as e:
-        print(e, file=sys.stderr)
-        return 2
-    print(f"{seed}\t{how}")
-    return 0

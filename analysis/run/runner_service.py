@@ -63,9 +63,7 @@ def check_result(path: str, manifest: str = "", case: str = "") -> str:
         if manifest:
             expected = repetition.expected_options(manifest_file.load_path(Path(manifest)), case)
         repetition.check(path, expected)
-    except manifest_file.ManifestError as e:
-        return f"bad\t{e}"
-    except repetition.BadRepetition as e:
+    except (manifest_file.ManifestError, repetition.BadRepetition) as e:
         return f"bad\t{e}"
     return "ok"
 
@@ -140,7 +138,7 @@ def record_set(tree: str, name: str, target: str, direct: str, *values: str) -> 
         return f"bad\tthe record keeps no decision {name!r}"
     try:
         record.set_choice(Path(tree), name, target, direct,
-                          dict(zip(record.CHOICES.get(name, ()), values, strict=True)))
+                          dict(zip(record.CHOICES[name], values, strict=True)))
     except (record.RecordError, ValueError) as e:
         return f"bad\t{e}"
     except OSError as e:
