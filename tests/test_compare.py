@@ -383,8 +383,14 @@ def test_e2e_faster_b_passes_the_gate(trees, tmp_path):
         assert row.ratio == pytest.approx(b / a, rel=1e-6)
         assert row.diff_pct == pytest.approx((b / a - 1) * 100, rel=1e-6)
         assert row.a_n == row.b_n == 3
-    rr = table[(table.case == "randread-4k") & (table.metric == "iops_mean")].iloc[0]
-    assert rr.ratio > 3 and rr.significant and rr.better and not rr.worse
+    # Whether a case comes out significant depends on three repetitions' spread on a machine
+    # the other worker loads, with the spread between runs assumed as large (a CI run: zram's
+    # 4 KiB reads 26x the file's, CV 17%, adjusted p above 0.05). What must hold whatever the
+    # noise: every read faster, none significantly worse, and at least one shown through it.
+    iops = table[table.metric == "iops_mean"]
+    assert (iops.ratio > 1).all() and not table.worse.any()
+    assert iops[iops.case == "randread-4k"].ratio.iloc[0] > 3
+    assert iops.better.any() and (iops.better == iops.significant).all()
     text = (tmp_path / "out" / "compare.md").read_text()
     assert str(slow) in text and str(fast) in text
     assert "### Significant changes" in text and "### All comparisons" in text
@@ -396,11 +402,12 @@ def test_e2e_slower_b_fails_the_gate(trees, tmp_path):
     root, slow, fast = trees
     result = _compare(root, fast, slow, "--out", tmp_path, "--fail-if-worse", "20")
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "significant regression(s) larger than 20%" in result.stderr
-    assert "randread-4k (read) IOPS" in result.stderr
     table = pd.read_csv(tmp_path / "tables" / "compare.csv")
     worst = compare.regressions(table, 20)
     assert not worst.empty and (worst.p < 0.05).all() and (worst.regression_pct > 20).all()
+    assert f"{len(worst)} significant regression(s) larger than 20%" in result.stderr
+    for row in worst.itertuples():  # each named, whichever the repetitions' spread let through
+        assert f"{row.section} {row.case} ({row.direction}) {row.label}: " in result.stderr
     # without the gate the same comparison exits 0
     assert _compare(root, fast, slow, "--out", tmp_path).returncode == 0
 
