@@ -70,7 +70,7 @@ def test_knee_and_peak_on_a_real_drive():
     assert sweep.knee.gain_pct == pytest.approx(gain, rel=1e-9)
     assert sweep.knee.latency_growth_pct == pytest.approx(growth, rel=1e-9)
     # Peak at QD 32 (91,293 IOPS); 90% of it is 82,164, first reached at QD 8 (87,434).
-    assert sweep.best_depth == 32 and sweep.depth_90 == 8
+    assert sweep.best_outstanding == 32 and sweep.outstanding_90 == 8
     assert list(df.is_knee) == [d == 16 for d in df.iodepth]
     assert list(df.is_90pct_of_peak) == [d == 8 for d in df.iodepth]
     peak = max(p["iops"] for p in raw.values())
@@ -88,7 +88,7 @@ def test_no_knee_while_the_curve_still_climbs():
     df, (sweep,) = sample_sweep([1, 2, 4])
     raw = raw_points(NIGHTHYDRA_QD)
     assert sweep.knee is None and not df.is_knee.any()
-    assert sweep.depth_90 == 4
+    assert sweep.outstanding_90 == 4
     text = "\n".join(findings(df, [sweep], DEFAULTS))
     last_gain = (raw[4]["iops"] / raw[2]["iops"] - 1) * 100
     assert "none within the sweep" in text and f"gains {last_gain:.1f}% IOPS" in text
@@ -97,7 +97,7 @@ def test_no_knee_while_the_curve_still_climbs():
     groups = [read_groups(LOUWRENTIUS / f)[0] for f in ("randread-01-01.json",
                                                         "randread-32-01.json")]
     df, (sweep,) = analyse(frame_of_groups(groups), DEFAULTS)
-    assert sweep.knee is None and sweep.depth_90 == 32 and list(df.iodepth) == [1, 32]
+    assert sweep.knee is None and sweep.outstanding_90 == 32 and list(df.iodepth) == [1, 32]
 
 
 def test_thresholds_move_the_knee():
@@ -130,13 +130,13 @@ def test_latency_objective_depth():
     # Through the section, on the read direction of each job.
     table = frame_of_groups(read_groups(NIGHTHYDRA_QD))
     df, (sweep,) = analyse(table[table.direction == "read"], dict(DEFAULTS, slo_p99_us=200))
-    assert sweep.slo_depth == 8
+    assert sweep.slo_outstanding == 8
     assert list(df.within_slo) == [d <= 8 for d in df.iodepth]
     text = "\n".join(findings(df, [sweep], dict(DEFAULTS, slo_p99_us=200)))
     assert "the deepest queue within it is QD 8" in text
     assert f"QD 16 exceeds it (p99 {raw[16]['read_p99_us']:,.0f} µs)" in text
     _, (sweep,) = analyse(table[table.direction == "read"], dict(DEFAULTS, slo_p99_us=100))
-    assert sweep.slo_depth is None
+    assert sweep.slo_outstanding is None
 
 
 def test_latency_objective_stops_at_the_first_miss():
@@ -151,7 +151,7 @@ def test_latency_objective_stops_at_the_first_miss():
     table = frame_of_groups(read_groups(NIGHTHYDRA_QD))
     table = table.assign(lat_p99_us=table.iodepth.map(dict(zip(depths, p99))))
     df, (sweep,) = analyse(table, DEFAULTS)
-    assert sweep.slo_depth == 2 and sweep.knee.x == 16
+    assert sweep.slo_outstanding == 2 and sweep.knee.x == 16
     text = "\n".join(findings(df, [sweep], DEFAULTS))
     assert "the deepest queue within it is QD 2" in text
     assert "QD 4 exceeds it (p99 1,200 µs)" in text
@@ -160,7 +160,7 @@ def test_latency_objective_stops_at_the_first_miss():
     assert "for latency-sensitive work QD 2 (" in recommendation(sweep, 1000)
     # The recommendation checks its own depth's p99, whatever depth it is handed: QD 4 and
     # QD 8 (before the knee) miss the objective and are never recommended for latency.
-    wide = recommendation(dataclasses.replace(sweep, slo_depth=32), 1000)
+    wide = recommendation(dataclasses.replace(sweep, slo_outstanding=32), 1000)
     assert "for latency-sensitive work QD 2 (" in wide
 
 
@@ -342,7 +342,7 @@ def test_the_table_the_findings_and_the_headline_quote_one_peak():
                                                               * 100))
         first90 = next((d for d, i in zip(s.rows.outstanding, s.rows.iops_mean)
                         if i >= 0.9 * top.iops_mean), None)
-        assert s.depth_90 == first90
+        assert s.outstanding_90 == first90
         quoted = md.num(top.iops_mean if "random" in s.pattern else top.bw_MBps_mean)
         assert quoted in knee_finding(s, DEFAULTS) and quoted in recommendation(s, 1000)
         headline = next(h for h in facts.headlines if h.label == s.pattern

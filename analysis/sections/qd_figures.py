@@ -32,7 +32,7 @@ def _marks(s, y_col: str, x_col: str | None = None) -> list[Highlight]:
     """Rings on the knee and on the first depth at 90% of the peak, each captioned."""
     out = []
     for depth, text, color in ((s.knee.x if s.knee else None, "knee", "#E45756"),
-                               (s.depth_90, "90% of peak", "#54A24B")):
+                               (s.outstanding_90, "90% of peak", "#54A24B")):
         if depth is None:
             continue
         r = s.at(depth)
@@ -82,7 +82,7 @@ def _tails_panel(s) -> Panel:
     depths = {swept[0]: ["shallowest"]}
     for depth, why in ((swept[(len(swept) - 1) // 2], "middle of the sweep"),
                        (s.knee.x if s.knee else None, "knee"),
-                       (s.depth_90, "first at 90% of peak"),
+                       (s.outstanding_90, "first at 90% of peak"),
                        (int(s.rows.outstanding.max()), "deepest")):
         if depth is not None:
             depths.setdefault(int(depth), []).append(why)

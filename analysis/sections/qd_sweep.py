@@ -69,13 +69,14 @@ LITTLE_TOLERANCE_PCT = 10  # Little's Law misses beyond this point at a measurem
 
 @dataclass(frozen=True)
 class Sweep:
-    """One pattern over the depths: its table rows (depth ascending) and what was found."""
+    """One pattern over the depths: its table rows (I/Os in flight ascending) and what was found.
+    Every point is named by its I/Os in flight, iodepth x numjobs (the rows' `outstanding`)."""
     pattern: str
     rows: pd.DataFrame
     knee: sweeps.Knee | None
-    best_depth: int  # the sweep's most IOPS (I/Os in flight)
-    depth_90: int | None  # the smallest depth reaching 90% of the peak; None when none does
-    slo_depth: int | None
+    best_outstanding: int  # the point with the sweep's most IOPS
+    outstanding_90: int | None  # the fewest reaching 90% of the peak; None when none does
+    slo_outstanding: int | None  # the most whose p99 is within the SLO; None when none is
     # the pattern's peak and efficient configuration among every one measured (peak_part), where
     # the peak search or a grid measured beyond the sweep; None: the sweep's best is the peak
     peak: pd.Series | None = None
@@ -91,7 +92,7 @@ class Sweep:
     @property
     def top(self):
         """The peak's row: the search's, or the sweep's best."""
-        return self.peak if self.peak is not None else self.at(self.best_depth)
+        return self.peak if self.peak is not None else self.at(self.best_outstanding)
 
 
 def analyse(table: pd.DataFrame, settings: dict,
@@ -129,13 +130,13 @@ def analyse(table: pd.DataFrame, settings: dict,
         group["latency_growth_pct"] = sweeps.step_changes(lat)
         knee = sweeps.find_knee(depths, iops, lat, settings["knee_gain_pct"],
                                 settings["knee_latency_pct"])
-        depth_90 = sweeps.first_reaching(depths, iops, PEAK_FRACTION, peak)
+        outstanding_90 = sweeps.first_reaching(depths, iops, PEAK_FRACTION, peak)
         slo = sweeps.slo_point(depths, list(group.lat_p99_us), settings["slo_p99_us"])
         group["is_knee"] = [knee is not None and d == knee.x for d in depths]
-        group["is_90pct_of_peak"] = [d == depth_90 for d in depths]
+        group["is_90pct_of_peak"] = [d == outstanding_90 for d in depths]
         group["within_slo"] = [p <= settings["slo_p99_us"] for p in group.lat_p99_us]
         parts.append(group)
-        found.append(Sweep(pattern, group, knee, depths[iops.index(max(iops))], depth_90, slo,
+        found.append(Sweep(pattern, group, knee, depths[iops.index(max(iops))], outstanding_90, slo,
                            top, eff))
     return pd.concat(parts), found
 
@@ -161,20 +162,20 @@ def climb_after_knee(s: Sweep, settings: dict):
 def peak_sentence(s: Sweep) -> str:
     """The pattern's peak and the depth that first reaches 90% of it. Where the peak search
     measured beyond the sweep, the peak is its, and the sweep's best is stated against it."""
-    best = s.at(s.best_depth)
+    best = s.at(s.best_outstanding)
     pair = f"{md.num(best.iops_mean)} IOPS ({md.num(best.bw_MBps_mean)} MB/s)"
     if s.peak is None or s.peak.case == best.case:
-        text = f" Peak {pair} at {s.qd(s.best_depth)}"
+        text = f" Peak {pair} at {s.qd(s.best_outstanding)}"
     else:
-        text = (f" The sweep's best is {pair} at {s.qd(s.best_depth)}, "
+        text = (f" The sweep's best is {pair} at {s.qd(s.best_outstanding)}, "
                 f"{best.pct_of_peak:.0f}% of the peak ({md.num(s.peak.iops_mean)} IOPS, "
                 f"{md.num(s.peak.bw_MBps_mean)} MB/s at {config_text(s.peak)}, from the peak "
                 "search)")
-    if s.depth_90 is None:
+    if s.outstanding_90 is None:
         return text + "; no depth of the sweep reaches 90% of the peak."
-    at90 = s.at(s.depth_90)
+    at90 = s.at(s.outstanding_90)
     it = "it" if s.peak is None or s.peak.case == best.case else "the peak"
-    return text + (f"; 90% of {it} is reached at {s.qd(s.depth_90)} ({md.num(at90.iops_mean)} "
+    return text + (f"; 90% of {it} is reached at {s.qd(s.outstanding_90)} ({md.num(at90.iops_mean)} "
                    f"IOPS, {at90.pct_of_peak:.0f}% of peak).")
 
 
@@ -218,15 +219,15 @@ def knee_finding(s: Sweep, settings: dict) -> str:
 
 def slo_finding(s: Sweep, slo_us: float) -> str:
     head = f"**Latency objective p99 ≤ {md.num(slo_us)} µs ({s.pattern}):**"
-    if s.slo_depth is None:
+    if s.slo_outstanding is None:
         first = s.rows.iloc[0]
         return (f"{head} no depth meets it; the shallowest, {_qd_row(first)}, already has "
                 f"p99 {md.num(first.lat_p99_us)} µs.")
-    r = s.at(s.slo_depth)
-    text = (f"{head} the deepest queue within it is {s.qd(s.slo_depth)}, at "
+    r = s.at(s.slo_outstanding)
+    text = (f"{head} the deepest queue within it is {s.qd(s.slo_outstanding)}, at "
             f"{md.num(r.iops_mean)} IOPS ({md.num(r.bw_MBps_mean)} MB/s, p99 "
             f"{md.num(r.lat_p99_us)} µs, {r.pct_of_peak:.0f}% of peak)")
-    deeper = s.rows[s.rows.outstanding > s.slo_depth]
+    deeper = s.rows[s.rows.outstanding > s.slo_outstanding]
     if not deeper.empty:
         nxt = deeper.iloc[0]
         text += f"; {_qd_row(nxt)} exceeds it (p99 {md.num(nxt.lat_p99_us)} µs)"
@@ -302,7 +303,7 @@ def recommendation(s: Sweep, slo_us: float) -> str:
     the pattern's own quantity (IOPS, or MB/s for a sequential pattern)."""
     below_knee = [d for d in s.rows.outstanding if s.knee is None or d < s.knee.x]
     # each candidate's own p99 is checked too, not only its place before the objective depth
-    candidates = [d for d in below_knee if s.slo_depth is not None and d <= s.slo_depth
+    candidates = [d for d in below_knee if s.slo_outstanding is not None and d <= s.slo_outstanding
                   and s.at(d).lat_p99_us <= slo_us]
     if candidates:
         lat_depth = max(candidates)
@@ -327,10 +328,10 @@ def recommendation(s: Sweep, slo_us: float) -> str:
         return (f"{head}throughput {config_text(e)} (the peak search's efficient configuration: "
                 f"{metric_text(e, s.pattern)}, {share:.0f}% of the peak, at "
                 f"{md.num(e.lat_us_mean)} µs mean, p99 {md.num(e.lat_p99_us)} µs); {deeper}.")
-    t = s.at(s.depth_90)
-    deeper = ("it is also the peak" if s.depth_90 == s.best_depth else
+    t = s.at(s.outstanding_90)
+    deeper = ("it is also the peak" if s.outstanding_90 == s.best_outstanding else
               f"deeper queues add at most {100 - t.pct_of_peak:.0f}% throughput, and latency")
-    return (f"{head}throughput {s.qd(s.depth_90)} ({metric_text(t, s.pattern)}, "
+    return (f"{head}throughput {s.qd(s.outstanding_90)} ({metric_text(t, s.pattern)}, "
             f"{t.pct_of_peak:.0f}% of peak at {md.num(t.lat_us_mean)} µs mean); {deeper}.")
 
 
@@ -429,19 +430,19 @@ def record_facts(found: list[Sweep], settings: dict, facts: Facts,
     and each sweep's knee; Little's Law misses."""
     stated = peak_facts(peaks, facts) if peaks is not None else set()
     for s in found:
-        peak = s.at(s.best_depth)
+        peak = s.at(s.best_outstanding)
         jobs = f"jobs {int(peak.numjobs)}"  # the sweep's --jobs: a history series never mixes them
         if stated & set(s.rows.case):  # above, over every configuration measured
             pass
         elif "random" in s.pattern:
             facts.headline("peak_random_iops", s.pattern,
-                           f"{md.num(peak.iops_mean)} IOPS at {s.qd(s.best_depth)} "
+                           f"{md.num(peak.iops_mean)} IOPS at {s.qd(s.best_outstanding)} "
                            f"({md.num(peak.lat_us_mean)} µs mean, p99 {md.num(peak.lat_p99_us)} µs)",
                            peak.iops_mean, "IOPS", peak.iops_std, settings=jobs,
                            ci95=peak.get("iops_ci95"))
         else:
             facts.headline("peak_seq_MBps", s.pattern,
-                           f"{md.num(peak.bw_MBps_mean)} MB/s at {s.qd(s.best_depth)}",
+                           f"{md.num(peak.bw_MBps_mean)} MB/s at {s.qd(s.best_outstanding)}",
                            peak.bw_MBps_mean, "MB/s", peak.bw_MBps_std, settings=jobs,
                            ci95=peak.get("bw_MBps_ci95"))
         if s.knee is not None:
