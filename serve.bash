@@ -112,8 +112,7 @@ stop_server() {
     trap '' INT TERM
     if [[ -n ${FIO_PID:-} ]]; then
         pkill -TERM -P "$FIO_PID" 2>/dev/null || true # the job fio forked for a client
-        kill -TERM "$FIO_PID" 2>/dev/null || true
-        wait "$FIO_PID" 2>/dev/null || true
+        stop_process "$FIO_PID"
     fi
     rm -f -- "${VOUCH:-}" "${CHECK:-}"
     [[ -n ${TK_TMP:-} ]] && rm -rf -- "$TK_TMP"

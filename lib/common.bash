@@ -46,6 +46,8 @@ sysfs_block_of() {
 
 # shellcheck source=lib/registry.bash
 source "$TK_ROOT/lib/registry.bash"
+# shellcheck source=lib/process.bash
+source "$TK_ROOT/lib/process.bash"
 
 # --- validation -----------------------------------------------------------------------------
 # Each check names the setting the way the user gave it (--runtime or RUNTIME=) so the message

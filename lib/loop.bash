@@ -70,10 +70,7 @@ health_snapshot() { # before|after
 
 on_interrupt() {
     trap '' INT TERM
-    if [[ -n ${FIO_PID:-} ]]; then
-        kill -TERM "$FIO_PID" 2>/dev/null || true
-        wait "$FIO_PID" 2>/dev/null || true
-    fi
+    [[ -z ${FIO_PID:-} ]] || stop_process "$FIO_PID"
     # the repetition's fio output and its CPU snapshots (cpu_snapshot) alike
     [[ -n ${PARTIAL:-} ]] && rm -f -- "$PARTIAL" "${PARTIAL%.json.partial}.cpu.partial"
     info ""

@@ -38,6 +38,8 @@
 
 # shellcheck source=lib/collect.bash
 declare -F collect_health_raw >/dev/null || source "$(dirname -- "${BASH_SOURCE[0]}")/collect.bash"
+# shellcheck source=lib/process.bash
+declare -F stop_process >/dev/null || source "$(dirname -- "${BASH_SOURCE[0]}")/process.bash"
 
 HEALTH_SAMPLER_PID=""
 HEALTH_SAMPLER_DIR=""
@@ -231,31 +233,13 @@ health_sampler_start() {
     return 0
 }
 
-# _sampler_running PID - true while PID is a live process (an exited child awaiting `wait` is a
-# zombie, which kill -0 still finds).
-_sampler_running() {
-    local stat
-    stat=$(cat -- "/proc/$1/stat" 2>/dev/null) || return 1
-    stat=${stat##*") "}
-    [[ ${stat:0:1} != Z ]]
-}
-
 # health_sampler_stop - end the loop if one runs, and reap it. Always returns 0.
 health_sampler_stop() {
-    local pid=${HEALTH_SAMPLER_PID:-} dir=${HEALTH_SAMPLER_DIR:-} i
+    local pid=${HEALTH_SAMPLER_PID:-} dir=${HEALTH_SAMPLER_DIR:-}
     HEALTH_SAMPLER_PID="" HEALTH_SAMPLER_DIR=""
     [[ -n $pid ]] || return 0
-    kill -TERM "$pid" 2>/dev/null || true
     # The loop ends its tool call and exits at once; a tool stuck in the kernel is given 5 s.
-    for ((i = 0; i < 50; i++)); do
-        _sampler_running "$pid" || break
-        sleep 0.1
-    done
-    if _sampler_running "$pid"; then
-        pkill -KILL -P "$pid" 2>/dev/null || true
-        kill -KILL "$pid" 2>/dev/null || true
-    fi
-    wait "$pid" 2>/dev/null || true
+    stop_process "$pid"
     if [[ -n $dir ]]; then
         rm -f -- "$dir/.sample.json"
         [[ -s $dir/sampler.log ]] || rm -f -- "$dir/sampler.log"
