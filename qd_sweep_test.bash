@@ -110,7 +110,7 @@ section_more_cases() {
         off) return 1 ;;
         grid)
             tk_python peak-next "$RESULTS_DIR" --cpus "$(job_cpus)" --grid ||
-                die "$EXIT_FAIL" "could not record the grid in $RESULTS_DIR/manifest.json (see above)"
+                die "$EXIT_FAIL" "could not record the grid in ${RESULTS_DIR%/*}/run.json (see above)"
             return 1
             ;;
     esac

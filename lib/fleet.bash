@@ -215,7 +215,7 @@ fleet_run_all_hosts() {
                 fleet_drop "$h" "$case rep $k: $(fleet_why_missing "$h" "no result for it in fio's output (fio's client exit $rc)")"
                 break
             fi
-            reply=$(service_ask check-result "$partial" "$(fleet_results_dir "$h")/manifest.json" "$case")
+            reply=$(service_ask check-result "$partial" "$(fleet_results_dir "$h")" "$case")
             if [[ $reply == ok ]]; then
                 mv -f -- "$partial" "$dir/rep$k.json"
                 continue
@@ -350,7 +350,7 @@ fleet_section_main() {
     info ""
     local failed_analysis=""
     for h in "${!FLEET_LABELS[@]}"; do
-        [[ -e $(fleet_results_dir "$h")/manifest.json ]] || continue
+        [[ -n $(RESULTS_DIR=$(fleet_results_dir "$h") manifest_value created) ]] || continue
         info "analysis of $(fleet_name "$h"):"
         # A host that dropped out may have a point left with none: its analysis says so.
         RESULTS="$RESULTS/hosts/${FLEET_LABELS[$h]}" tk_python "$SECTION" "${ANALYSIS_ARGS[@]}" ||

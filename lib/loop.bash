@@ -25,12 +25,13 @@ move_results_aside() {
     aside="$RESULTS_DIR.$(date +%Y%m%d-%H%M%S)"
     mv -- "$RESULTS_DIR" "$aside"
     step_forget "$RESULTS_DIR"
+    section_aside "$RESULTS_DIR" "$aside"
     info "--fresh: earlier results moved to $aside"
 }
 
 check_manifest() {
     [[ -n ${PLACEMENT_NOTE:-} ]] || resolve_placement
-    manifest_check "$RESULTS_DIR/manifest.json" "" \
+    manifest_check "$RESULTS_DIR" "" \
         section="$SECTION" target="$TARGET_PATH" target_kind="$TARGET_KIND" \
         target_fs="$([[ $TARGET_KIND != file ]] || file_fs)" \
         profile="$PROFILE" runtime="$RUNTIME" ramp="$RAMP" repeat="$REPEAT" size="$SIZE" \
@@ -108,7 +109,7 @@ run_repetition() {
         "$dir/job.fio" || rc=$?
     cpu_snapshot after >>"$dir/.rep$k.cpu.partial" 2>/dev/null || true
     if declare -F section_after_repetition >/dev/null; then section_after_repetition "$i" "$k"; fi
-    reply=$(service_ask check-result "$PARTIAL" "$RESULTS_DIR/manifest.json" "$name")
+    reply=$(service_ask check-result "$PARTIAL" "$RESULTS_DIR" "$name")
     if [[ $reply == ok ]]; then
         mv -f -- "$dir/.rep$k.cpu.partial" "$dir/rep$k.cpu" 2>/dev/null || true
         mv -f -- "$PARTIAL" "$final"
@@ -166,7 +167,7 @@ set_aside_bad_repetitions() { # RESULTS_DIR
     for i in "${!CASE_NAMES[@]}"; do
         for path in "$1/${CASE_NAMES[$i]}"/rep*.json; do
             [[ ${path##*/} =~ ^rep[0-9]+\.json$ ]] || continue
-            reply=$(service_ask check-result "$path" "$1/manifest.json" "${CASE_NAMES[$i]}")
+            reply=$(service_ask check-result "$path" "$1" "${CASE_NAMES[$i]}")
             [[ $reply != ok ]] || continue
             aside=${path%.json}.rejected.json n=1
             while [[ -e $aside ]]; do
@@ -205,12 +206,12 @@ batch_takes() { # J... NEXT: whether entry NEXT joins the batch J...
 
 # --- order and progress ------------------------------------------------------------------------
 
-order_manifests() { # the manifest(s) the order is read from and recorded in
+order_manifests() { # the section folder(s) whose manifest the order is read from and recorded in
     local h
     if [[ -n $HOSTS ]]; then
-        for h in "${!FLEET_LABELS[@]}"; do echo "$(fleet_results_dir "$h")/manifest.json"; done
+        for h in "${!FLEET_LABELS[@]}"; do fleet_results_dir "$h"; done
     else
-        echo "$RESULTS_DIR/manifest.json"
+        echo "$RESULTS_DIR"
     fi
 }
 

@@ -34,10 +34,11 @@ service_stop() {
     fi
 }
 
-# Write a manifest (a section's, or the tree's state.json), or compare the settings with the one
-# there (analysis/run/manifest.py): other settings exit 2 saying how they differ (WAS, e.g. "was
-# prepared with", in place of "holds results measured with"); a manifest not written exits 1.
-manifest_check() { # PATH WAS KEY=VALUE...
+# Write a folder's manifest (a section's, or the tree's drive state: results/state) into the
+# tree's record, or compare the settings with the one there (analysis/run/record.py): other
+# settings exit 2 saying how they differ (WAS, e.g. "was prepared with", in place of "holds
+# results measured with"); a manifest not written exits 1.
+manifest_check() { # FOLDER WAS KEY=VALUE...
     local reply
     reply=$(service_ask manifest-check "$1" "${@:3}")
     case $reply in
@@ -71,6 +72,12 @@ step_forget() { # FOLDER: its steps, the folder being moved aside (--fresh)
     [[ $reply == ok ]] || die "$EXIT_FAIL" "could not update $RESULTS/run.json: ${reply#bad$'\t'}"
 }
 
+section_aside() { # FOLDER ASIDE: the folder moved aside (--fresh); its manifest goes with it
+    local reply
+    reply=$(service_ask section-aside "$1" "$2")
+    [[ $reply == ok ]] || die "$EXIT_FAIL" "could not update ${1%/*}/run.json: ${reply#bad$'\t'}"
+}
+
 step_set() { # FOLDER STEP WHAT
     local reply
     reply=$(service_ask step-set "$RESULTS" "$(step_key "$1" "$2")" "$3")
@@ -79,7 +86,7 @@ step_set() { # FOLDER STEP WHAT
 
 manifest_value() { # KEY: what this section's manifest records for KEY; nothing when it has none
     local reply
-    reply=$(service_ask manifest-value "$RESULTS_DIR/manifest.json" "$1")
+    reply=$(service_ask manifest-value "$RESULTS_DIR" "$1")
     [[ $reply != ok$'\t'* ]] || printf '%s' "${reply#ok$'\t'}"
 }
 

@@ -157,7 +157,7 @@ def test_partition_whole_by_default_purge_planned_then_done(toolkit):
                                                       "data": 0}
     written = load_json(results / "state" / "written.json")
     assert written["jobs"][0]["write"]["io_bytes"] == region
-    manifest = load_json(results / "qd1" / "manifest.json")
+    manifest = record.section(results / "qd1")
     assert (manifest["state"], int(manifest["region_bytes"])) == ("purged", region)
     assert int(manifest["target_bytes"]) == capacity
     snippet = (toolkit / "out" / "section_2_qd1.md").read_text()
@@ -326,7 +326,7 @@ def test_engine_probed_once_per_results_tree(toolkit):
                  "--mix", "100,0")
     assert second.returncode == 0, second.stderr
     tree = toolkit / "results"
-    qd1, mix = (load_json(tree / s / "manifest.json") for s in ("qd1", "mix_rw"))
+    qd1, mix = (record.section(tree / s) for s in ("qd1", "mix_rw"))
     assert qd1["engines"] == mix["engines"]
     assert mix["engine_from_tree"] == "1" and not qd1["engine_from_tree"]
     assert mix["engine_note"] == qd1["engine_note"]

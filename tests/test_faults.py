@@ -25,6 +25,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from analysis.run import record
 from tests.conftest import SAMPLES
 from tests.toolkit import (
     TINY,
@@ -77,9 +78,10 @@ def clean_table(root: Path, section_dir: Path, tmp: Path) -> pd.DataFrame:
     clean = tmp / "clean-rows"  # a results tree: its table goes to tables/clean-rows/
     target = clean / SECTION
     target.mkdir(parents=True)
-    for name in ("manifest.json", "host_ceiling.json"):
-        if (section_dir / name).exists():
-            shutil.copy2(section_dir / name, target / name)
+    # its manifest, from the tree's record, in a record of the clean tree's own
+    record.save(clean, {**record.empty(), "sections": {SECTION: record.section(section_dir)}})
+    if (section_dir / "host_ceiling.json").exists():
+        shutil.copy2(section_dir / "host_ceiling.json", target / "host_ceiling.json")
     for rel in good_reps(section_dir):
         (target / rel).parent.mkdir(exist_ok=True)
         shutil.copy2(section_dir / rel, target / rel)

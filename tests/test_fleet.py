@@ -163,7 +163,7 @@ def host_reps(root: Path, server: Server, section: str, case: str) -> list[Path]
 
 def check_host_tree(root: Path, server: Server, section: str, cases: list[str], reps: int = 2):
     tree = root / "results" / "hosts" / server.label / section
-    manifest = load_json(tree / "manifest.json")
+    manifest = record.section(tree)
     assert manifest["target"] == f"{server.spec} {server.target}"
     steps = record.load(root / "results")["steps"]
     assert steps[f"hosts/{server.label}/{section}/prefill"].startswith("region ")
@@ -319,7 +319,7 @@ def test_a_host_stopped_mid_run_drops_out_and_the_rest_go_on(toolkit, state):
         # Both hosts ran every repetition in the one order the first run drew (rounds, shuffled
         # by its seed), the rerun included: each batch's file was written after the one before,
         # and within a batch (one fio call) fio numbered the jobs' groups in the order they ran.
-        docs = [load_json(toolkit / "results" / "hosts" / s.label / "qd1" / "manifest.json")
+        docs = [record.section(toolkit / "results" / "hosts" / s.label / "qd1")
                 for s in (stays, leaves)]
         assert docs[0]["order_seed"] == docs[1]["order_seed"]
         assert docs[0]["order"] == docs[1]["order"] and len(docs[0]["order"][0]) == 8

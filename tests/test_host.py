@@ -24,7 +24,7 @@ import pytest
 
 from analysis.rules import peak_search
 from analysis.rules.cases import section_frame
-from analysis.run import host_ceiling, repetition
+from analysis.run import host_ceiling, record, repetition
 from tests.test_order import expected, written_order
 from tests.toolkit import TINY, TINY_PROBED, load_json, run, zram_size
 
@@ -170,7 +170,7 @@ def test_qd1_engine_on_zram_avoids_the_worker_thread(toolkit):
     result = run(toolkit, "qd1_test.bash", *TINY, "--engine", "auto", "--target", "/dev/zram0",
                  "--destroy", "/dev/zram0")
     assert result.returncode == 0, result.stderr
-    manifest = load_json(toolkit / "results" / "qd1" / "manifest.json")
+    manifest = record.section(toolkit / "results" / "qd1")
     probes = dict(re.findall(r"(io_uring|libaio|psync) ([\d.]+) µs",
                              manifest["engine_note"].split(";")[0]))
     assert set(probes) == {"io_uring", "libaio", "psync"}, manifest["engine_note"]
@@ -192,7 +192,7 @@ def check_added_stages(toolkit: Path, stderr: str, sweep: list[str], seed: int) 
     sweep's rounds first, in the seed's order; then each round of the search, its repetitions
     after everything before, in rounds among themselves, as recorded in the manifest; and [k/N]
     counting on from the sweep."""
-    doc = load_json(toolkit / "results" / "qd_sweep" / "manifest.json")
+    doc = record.section(toolkit / "results" / "qd_sweep")
     n = 2 * len(sweep)
     assert "peak search: adding" in stderr
     assert doc["order"][0] == expected(seed, sweep, 2)
@@ -268,7 +268,7 @@ def test_qd_sweep_with_jobs_and_the_peak_search(toolkit):
     assert "efficient configuration" in snippet and "qd_sweep_heatmap.png" in snippet
     assert (toolkit / "figs" / "qd_sweep_heatmap.png").stat().st_size > 0
     # every case the search ran is in the manifest, held to its options
-    manifest = json.loads((toolkit / "results" / "qd_sweep" / "manifest.json").read_text())
+    manifest = record.section(toolkit / "results" / "qd_sweep")
     assert manifest["peak_mode"] == "search" and manifest["peak_budget"] == "4"
     assert outcome.spent <= 4 * 2  # --peak-budget 4 cases' worth of --repeat 2
     for case in searched.case:

@@ -28,6 +28,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from analysis.run import record
 from tests.toolkit import REPO, beside_others, make_copy, script_env
 from tests.toolkit import TINY as TINY_ARGS
 from tools.nvme_vm import Controller, Namespace, VmSpec, WriteCache, available, nvme_vm
@@ -286,7 +287,7 @@ def test_section_2_runs_on_the_4k_namespace(guest):
 
 # --- io_uring's polled queues -------------------------------------------------------------------
 def _uring_note(tk: Path, tree: str, section: str) -> str:
-    manifest = _json(tk / "results" / tree / section / "manifest.json")
+    manifest = record.section(tk / "results" / tree / section)
     return manifest["io_uring_note"]
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
 import os
 import re
 import signal
@@ -21,7 +20,7 @@ from pathlib import Path
 import pytest
 from scipy import stats
 
-from analysis.run import order, runner_service
+from analysis.run import order, record, runner_service
 from tests.toolkit import TINY, rep_files, run, start, tree_digest, wait_for_line
 
 QD1_CASES = ["randread-4k", "randwrite-4k", "read-128k", "write-128k"]
@@ -37,7 +36,7 @@ def expected(seed: int, cases: list[str], reps: int) -> list[str]:
 
 
 def manifest(root: Path, section: str) -> dict:
-    return json.loads((root / "results" / section / "manifest.json").read_text())
+    return record.section(root / "results" / section)
 
 
 def written_order(root: Path, section: str) -> list[str]:
@@ -109,26 +108,28 @@ def test_every_order_of_a_round_is_as_likely():
 
 # --- the seed ---------------------------------------------------------------------------------
 def test_the_seed_is_new_given_or_kept(tmp_path):
-    path = tmp_path / "manifest.json"
+    path = tmp_path / "qd1"  # a section's folder: its manifest is in the tree's record
     seeds = {order.choose_seed("", False, [path])[0] for _ in range(20)}
     assert len(seeds) == 20  # new each time (os.urandom, 32 bits)
     assert order.choose_seed("", False, [path])[1] == "new"
     assert order.choose_seed("42", False, [path]) == (42, "given")
-    path.write_text(json.dumps({"order_seed": 42}))
+    record.save(tmp_path, {**record.empty(), "sections": {"qd1": {"order_seed": 42},
+                                                        "bs_sweep": {"order_seed": 43}}})
+    path.mkdir()
+    (tmp_path / "bs_sweep").mkdir()
     assert order.choose_seed("", False, [path]) == (42, "kept")
     assert order.choose_seed("42", False, [path]) == (42, "kept")
     with pytest.raises(order.OrderError, match=r"run in the order of seed 42, not 7: give --seed 42"):
         order.choose_seed("7", False, [path])
     assert order.choose_seed("7", True, [path]) == (7, "given")  # --fresh: moved aside, anew
-    other = tmp_path / "b.json"
-    other.write_text(json.dumps({"order_seed": 43}))
     with pytest.raises(order.OrderError, match="different order seeds"):
-        order.choose_seed("", False, [path, other])
+        order.choose_seed("", False, [path, tmp_path / "bs_sweep"])
 
 
 def test_the_helper_answers_and_records_each_stage_once(tmp_path):
-    path = tmp_path / "manifest.json"
-    path.write_text(json.dumps({"section": "qd_sweep"}))
+    path = tmp_path / "qd_sweep"  # the section's folder: its manifest is in the tree's record
+    record.save(tmp_path, {**record.empty(), "sections": {"qd_sweep": {"section": "qd_sweep"}}})
+    path.mkdir()
     request = "\t".join(["order", "5", "rounds", "0", "a:2 b:2", str(path)])
     reply = runner_service.reply_to(request)
     pairs = [tuple(map(int, p.split(":"))) for p in reply.removeprefix("ok\t").split()]
@@ -136,7 +137,7 @@ def test_the_helper_answers_and_records_each_stage_once(tmp_path):
     runner_service.reply_to(request)  # a resumed run records the same stage again: replaced
     # The run loop asks again for the cases a section adds (§5's peak search), and only those.
     runner_service.reply_to("\t".join(["order", "5", "rounds", "1", "peak-c:2 peak-d:2", str(path)]))
-    doc = json.loads(path.read_text())
+    doc = record.section(path)
     assert doc["section"] == "qd_sweep" and doc["order_seed"] == 5 and doc["order_rule"] == "rounds"
     assert doc["order"][0] == expected(5, ["a", "b"], 2)
     assert doc["order"][1] == expected(5, ["peak-c", "peak-d"], 2) and len(doc["order"]) == 2
@@ -144,7 +145,7 @@ def test_the_helper_answers_and_records_each_stage_once(tmp_path):
     # stage with its new repetitions only, in the rounds they belong to.
     reply = runner_service.reply_to("\t".join(["order", "5", "rounds", "2", "peak-c:4:2 peak-e:3:0",
                                                str(path)]))
-    stage = json.loads(path.read_text())["order"][2]
+    stage = record.section(path)["order"][2]
     full = expected(5, ["peak-c", "peak-e"], 4)
     assert stage == [r for r in full if r not in ("peak-c/rep1", "peak-c/rep2", "peak-e/rep4")]
     assert len(reply.removeprefix("ok\t").split()) == len(stage) == 5

@@ -26,8 +26,7 @@ import shutil
 
 from analysis.rules import peak_search
 from analysis.rules.cases import load_case
-from analysis.run import manifest as manifest_file
-from analysis.run import repetition
+from analysis.run import record, repetition
 from tests.conftest import REPO
 
 FIXTURE = REPO / "tests" / "fixtures" / "results" / "qd_sweep"  # real fio runs (MADE says how)
@@ -42,7 +41,7 @@ def test_the_searchs_cases_are_held_to_their_options(tmp_path, capsys):
     assert peak_search.main([str(tree), "--cpus", "2"]) == 0
     lines = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
     assert lines, "the search added no case"
-    manifest = manifest_file.load(tree)
+    manifest = record.section(tree)
     for name, opts in lines:
         expected = repetition.expected_options(manifest, name)
         assert expected is not None, f"{name} is not in the manifest"

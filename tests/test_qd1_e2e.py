@@ -82,7 +82,7 @@ def test_default_file_target(toolkit):
     assert re.search(r"^\[10/10\] \S+ rep 2/2 ", result.stderr, re.MULTILINE)
     check_mix(toolkit)
     # --nines 2: the probe's rate recorded, the runtime the arithmetic gives (here its floor)
-    manifest = load_json(toolkit / "results" / "qd1" / "manifest.json")
+    manifest = record.section(toolkit / "results" / "qd1")
     rate = int(manifest["nines_qd1_iops"])
     assert manifest["nines"] == "2" and rate > 0
     assert int(manifest["runtime"]) == max(1, -(-10_000 // (rate * 2))) == 1
@@ -100,7 +100,7 @@ def test_default_file_target(toolkit):
     row = pd.read_csv(toolkit / "tables" / "qd1_baseline.csv").set_index("case").loc["randread-4k"]
     assert 0 <= row.cpu_busiest < os.cpu_count() and 0 < row.cpu_busiest_pct <= 100
     assert row.n == 2
-    manifest = load_json(toolkit / "results" / "qd1" / "manifest.json")
+    manifest = record.section(toolkit / "results" / "qd1")
     assert manifest["cpus_allowed"] == "0" and manifest["placement"] == "CPUs 0 (--cpus)"
     assert "cpus_allowed=0" in (case / "job.fio").read_text().splitlines()
     assert load_json(case / "rep1.json")["jobs"][0]["job options"]["cpus_allowed"] == "0"
@@ -176,7 +176,7 @@ def test_zram(toolkit):
                  "--destroy", "/dev/zram0")
     assert result.returncode == 0, result.stderr
     check_section_outputs(toolkit, "/dev/zram0")
-    manifest = load_json(toolkit / "results" / "qd1" / "manifest.json")
+    manifest = record.section(toolkit / "results" / "qd1")
     assert manifest["target_kind"] == "block" and manifest["region_bytes"] == str(64 << 20)
 
 

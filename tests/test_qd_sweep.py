@@ -25,7 +25,7 @@ from analysis.fio.output import read_groups
 from analysis.render import markdown as md
 from analysis.rules import sweeps
 from analysis.rules.cases import frame_of_groups
-from analysis.run import manifest as manifest_file
+from analysis.run import record
 from analysis.sections.qd_sweep import DEFAULTS, analyse, findings, knee_finding, recommendation
 from tests.conftest import SAMPLES
 from tests.toolkit import TINY, assert_row_is_fios, fio_reps, loop_device, run
@@ -320,7 +320,7 @@ def sample_search():
     table = frame_of_cases(read_section(SAMPLE_QD), (), read_ceilings(SAMPLE_QD))
     peaks = peak_rows(table, peak_search.outcomes(SAMPLE_QD))
     df, found = analyse(table, DEFAULTS, peaks)
-    manifest = manifest_file.load(SAMPLE_QD)
+    manifest = record.section(SAMPLE_QD)
     budget = peak_search.run_budget(manifest)
     return df, found, peaks, peak_findings(peaks, budget), manifest
 

@@ -1,6 +1,8 @@
-"""The tree's record, results/run.json (analysis/run/record.py): read from what older toolkits
-left (the committed sample's tree), written whole, refused at a version it does not know, and
-reached by bash through the run loop's helper (record-get, record-set)."""
+"""The tree's record, results/run.json (analysis/run/record.py): each section's manifest and the
+tree's shared decisions, read from what older toolkits left (the committed sample's tree and the
+fixtures: a run.json of version 1, a manifest.json per section, the files before run.json),
+written whole, refused at a version it does not know, and reached by bash through the run loop's
+helper (record-get, record-set, manifest-check...)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import shutil
 
 import pytest
 
+from analysis.rules.cases import read_section
 from analysis.run import manifest, record
 from analysis.run.runner_service import reply_to
 from tests.conftest import REPO
@@ -85,18 +88,24 @@ def test_bash_sets_and_gets_a_decision_for_one_target_and_direct_setting(tmp_pat
 
 def test_a_record_of_another_version_is_refused(tmp_path):
     record.path_of(tmp_path).write_text(json.dumps({"version": record.VERSION + 1}))
-    with pytest.raises(record.RecordError, match="this toolkit reads version 1"):
+    with pytest.raises(record.RecordError, match="this toolkit reads versions 1 and 2"):
         record.load(tmp_path)
     assert reply_to(f"record-get\t{tmp_path}\tengines\t/dev/x\t1").startswith(
-        "bad\t" + str(record.path_of(tmp_path)) + " is a record of version 2")
+        "bad\t" + str(record.path_of(tmp_path)) + " is a record of version 3")
+    # a section's manifest of that tree: nothing to read, and nothing written over it
+    settings = "section=qd1\trepeat=2\tmatrix=randread-4k: rw=randread bs=4k iodepth=1"
+    assert reply_to(f"manifest-check\t{tmp_path / 'qd1'}\t{settings}").startswith(
+        "refused\t" + str(record.path_of(tmp_path)) + " is a record of version 3")
+    assert json.loads(record.path_of(tmp_path).read_text()) == {"version": 3}
     record.path_of(tmp_path).write_text("{not json")
     with pytest.raises(record.RecordError, match="cannot be read"):
         record.load(tmp_path)
 
 
-# --- each section's manifest.json (analysis/run/manifest.py) -----------------------------------
-OLDER_MANIFESTS = sorted([*SAMPLE.glob("*/manifest.json"),
-                          *(REPO / "tests" / "fixtures").rglob("manifest.json")])
+# --- each section's manifest: sections.<section> (analysis/run/manifest.py says what it means) ----
+FIXTURES = REPO / "tests" / "fixtures"
+OLDER_MANIFESTS = sorted([*SAMPLE.glob(f"*/{manifest.NAME}"), *FIXTURES.rglob(manifest.NAME)])
+NOTES = {"engine_note": "engine_from_tree", "io_uring_note": "io_uring_from_tree"}
 
 
 def _flat(matrix: dict) -> str:
@@ -105,47 +114,160 @@ def _flat(matrix: dict) -> str:
                      for name, opts in matrix.items())
 
 
+def test_all_eleven_committed_manifests_are_migration_inputs():
+    assert len(OLDER_MANIFESTS) == 11  # the sample's 5, the fixtures' results 5 and peak search
+
+
 @pytest.mark.parametrize("path", OLDER_MANIFESTS, ids=lambda p: str(p.relative_to(REPO)))
-def test_every_committed_manifest_migrates_without_loss(path):
+def test_every_committed_manifest_migrates_into_the_record_without_loss(path):
     old = json.loads(path.read_text())
     assert "version" not in old  # written before manifests had one
-    new = manifest.load_path(path)
-    assert new["version"] == manifest.VERSION
-    for key in ("matrix", "added"):
-        if key in old:
-            assert isinstance(new[key], dict) and _flat(new[key]) == old[key]
+    tree, section = path.parent.parent, path.parent.name
+    doc = record.load(tree)  # no run.json: the record read through the migration
+    assert not record.path_of(tree).exists() and doc["version"] == record.VERSION == 2
+    new = doc["sections"][section]
+    assert record.section(path.parent) == new  # what the readers get (rules.cases.read_manifest)
+    assert set(new) - set(old) <= {"engines", *NOTES.values()}
+    for key, value in old.items():
+        if key in ("matrix", "added"):
+            assert isinstance(new[key], dict) and _flat(new[key]) == value
+        elif manifest.PROBED_ONCE in str(value) and key in NOTES:
+            assert new[key] == value.replace(manifest.PROBED_ONCE, "")
+            assert new[NOTES[key]] == "1" and manifest.PROBED_ONCE not in new[key]
+        else:
+            assert new[key] == value, key
     assert set(old["cases"].split()) <= set(manifest.matrix_entries(new))
     assert all("rw" in opts for opts in manifest.matrix_entries(new).values())
-    for note, fact in (("engine_note", "engine_from_tree"), ("io_uring_note", "io_uring_from_tree")):
-        if manifest.PROBED_ONCE in str(old.get(note)):
-            assert new[fact] == "1" and manifest.PROBED_ONCE not in new[note]
-            assert new[note] == old[note].replace(manifest.PROBED_ONCE, "")
-        else:
-            assert new.get(note) == old.get(note) and new.get(fact) == old.get(fact)
-    assert new["engines"] == old["engines"]
+    assert new["engines"] == (old.get("engines") or old["engine"])
+
+
+def test_an_older_record_and_its_manifests_are_read_and_written_whole_on_the_first_change(
+        tmp_path):
+    """A tree of the toolkit before: run.json of version 1 and a manifest.json per section. Read:
+    version 2 with the sections in it; the first change writes it whole, after which the record,
+    not the older files left beside it, is what a reader gets."""
+    tree = tmp_path / "older"
+    shutil.copytree(SAMPLE, tree, ignore=shutil.ignore_patterns("env-raw", "*-*", "rep*"))
+    v1 = {"version": 1,
+          "engines": {"target": "/dev/nvme0n1", "direct": "1", "qd1": "psync",
+                      "deep": "io_uring", "note": "from the version 1 record"},
+          "io_uring": None, "write_speed": {"target": "/dev/nvme0n1", "direct": "1", "MBps": 195},
+          "steps": {"qd1/prefill": "region written"}, "status": {"qd1": {
+              "exit": 0, "started": 100, "error": ""}}}
+    record.path_of(tree).write_text(json.dumps(v1))
+    manifests = {p.parent.name: manifest.migrate(json.loads(p.read_text()))
+                 for p in tree.glob(f"*/{manifest.NAME}")}
+    assert len(manifests) == 5
+    doc = record.load(tree)
+    assert doc == {**v1, "version": 2, "sections": doc["sections"]}
+    assert doc["sections"] == manifests
+    before = record.path_of(tree).read_bytes()
+    settings = [f"{k}={_flat(v) if isinstance(v, dict) else v}"
+                for k, v in manifests["qd1"].items() if k not in ("created", "order")]
+    assert record.check_section(tree / "qd1", settings) == (0, "")  # resumed: nothing changed
+    assert record.path_of(tree).read_bytes() == before
+    record.set_status(tree, "bs_sweep", 0, 200, "")
+    saved = json.loads(record.path_of(tree).read_text())
+    assert saved["version"] == 2 and saved["sections"] == manifests
+    assert {k: saved[k] for k in v1 if k not in ("version", "status")} == \
+        {k: v for k, v in v1.items() if k not in ("version", "status")}
+    assert list(saved["status"]) == ["qd1", "bs_sweep"]
+    (tree / "qd1" / manifest.NAME).write_text("{not json")  # no longer read
+    assert record.section(tree / "qd1") == manifests["qd1"]
+
+
+def test_a_section_copied_out_of_its_tree_is_still_read(tmp_path):
+    """A section folder of an older tree, copied on its own (it keeps its manifest.json), reads
+    as it did in its tree; one of a tree written now is read with its tree's record beside it."""
+    alone = tmp_path / "elsewhere" / "wss_burst"
+    shutil.copytree(SAMPLE / "wss_burst", alone)
+    assert record.section(alone) == record.section(SAMPLE / "wss_burst") != {}
+    assert read_section(alone) and [c.name for c in read_section(alone)] == \
+        [c.name for c in read_section(SAMPLE / "wss_burst")]
+    renamed = tmp_path / "elsewhere" / "burst-copy"  # under another name too
+    alone.rename(renamed)
+    assert record.section(renamed)["section"] == "wss_burst"
+    assert record.section(tmp_path / "elsewhere" / "qd1") == {}  # never ran there
 
 
 def test_a_tree_an_older_toolkit_wrote_resumes_and_refuses_as_before(tmp_path):
     """A rerun compares its settings with an older manifest as read through the migration: the
-    same settings resume (nothing rewritten), another iodepth is named case by case."""
-    path = tmp_path / "qd1" / manifest.NAME
-    path.parent.mkdir()
+    same settings resume (nothing written), another iodepth is named case by case. A new tree's
+    manifest is an entry of its record, no manifest.json."""
+    path = tmp_path / "older" / "qd1" / manifest.NAME
+    path.parent.mkdir(parents=True)
     shutil.copy(SAMPLE / "qd1" / manifest.NAME, path)
     old = json.loads(path.read_text())
-    same = manifest.parse_settings([f"{k}={v}" for k, v in old.items() if k != "created"])
-    assert manifest.check_or_write(path, same) == []
-    assert json.loads(path.read_text()) == old
-    case = next(iter(same["matrix"]))
-    deeper = {**same, "matrix": {**same["matrix"], case: {**same["matrix"][case], "iodepth": "8"}}}
-    assert manifest.check_or_write(path, deeper) == [f"matrix: {case}: iodepth=1 (now 8)"]
-    # a new tree's manifest is written with its version and the matrix as data
-    fresh = tmp_path / "fresh" / manifest.NAME
-    assert manifest.check_or_write(fresh, same) == []
-    assert json.loads(fresh.read_text())["version"] == manifest.VERSION
-    assert json.loads(fresh.read_text())["matrix"] == same["matrix"]
-    fresh.write_text(json.dumps({**old, "version": 3}))
-    with pytest.raises(manifest.ManifestError, match="reads versions 1 and 2"):
-        manifest.load_path(fresh)
+    same = [f"{k}={v}" for k, v in old.items() if k != "created"]
+    assert record.check_section(path.parent, same) == (0, "")
+    assert json.loads(path.read_text()) == old and not record.path_of(path.parent.parent).exists()
+    case = next(iter(manifest.parse_settings(same)["matrix"]))
+    deeper = [p.replace(f"{case}: rw=randread bs=4k iodepth=1", f"{case}: rw=randread bs=4k "
+                        "iodepth=8") if p.startswith("matrix=") else p for p in same]
+    code, message = record.check_section(path.parent, deeper)
+    assert code == 2 and f"matrix: {case}: iodepth=1 (now 8)." in message
+    fresh = tmp_path / "fresh" / "qd1"
+    assert record.check_section(fresh, same) == (0, "")
+    saved = json.loads(record.path_of(fresh.parent).read_text())
+    assert saved["version"] == 2 and list(saved["sections"]) == ["qd1"]
+    assert saved["sections"]["qd1"]["matrix"] == manifest.parse_settings(same)["matrix"]
+    assert fresh.is_dir() and not (fresh / manifest.NAME).exists()
+    assert record.check_section(fresh, deeper)[0] == 2
+
+
+def test_a_manifest_of_another_version_is_refused(tmp_path):
+    section = tmp_path / "qd1"
+    section.mkdir()
+    (section / manifest.NAME).write_text(json.dumps({"version": 3, "section": "qd1"}))
+    with pytest.raises(record.RecordError, match=r"qd1/manifest.json is a manifest of version 3; "
+                                                 "this toolkit reads versions 1 and 2"):
+        record.section(section)
+    (section / manifest.NAME).write_text("{not json")
+    with pytest.raises(record.RecordError, match="manifest.json cannot be read"):
+        record.load(tmp_path)
+
+
+def test_a_folder_set_aside_by_fresh_takes_its_manifest_with_it(tmp_path):
+    """--fresh moves results/qd1 aside (lib/loop.bash move_results_aside): its entry goes with
+    it, so the section starts anew and the folder set aside reads as before."""
+    settings = "section=qd1\trepeat=2\tmatrix=randread-4k: rw=randread bs=4k iodepth=1"
+    assert reply_to(f"manifest-check\t{tmp_path / 'qd1'}\t{settings}") == "ok"
+    entry = record.section(tmp_path / "qd1")
+    aside = tmp_path / "qd1.20261126-101010"
+    (tmp_path / "qd1").rename(aside)
+    assert reply_to(f"section-aside\t{tmp_path / 'qd1'}\t{aside}") == "ok"
+    assert record.section(tmp_path / "qd1") == {} and record.section(aside) == entry
+    deeper = settings.replace("iodepth=1", "iodepth=4")
+    assert reply_to(f"manifest-check\t{tmp_path / 'qd1'}\t{deeper}") == "ok"  # anew
+    assert list(record.sections(tmp_path)) == [aside.name, "qd1"]
+    # a section's folder removed by hand: its entry is no section, and the next run starts anew
+    shutil.rmtree(tmp_path / "qd1")
+    assert record.section(tmp_path / "qd1") == {} and list(record.sections(tmp_path)) == [aside.name]
+    assert reply_to(f"manifest-check\t{tmp_path / 'qd1'}\t{settings}") == "ok"
+    assert record.section(tmp_path / "qd1")["matrix"]["randread-4k"]["iodepth"] == "1"
+    # an older tree's folder set aside: its entry, read from its manifest.json, goes the same way
+    older = tmp_path / "older"
+    shutil.copytree(SAMPLE / "qd1", older / "qd1")
+    (older / "qd1").rename(older / aside.name)
+    assert reply_to(f"section-aside\t{older / 'qd1'}\t{older / aside.name}") == "ok"
+    assert record.section(older / aside.name)["section"] == "qd1"
+    assert record.section(older / "qd1") == {}
+
+
+def test_the_peak_searchs_added_cases_join_the_entry(tmp_path):
+    settings = "section=qd_sweep\trepeat=2\tmatrix=randread-4k: rw=randread bs=4k iodepth=1"
+    assert reply_to(f"manifest-check\t{tmp_path / 'qd_sweep'}\t{settings}") == "ok"
+    record.add_cases(tmp_path / "qd_sweep", [("peak-a", "rw=randread bs=4k iodepth=8")],
+                     peak_mode="search")
+    record.add_cases(tmp_path / "qd_sweep", [("peak-b", "rw=randread bs=4k iodepth=16 @repeat=3")])
+    entry = record.section(tmp_path / "qd_sweep")
+    assert entry["peak_mode"] == "search" and entry["repeat"] == "2"
+    assert entry["added"] == {"peak-a": {"rw": "randread", "bs": "4k", "iodepth": "8"},
+                              "peak-b": {"rw": "randread", "bs": "4k", "iodepth": "16",
+                                         "@repeat": "3"}}
+    assert manifest.planned_repeats(entry, "peak-b") == 3
+    # the identity keys are unchanged: the same command resumes
+    assert reply_to(f"manifest-check\t{tmp_path / 'qd_sweep'}\t{settings}") == "ok"
 
 
 def test_steps_migrate_from_an_older_trees_files_and_a_fresh_folder_forgets_its_own(tmp_path):

@@ -3,7 +3,6 @@ parts (tests/test_faults.py makes each fault for real)."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -11,7 +10,7 @@ import sys
 
 import pytest
 
-from analysis.run import faults, repetition
+from analysis.run import faults, record, repetition
 from analysis.run.manifest import case_options, migrate, planned_repeats
 from tests.conftest import REPO, SAMPLES
 
@@ -109,8 +108,9 @@ def test_a_target_that_is_there_and_writable_is_no_fault(tmp_path):
 
 
 def test_the_helper_answers_check_result_and_diagnose_over_its_pipe(tmp_path):
-    manifest = tmp_path / "manifest.json"
-    manifest.write_text(json.dumps(MANIFEST))
+    manifest = tmp_path / "qd1"  # the section's folder: its manifest is in the tree's record
+    record.save(tmp_path, {**record.empty(), "sections": {"qd1": MANIFEST}})
+    manifest.mkdir()
     lines = [f"check-result\t{GOOD}\t{manifest}\trandread-4k",
              f"check-result\t{GOOD}\t{manifest}\trandwrite-4k",
              f"diagnose\t{tmp_path / 'gone'}\t{tmp_path}\t137\t1",

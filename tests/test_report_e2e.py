@@ -137,7 +137,8 @@ def test_a_refused_section_and_another_results_tree(toolkit):
                         "results/drive-b", env=env)
     assert result.returncode == 1, result.stderr[-3000:]
     # Everything went to the named tree, and its report beside, not over, the default one.
-    assert (toolkit / "results" / "drive-b" / "qd1" / "manifest.json").is_file()
+    assert "qd1" in record.sections(toolkit / "results" / "drive-b")
+    assert (toolkit / "results" / "drive-b" / "qd1").is_dir()
     assert not (toolkit / "results" / "qd1").exists()
     report = toolkit / "out" / "drive-b" / "report.md"
     text = report.read_text()

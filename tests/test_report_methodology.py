@@ -14,7 +14,7 @@ from analysis.report.build import (
     section_setup,
     shared_setup,
 )
-from analysis.run.manifest import load as read_manifest
+from analysis.run.record import section as read_manifest
 from analysis.sections.facts import Facts
 from tests.conftest import REPO
 

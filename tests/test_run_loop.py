@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -12,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from analysis.run import record
 from tests.toolkit import TINY, rep_files, run, tree_digest, wait_for_line
 from tests.toolkit import start as start_script
 
@@ -25,7 +25,7 @@ def start(root: Path, *args: str) -> subprocess.Popen:
 
 def run_order(root: Path, section: str) -> list[str]:
     """The order the manifest records for the sweep ("case/rep<k>"), as lib/run.bash ran it."""
-    return json.loads((root / "results" / section / "manifest.json").read_text())["order"][0]
+    return record.section(root / "results" / section)["order"][0]
 
 
 def written_order(root: Path, section: str) -> list[str]:
@@ -52,7 +52,7 @@ def test_interrupt_in_second_repetition_then_resume(toolkit):
     assert subprocess.run(["pgrep", "-f", str(toolkit)], check=False,
                           capture_output=True).returncode == 1
     kept = (toolkit / "results" / "qd1" / f"{order[0]}.json").read_bytes()
-    seed = json.loads((toolkit / "results" / "qd1" / "manifest.json").read_text())["order_seed"]
+    seed = record.section(toolkit / "results" / "qd1")["order_seed"]
 
     result = run(toolkit, "qd1_test.bash", *SLOW)
     assert result.returncode == 0, result.stderr
@@ -142,6 +142,10 @@ def test_other_settings_are_refused_then_fresh_moves_aside(toolkit):
     # the section's folder moves aside; the tree's own files (the engines probed) stay
     assert tree_digest(aside[0]) == {k.removeprefix("qd1/"): v for k, v in before.items()
                                      if k.startswith("qd1/")}
+    # its manifest goes with it in the tree's record: the folder set aside reads as before
+    assert record.section(aside[0])["profile"] == "tiny"
+    assert record.section(toolkit / "results" / "qd1")["profile"] == "quick"
+    assert not list((toolkit / "results").glob("*/manifest.json"))  # one record for the tree
 
 
 def test_two_runs_on_one_target_are_refused(toolkit):

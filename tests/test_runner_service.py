@@ -41,22 +41,22 @@ def test_safety_over_the_pipe_refuses_a_regular_file(tmp_path):
 def test_the_manifest_and_the_orders_seed_over_the_pipe(tmp_path):
     """A section's manifest written, matched, refused (another iodepth) and unwritable; the
     order's seed kept from it, and a --seed other than the stored one refused."""
-    path = tmp_path / "qd1" / "manifest.json"
+    path = tmp_path / "qd1"  # the section's folder: its manifest goes into the tree's record
     settings = "section=qd1\trepeat=2\tmatrix=randread-4k: rw=randread bs=4k iodepth=1"
     deeper = settings.replace("iodepth=1", "iodepth=4")
     blocked = tmp_path / "file"
     blocked.write_text("")
     replies = ask(f"manifest-check\t{path}\t{settings}", f"manifest-check\t{path}\t{settings}",
                   f"manifest-check\t{path}\t{deeper}",
-                  f"manifest-check\t{blocked / 'manifest.json'}\t{settings}",
+                  f"manifest-check\t{blocked / 'qd1'}\t{settings}",
                   f"order\t7\trounds\t0\trandread-4k:2\t{path}",
                   f"order-seed\t\t\t{path}", f"order-seed\t8\t\t{path}", f"order-seed\t8\t1\t{path}")
     assert replies[:2] == ["ok", "ok"]
-    assert replies[2] == (f"refused\t{path.parent} holds results measured with other settings: "
+    assert replies[2] == (f"refused\t{path} holds results measured with other settings: "
                           "matrix: randread-4k: iodepth=1 (now 4). Rerun with --fresh to move "
                           "them aside (nothing is deleted), or give the same settings to resume.")
     assert replies[3].startswith("bad\tcannot write")
     assert replies[4].startswith("ok\t")
     assert replies[5] == "ok\t7\tkept"
-    assert replies[6].startswith(f"bad\t{path.parent} was run in the order of seed 7, not 8")
+    assert replies[6].startswith(f"bad\t{path} was run in the order of seed 7, not 8")
     assert replies[7] == "ok\t8\tgiven"  # --fresh: the stored seed no longer holds

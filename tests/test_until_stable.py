@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from analysis.rules.cases import section_frame
+from analysis.run import record
 from analysis.run.stability import unstable, verdict, widest_half_width_pct
 from tests.toolkit import TINY, load_json, run
 
@@ -79,7 +80,7 @@ def test_points_rerun_until_the_budget_and_the_snippet_says_so(toolkit):
     said = re.findall(r"until stable: (\S+) is not yet stable to ±1% \(its 95% interval, or the "
                       r"drift over its rounds\): repetition 3 of at most 3", res.stderr)
     assert sorted(said) == sorted(rerun)
-    manifest = load_json(tree / "manifest.json")
+    manifest = record.section(tree)
     assert (manifest["until_stable"], manifest["max_repeat"]) == ("1", "3")
     snippet = (toolkit / "out" / "section_2_qd1.md").read_text()
     assert "re-measured until stable (±1%, at most 3): " in snippet

@@ -84,7 +84,7 @@ def uring_options_of(jobfile: Path) -> dict[str, str]:
 
 def check_uring_run(toolkit: Path, result, target: str) -> dict:
     assert result.returncode == 0, result.stderr
-    manifest = json.loads((toolkit / "results" / "qd_sweep" / "manifest.json").read_text())
+    manifest = record.section(toolkit / "results" / "qd_sweep")
     recorded, note = manifest["io_uring_options"], manifest["io_uring_note"]
     assert recorded and "probed, 4 KiB random read at QD 32, 200 ms samples in alternation" in note
     # each group tried has its verdict, its two means, its gain and the pairs it took
@@ -154,7 +154,7 @@ def test_other_engines_record_none(toolkit, engine):
     result = run(toolkit, "qd_sweep_test.bash", *SHORT, "--qd", "4", "--engine", engine,
                  "--repeat", "1")  # what is recorded, not what is measured
     assert result.returncode == 0, result.stderr
-    manifest = json.loads((toolkit / "results" / "qd_sweep" / "manifest.json").read_text())
+    manifest = record.section(toolkit / "results" / "qd_sweep")
     assert manifest["io_uring_options"] == "" and manifest["io_uring_note"] == ""
     assert uring_options_of(toolkit / "results" / "qd_sweep" / "randread-4k-qd4" / "job.fio") == {}
     assert "io_uring options" not in (toolkit / "out" / "section_5_qd_sweep.md").read_text()
@@ -167,7 +167,7 @@ def test_uring_tuning_off_keeps_fio_defaults(toolkit):
     result = run(toolkit, "qd_sweep_test.bash", *SHORT, "--qd", "32", "--engine", "io_uring",
                  "--uring-tuning", "off", "--repeat", "1")
     assert result.returncode == 0, result.stderr
-    manifest = json.loads((toolkit / "results" / "qd_sweep" / "manifest.json").read_text())
+    manifest = record.section(toolkit / "results" / "qd_sweep")
     assert manifest["io_uring_options"] == "defaults"
     assert manifest["io_uring_note"] == "fio's defaults (--uring-tuning off)"
     job = toolkit / "results" / "qd_sweep" / "randread-4k-qd32" / "job.fio"
@@ -182,7 +182,7 @@ def test_the_quick_profile_keeps_fio_defaults_unless_asked(toolkit):
     result = run(toolkit, "qd_sweep_test.bash", *quick, "--qd", "32", "--engine", "io_uring",
                  "--repeat", "1")
     assert result.returncode == 0, result.stderr
-    manifest = json.loads((toolkit / "results" / "qd_sweep" / "manifest.json").read_text())
+    manifest = record.section(toolkit / "results" / "qd_sweep")
     why = "--uring-tuning auto: the quick profile does not probe them; --uring-tuning on does"
     assert manifest["io_uring_options"] == "defaults"
     assert manifest["io_uring_note"] == f"fio's defaults ({why})"

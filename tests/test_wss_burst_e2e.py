@@ -130,7 +130,7 @@ def test_default_file_target(toolkit):
     # §6 keeps the order of its burst and probes (CASE_ORDER=fixed-first; test_order.py has the
     # rule): the burst first, after its stated idle, then the probes; the working sets and the
     # compressibility cases after them in shuffled rounds, as the other sections run
-    doc = load_json(toolkit / "results" / "wss_burst" / "manifest.json")
+    doc = record.section(toolkit / "results" / "wss_burst")
     written = written_order(toolkit, "wss_burst")
     assert doc["order_rule"] == "fixed-first"
     assert [r for stage in doc["order"] for r in stage] == written

@@ -28,6 +28,7 @@ import pandas as pd
 from analysis.core.workspace import Workspace
 from analysis.history.db import ROW_NUMBERS, ROW_TEXT
 from analysis.rules.cases import read_manifest
+from analysis.run import record as tree_record
 from analysis.sections import SECTIONS
 from analysis.sections import facts as facts_file
 
@@ -63,7 +64,9 @@ def iso_utc(text: str | None) -> str | None:
 
 
 def sections_in(tree: Path) -> list[str]:
-    return [s for s in SECTIONS if (tree / s / "manifest.json").is_file()]
+    """The sections that ran into the tree (its record's entries)."""
+    ran = tree_record.sections(tree)
+    return [s for s in SECTIONS if s in ran]
 
 
 def identity(tree: Path, env: dict, manifests: dict[str, dict]) -> tuple[str, str]:

@@ -95,9 +95,8 @@ def read_status(results: Path) -> dict[str, Status]:
 
 def section_manifest(results: Path, section: str) -> dict:
     """The section's manifest; for a fleet run, its first host's, with the hosts as target."""
-    folder = results / section
-    if (folder / "manifest.json").is_file():
-        return read_manifest(folder)
+    if manifest := read_manifest(results / section):
+        return manifest
     trees = host_trees(results, section)
     if not trees:
         return {}

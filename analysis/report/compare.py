@@ -1,7 +1,9 @@
 """Compare two results trees: `python -m analysis compare A B [--out DIR] [--fail-if-worse PCT]`.
 
-A results tree is a folder holding `<section>/manifest.json` and the case folders (what is
-`results/` in a toolkit checkout; a toolkit folder holding `results/` is accepted too). Each
+A results tree is a folder holding its record (run.json, whose `sections` say which sections ran;
+an older tree's `<section>/manifest.json`, read through the record's migration) and the case
+folders (what is `results/` in a toolkit checkout; a toolkit folder holding `results/` is
+accepted too). Each
 section present in both trees is summarised again from the raw repetitions (`section_frame`), so
 no earlier `make analysis` is needed, and matched on (section, case, direction).
 
@@ -60,6 +62,7 @@ from analysis.report.compare_rows import (
     regressions,
 )
 from analysis.rules.cases import case_rows, read_manifest, section_frame
+from analysis.run import record
 from analysis.sections import SECTIONS
 
 # A section's settings that make its numbers another measurement (manifest key, name).
@@ -83,26 +86,35 @@ class BadInput(Exception):
 
 
 def tree_root(path: Path) -> Path:
-    """The folder holding <section>/manifest.json: `path` itself or its results/."""
+    """The results tree: `path` itself or its results/, whichever's record holds a section."""
     path = Path(path)
     if not path.is_dir():
         raise BadInput(f"{path}: no such folder; give a results tree (the results/ folder of a "
                        "toolkit run, e.g. results or a copy such as results/drive-a)")
     for candidate in (path, path / "results"):
-        if any((candidate / s / "manifest.json").is_file() for s in SECTIONS):
+        if set(SECTIONS) & set(tree_sections(candidate)):
             return candidate
-    raise BadInput(f"{path} is not a results tree: it holds no <section>/manifest.json "
+    raise BadInput(f"{path} is not a results tree: its record (run.json) holds no section "
                    f"(sections: {', '.join(SECTIONS)}); give the folder a section script wrote "
                    "into (results/, or a copy of it), after running e.g. 'bash qd1_test.bash'")
+
+
+def tree_sections(root: Path) -> dict[str, dict]:
+    """{folder: its manifest} of the tree's record; a record that cannot be read is bad input."""
+    try:
+        return record.sections(root)
+    except record.RecordError as e:
+        raise BadInput(str(e)) from None
 
 
 def load_tree(path: Path) -> dict[str, pd.DataFrame]:
     """{section: its summary table} for every section of the tree with finished repetitions."""
     root = tree_root(path)
+    ran = tree_sections(root)
     out = {}
     for section, info in SECTIONS.items():
         folder = root / section
-        if (folder / "manifest.json").is_file():
+        if section in ran:
             table = section_frame(folder, info.always)
             if not table.empty:
                 out[section] = table

@@ -30,6 +30,7 @@ from analysis.render import markdown as md
 from analysis.render.bars import BarSet, grouped_bars
 from analysis.render.plots import Panel, Series, line_chart
 from analysis.rules.cases import UNSTABLE_HALF_WIDTH, read_manifest, section_frame
+from analysis.run import record
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections import facts as facts_file
 from analysis.sections.facts import Facts
@@ -40,7 +41,7 @@ LOG_SCALE_RATIO = 20  # bars spanning more than this ratio are drawn on a log ax
 def host_trees(fleet: Path, section: str) -> list[Path]:
     """The hosts' trees that hold results of the section, by name."""
     hosts = fleet / "hosts"
-    return sorted(p for p in hosts.iterdir() if (p / section / "manifest.json").exists()) \
+    return sorted(p for p in hosts.iterdir() if p.is_dir() and section in record.sections(p)) \
         if hosts.is_dir() else []
 
 

@@ -29,8 +29,7 @@ from analysis.core.stats import (
 )
 from analysis.fio.direction import Direction
 from analysis.fio.output import JobGroup
-from analysis.run import cpu_load, repetition
-from analysis.run import manifest as manifest_file
+from analysis.run import cpu_load, record, repetition
 from analysis.run.host_ceiling import PUNTED, is_host_bound, read_ceilings
 from analysis.run.repetition import rep_files
 
@@ -364,5 +363,6 @@ def frame_of_groups(groups: list[JobGroup], always: tuple[str, ...] = ()) -> pd.
 
 
 def read_manifest(results_dir: Path) -> dict:
-    """The section's manifest (analysis.run.manifest, which migrates an older one)."""
-    return manifest_file.load(results_dir)
+    """The section's manifest: its entry in the tree's record (analysis.run.record, which
+    migrates an older tree's manifest.json); {} where the section never ran."""
+    return record.section(results_dir)

@@ -42,7 +42,8 @@ from pathlib import Path
 
 from analysis.core.stats import NOISE_SE, gains, mean_se
 from analysis.rules.cases import combined, read_manifest, read_section
-from analysis.run.manifest import add_cases, matrix_entries
+from analysis.run.manifest import matrix_entries
+from analysis.run.record import add_cases
 
 GAIN_PCT = 5  # within this % of the peak is "the peak"; a smaller gain is not worth a step
 MORE_REPS = (2, 3)  # an undecided comparison re-measures both points to 2x, then 3x the repeat
@@ -334,14 +335,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--budget", type=int, default=BUDGET,
                         help="cases' worth of repetitions per pattern (--peak-budget)")
     args = parser.parse_args(argv)
-    manifest = args.results_dir / "manifest.json"
     if args.grid:  # the section planned the grid itself: only say so, for the analysis
-        add_cases(manifest, [], peak_mode="grid", peak_cpus=str(args.cpus))
+        add_cases(args.results_dir, [], peak_mode="grid", peak_cpus=str(args.cpus))
         return 0
-    add_cases(manifest, [], peak_mode="search", peak_cpus=str(args.cpus),
+    add_cases(args.results_dir, [], peak_mode="search", peak_cpus=str(args.cpus),
               peak_budget=str(args.budget))
     cases = next_cases(args.results_dir, args.cpus)
-    add_cases(manifest, cases)
+    add_cases(args.results_dir, cases)
     for name, opts in cases:
         print(f"{name}\t{opts}")
     return 0

@@ -1,25 +1,26 @@
-"""results/<section>/manifest.json: what a section's results were measured with, and the one
-module that reads and writes it.
+"""A section's manifest: what its results were measured with (the target, the settings, the case
+matrix), as data. It is the section's entry in the tree's record (results/run.json,
+`sections.<section>`: analysis.run.record reads and writes it); this module holds what an entry
+means: its settings as bash passes them, how two differ, the cases and their options.
 
 A rerun resumes only when it would measure the same thing: the same target and settings. A rerun
 with different settings is refused rather than mixing two experiments in one table; --fresh moves
 the old results aside first (the scripts do that, never deleting anything).
 
-Version 2 holds the case matrix as data, {case: {option: value}} (`matrix`, and `added`: the cases
-a section added as it went). A manifest an older toolkit wrote (no `version`: its matrix a string
-"name: rw=randread bs=4k; ...", one `engine` where the engines are now per depth, the "probed once"
-fact in the notes' prose) is read through `migrate`, the one place that knows it; a version this
-module does not know is refused.
+The case matrix is data, {case: {option: value}} (`matrix`, and `added`: the cases a section added
+as it went). An older toolkit wrote the entry as `<section>/manifest.json`: version 2 like this
+entry, or no `version` (its matrix a string "name: rw=randread bs=4k; ...", one `engine` where the
+engines are now per depth, the "probed once" fact in the notes' prose). `migrate` turns either
+into an entry, for the record's migration; another version is refused.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from datetime import UTC, datetime
 from pathlib import Path
 
-VERSION = 2
+VERSION = 2  # of the manifest.json files an older toolkit wrote (record.py's migration reads them)
 NAME = "manifest.json"
 # Settings that change what a number means; a difference in any of them forbids mixing.
 IDENTITY_KEYS = ("section", "target", "target_kind", "profile", "runtime", "ramp", "repeat",
@@ -27,10 +28,6 @@ IDENTITY_KEYS = ("section", "target", "target_kind", "profile", "runtime", "ramp
                  "io_uring_options", "cpus_allowed")
 # What an older toolkit appended to a note where a probe of an earlier section was reused.
 PROBED_ONCE = "; probed once for this results tree"
-
-
-class ManifestError(ValueError):
-    """A manifest that cannot be read; str() says which and why."""
 
 
 def parse_settings(pairs: list[str]) -> dict:
@@ -59,14 +56,15 @@ def parse_options(text: str) -> dict[str, str]:
 
 
 def migrate(doc: dict) -> dict:
-    """A manifest as this version holds it, from any version this module knows."""
-    version = doc.get("version", 1)
+    """A section's entry from a manifest.json an older toolkit wrote (version 1 or 2); ValueError
+    for a version this module does not know."""
+    version = doc.get("version", 1) if isinstance(doc, dict) else None
+    if version not in (1, VERSION):
+        raise ValueError(f"a manifest of version {version!r}; this toolkit reads versions 1 "
+                         f"and {VERSION}: use the toolkit that wrote it, or --fresh")
+    doc = {k: v for k, v in doc.items() if k != "version"}
     if version == VERSION:
         return doc
-    if version != 1:
-        raise ManifestError(f"a manifest of version {version!r}; this toolkit reads versions 1 "
-                            f"and {VERSION}: use the toolkit that wrote it, or --fresh")
-    doc = dict(doc, version=VERSION)
     for key in ("matrix", "added"):
         if isinstance(doc.get(key), str):
             doc[key] = parse_matrix(doc[key])
@@ -77,24 +75,6 @@ def migrate(doc: dict) -> dict:
             doc[note] = doc[note].replace(PROBED_ONCE, "")
             doc[fact] = "1"
     return doc
-
-
-def load(results_dir: Path) -> dict:
-    """The section's manifest, as this version holds it; {} where the section never ran."""
-    return load_path(Path(results_dir) / NAME)
-
-
-def load_path(path: Path) -> dict:
-    try:
-        doc = json.loads(Path(path).read_text())
-    except (FileNotFoundError, NotADirectoryError):
-        return {}
-    except (OSError, ValueError) as e:
-        raise ManifestError(f"{path} cannot be read ({e})") from None
-    try:
-        return migrate(doc)
-    except ManifestError as e:
-        raise ManifestError(f"{path} is {e}") from None
 
 
 def _case_changes(old: dict, new: dict) -> str:
@@ -149,49 +129,3 @@ def write_atomically(path: Path, doc: dict) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
     os.replace(tmp, path)
-
-
-def check_or_write(path: Path, settings: dict) -> list[str]:
-    """Write the manifest if there is none; else return how the stored one differs."""
-    try:
-        old = load_path(path)
-    except ManifestError as e:
-        return [str(e)]
-    if old:
-        return differences(old, settings)
-    doc = dict(settings, version=VERSION, created=datetime.now(UTC).isoformat(timespec="seconds"))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomically(path, doc)
-    return []
-
-
-def add_cases(path: Path, cases: list[tuple[str, str]], **settings: str) -> None:
-    """Record cases a section adds as it goes (§5's peak search: name, options) under `added`,
-    so that the repetition check holds them to their options like the planned ones, with
-    settings of their own. Not identity keys: a rerun adds the same cases from the same results."""
-    doc = load_path(path) or {"version": VERSION}
-    added = dict(doc.get("added") or {})
-    for name, opts in cases:
-        added[name] = parse_options(opts)
-    doc["added"] = added
-    doc.update(settings)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomically(path, doc)
-
-
-def check(path: Path, pairs: list[str]) -> tuple[int, str]:
-    """Write the manifest or compare with it: (0, ""), (2, how it differs or why the settings
-    are bad), or (1, why it could not be written)."""
-    try:
-        diff = check_or_write(path, parse_settings(pairs))
-    except ValueError as e:
-        return 2, f"manifest: {e}"
-    except OSError as e:
-        from analysis.run.faults import results_full  # only on this rare path
-        return 1, results_full(path.parent) or f"cannot write {path}: {e.strerror}"
-    if diff:
-        return 2, (f"{path.parent} holds results measured with other settings: " + ", ".join(diff)
-                   + ". Rerun with --fresh to move them aside (nothing is deleted), "
-                   "or give the same settings to resume.")
-    return 0, ""
-

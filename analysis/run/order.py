@@ -1,4 +1,5 @@
-"""The order a section runs its repetitions in, and its record in the section's manifest.
+"""The order a section runs its repetitions in, and its record in the section's manifest (its
+entry in the tree's record, analysis.run.record).
 
 Run case by case in ascending order, every slow drift of the machine (the drive warming up, its
 write cache filling, the page cache, background work) grows along the swept variable and reads as
@@ -30,8 +31,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from analysis.run import manifest as manifest_file
-from analysis.run.manifest import write_atomically
+from analysis.run import record as tree_record
 
 RULES = ("rounds", "declared", "fixed-first")
 
@@ -61,31 +61,31 @@ def run_order(seed: int, rule: str, cases: list[tuple[str, int]],
     return order
 
 
-def stored_seeds(manifests: list[Path]) -> set[int]:
+def stored_seeds(section_dirs: list[Path]) -> set[int]:
     seeds = set()
-    for path in manifests:
+    for folder in section_dirs:
         try:
-            value = manifest_file.load_path(path).get("order_seed")
-        except manifest_file.ManifestError:
+            value = tree_record.section(folder).get("order_seed")
+        except tree_record.RecordError:
             continue
         if isinstance(value, int):
             seeds.add(value)
     return seeds
 
 
-def choose_seed(given: str, fresh: bool, manifests: list[Path]) -> tuple[int, str]:
+def choose_seed(given: str, fresh: bool, section_dirs: list[Path]) -> tuple[int, str]:
     """The seed of this run and where it comes from: the one the results being resumed were run
     with (kept), else --seed (given), else a new one. A --seed other than the stored one is
     refused: the rest of the run would follow another order than its beginning."""
-    stored = set() if fresh else stored_seeds(manifests)
+    stored = set() if fresh else stored_seeds(section_dirs)
     if len(stored) > 1:
-        raise OrderError(f"the results in {', '.join(str(p.parent) for p in manifests)} were run "
+        raise OrderError(f"the results in {', '.join(map(str, section_dirs))} were run "
                          f"with different order seeds ({', '.join(map(str, sorted(stored)))}); "
                          "rerun with --fresh to move them aside (nothing is deleted)")
     if stored:
         seed = stored.pop()
         if given and int(given) != seed:
-            raise OrderError(f"{manifests[0].parent} was run in the order of seed {seed}, not "
+            raise OrderError(f"{section_dirs[0]} was run in the order of seed {seed}, not "
                              f"{int(given)}: give --seed {seed} (or no --seed) to resume in the "
                              "same order, or --fresh to move those results aside (nothing is "
                              "deleted) and start anew")
@@ -95,22 +95,23 @@ def choose_seed(given: str, fresh: bool, manifests: list[Path]) -> tuple[int, st
     return int.from_bytes(os.urandom(4), "big"), "new"
 
 
-def record(manifests: list[Path], seed: int, rule: str, stage: int, names: list[str],
+def record(section_dirs: list[Path], seed: int, rule: str, stage: int, names: list[str],
            order: list[tuple[int, int]]) -> None:
     """Write the seed, the rule and this stage's order ("case/rep<k>", as the files are named)
-    into each manifest that exists; a stage run again (a resumed run) replaces its record."""
+    into each section's manifest that exists; a stage run again (a resumed run) replaces its
+    record."""
     done = [f"{names[i]}/rep{k}" for i, k in order]
-    for path in manifests:
-        if not path.exists():
-            continue
-        doc = manifest_file.load_path(path)
-        stages = list(doc.get("order") or [])[:stage]
-        stages += [[]] * (stage - len(stages))
-        doc.update(order_seed=seed, order_rule=rule, order=[*stages, done])
-        write_atomically(path, doc)
+    for folder in section_dirs:
+        with tree_record.updating(folder.parent) as doc:
+            entry = doc["sections"].get(folder.name)
+            if entry is None:
+                continue
+            stages = list(entry.get("order") or [])[:stage]
+            stages += [[]] * (stage - len(stages))
+            entry.update(order_seed=seed, order_rule=rule, order=[*stages, done])
 
 
-def order_reply(seed: str, rule: str, stage: str, cases: str, *manifests: str) -> str:
+def order_reply(seed: str, rule: str, stage: str, cases: str, *section_dirs: str) -> str:
     """The run loop's request (analysis.run.runner_service): CASES is
     "name:repetitions[:ordered[:fixed]] ...", ordered (0 if left out) being how many of the case's
     repetitions an earlier stage already ordered (a point measured again joins with its new
@@ -121,6 +122,6 @@ def order_reply(seed: str, rule: str, stage: str, cases: str, *manifests: str) -
     ordered = [int(k) for _, _, k, _ in fields]
     fixed = frozenset(i for i, f in enumerate(fields) if f[3] == "1")
     order = [(i, k) for i, k in run_order(int(seed), rule, parsed, fixed) if k > ordered[i]]
-    record([Path(m) for m in manifests], int(seed), rule, int(stage), [n for n, _ in parsed], order)
+    record([Path(d) for d in section_dirs], int(seed), rule, int(stage), [n for n, _ in parsed], order)
     return "ok\t" + " ".join(f"{i}:{k}" for i, k in order)
 

@@ -1,11 +1,10 @@
-"""<results>/run.json: what a results tree decided, as data, and the one module that reads and
-writes it.
+"""<results>/run.json: what a results tree holds and decided, as data, and the one module that
+reads and writes it.
 
-fio's JSON stays beside it as the raw truth and each section's manifest.json says what that
-section was measured with (analysis.run.manifest); this record holds the decisions the tree's
-sections share and the report run's outcome:
+fio's JSON stays beside it as the raw truth; this record says what each section was measured with
+and holds the decisions the tree's sections share and the report run's outcome:
 
-    {"version": 1,
+    {"version": 2,
      "engines":     {"target", "direct", "qd1", "deep", "note"},   the engines probed once
      "io_uring":    {"target", "direct", "options", "note"},       io_uring's options probed once
      "write_speed": {"target", "direct", "MBps"},                  the state's sequential write
@@ -13,15 +12,22 @@ sections share and the report run's outcome:
                      "<section>/prefill": what wrote its region, "wss_burst/precondition",
                      "hosts/<host>/<section>/prefill": a fleet host's},
      "status":      {"<section>": {"exit": int | null (skipped), "started": epoch s,
-                                   "error": the last error line or why skipped}}}
+                                   "error": the last error line or why skipped}},
+     "sections":    {"<section>": its manifest (analysis.run.manifest: the settings, the case
+                                  matrix, the order), "state": the drive state's target and
+                     region, "<section>.<time>": a section's set aside by --fresh}}
 
-A choice is kept for one target and O_DIRECT setting: another target (or --direct) probes anew.
-A record of a version this module does not know is refused. A tree an older toolkit wrote (a
-"TARGET DIRECT" file per choice, state/write_speed, a `.done` file per step, report_status.tsv) is
-read through `migrate`, the one place that knows that layout.
+A section's folder is <tree>/<section> and its entry `sections.<section>` of <tree>/run.json (a
+fleet host's tree, results/hosts/<host>, has a record of its own). A choice is kept for one target
+and O_DIRECT setting: another target (or --direct) probes anew. A record of a version this module
+does not know is refused. What an older toolkit wrote (a run.json of version 1; a
+"<section>/manifest.json" per section and state/state.json; before run.json, a "TARGET DIRECT"
+file per choice, state/write_speed, a `.done` file per step, report_status.tsv) is read through
+`migrate`, the one place that knows that layout; the first change writes the record whole. A
+section folder copied out of an older tree keeps its manifest.json, and so reads as before.
 
-Bash reaches it through the run loop's helper process (record-get, record-set: see
-analysis.run.runner_service) and, from report.bash, `python -m analysis record`.
+Bash reaches it through the run loop's helper process (record-get, record-set, manifest-check...:
+see analysis.run.runner_service) and, from report.bash, `python -m analysis record`.
 """
 
 from __future__ import annotations
@@ -31,9 +37,12 @@ import json
 import os
 import sys
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 
-VERSION = 1
+from analysis.run import manifest
+
+VERSION = 2
 NAME = "run.json"
 # The decisions kept per target: their fields, which bash sets and reads by name.
 CHOICES = {"engines": ("qd1", "deep", "note"), "io_uring": ("options", "note"),
@@ -45,7 +54,8 @@ class RecordError(ValueError):
 
 
 def empty() -> dict:
-    return {"version": VERSION, **dict.fromkeys(CHOICES), "steps": {}, "status": {}}
+    return {"version": VERSION, **dict.fromkeys(CHOICES), "steps": {}, "status": {},
+            "sections": {}}
 
 
 def path_of(tree: Path) -> Path:
@@ -53,21 +63,23 @@ def path_of(tree: Path) -> Path:
 
 
 def load(tree: Path) -> dict:
-    """The tree's record: run.json, else what an older toolkit left (migrate), else empty."""
+    """The tree's record: run.json, else what an older toolkit left, either read through
+    `migrate`; empty for a tree nothing wrote yet."""
     path = path_of(tree)
     if not path.exists():
-        return migrate(Path(tree))
+        return migrate(Path(tree), None)
     try:
         doc = json.loads(path.read_text())
     except (OSError, ValueError) as e:
         raise RecordError(f"{path} cannot be read ({e}); move it aside (the tree's choices are "
                           "then probed again)") from None
     version = doc.get("version") if isinstance(doc, dict) else None
-    if version != VERSION:
+    if version not in (1, VERSION):
         raise RecordError(
-            f"{path} is a record of version {version!r}; this toolkit reads version {VERSION}: "
-            "use the toolkit that wrote it, or --fresh to start a new results tree beside it")
-    return doc
+            f"{path} is a record of version {version!r}; this toolkit reads versions 1 and "
+            f"{VERSION}: use the toolkit that wrote it, or --fresh to start a new results tree "
+            "beside it")
+    return migrate(Path(tree), doc)
 
 
 def save(tree: Path, doc: dict) -> None:
@@ -81,15 +93,18 @@ def save(tree: Path, doc: dict) -> None:
 
 @contextmanager
 def updating(tree: Path):
-    """The record to change in place, saved at the end; one writer at a time (a lock beside it),
-    so that report.bash and a section never lose each other's fields."""
+    """The record to change in place, saved at the end if it changed (an older tree's, then
+    whole, in this version); one writer at a time (a lock beside it), so that report.bash and a
+    section, or the sections of a tree, never lose each other's fields."""
     tree = Path(tree)
     tree.mkdir(parents=True, exist_ok=True)
     with open(tree / f".{NAME}.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         doc = load(tree)
+        before = json.dumps(doc)
         yield doc
-        save(tree, doc)
+        if json.dumps(doc) != before:
+            save(tree, doc)
 
 
 def choice(doc: dict, name: str, target: str, direct: str) -> dict | None:
@@ -133,6 +148,71 @@ def clear_status(tree: Path) -> None:
         doc["status"] = {}
 
 
+# --------------------------------------------------------------------------- sections
+def sections(tree: Path) -> dict[str, dict]:
+    """{folder: its entry} of the tree: the sections that ran (and state, and those set aside).
+    An entry whose folder is gone (removed by hand to start the section over) is none."""
+    return {name: entry for name, entry in load(tree)["sections"].items()
+            if (Path(tree) / name).is_dir()}
+
+
+def section(folder: Path) -> dict:
+    """The manifest of the section whose folder this is (<tree>/<section>); {} where it never
+    ran (or its folder is gone)."""
+    folder = Path(folder)
+    return sections(folder.parent).get(folder.name, {}) if folder.is_dir() else {}
+
+
+def check_section(folder: Path, pairs: list[str]) -> tuple[int, str]:
+    """Record the section's settings (key=value pairs as bash passes them) as its entry, or
+    compare them with the entry there: (0, ""), (2, how they differ or why the settings or the
+    record are bad), or (1, why the record could not be written)."""
+    folder = Path(folder)
+    try:
+        settings = manifest.parse_settings(pairs)
+    except ValueError as e:
+        return 2, f"manifest: {e}"
+    try:
+        with updating(folder.parent) as doc:
+            old = doc["sections"].get(folder.name) if folder.is_dir() else None
+            if not old:
+                doc["sections"][folder.name] = dict(
+                    settings, created=datetime.now(UTC).isoformat(timespec="seconds"))
+        folder.mkdir(exist_ok=True)
+    except RecordError as e:
+        return 2, str(e)
+    except OSError as e:
+        from analysis.run.faults import results_full  # only on this rare path
+        return 1, results_full(folder) or f"cannot write {path_of(folder.parent)}: {e.strerror}"
+    diff = manifest.differences(old, settings) if old else []
+    if diff:
+        return 2, (f"{folder} holds results measured with other settings: " + ", ".join(diff)
+                   + ". Rerun with --fresh to move them aside (nothing is deleted), "
+                   "or give the same settings to resume.")
+    return 0, ""
+
+
+def add_cases(folder: Path, cases: list[tuple[str, str]], **settings: str) -> None:
+    """Record cases a section adds as it goes (§5's peak search: name, options) under `added`,
+    so that the repetition check holds them to their options like the planned ones, with
+    settings of their own. Not identity keys: a rerun adds the same cases from the same results."""
+    folder = Path(folder)
+    with updating(folder.parent) as doc:
+        entry = doc["sections"].setdefault(folder.name, {})
+        entry["added"] = {**(entry.get("added") or {}),
+                          **{name: manifest.parse_options(opts) for name, opts in cases}}
+        entry.update(settings)
+
+
+def set_aside(folder: Path, aside: Path) -> None:
+    """A section's folder moved aside (--fresh, to `aside` beside it): its entry goes with it,
+    so that the folder set aside reads as before and the section starts anew."""
+    folder, aside = Path(folder), Path(aside)
+    with updating(folder.parent) as doc:
+        if folder.name in doc["sections"]:
+            doc["sections"][aside.name] = doc["sections"].pop(folder.name)
+
+
 # --------------------------------------------------------------------------- older trees
 def _lines(path: Path) -> list[str]:
     try:
@@ -150,7 +230,31 @@ def _old_choice(path: Path) -> tuple[str, str, list[str]] | None:
     return target, direct, lines[1].split("\t", 1) + [""]
 
 
-def migrate(tree: Path) -> dict:
+def migrate(tree: Path, doc: dict | None) -> dict:
+    """The record as this version holds it, from what the tree holds: run.json's `doc` (version
+    1 or this one), or None for a tree written before run.json (its choices, steps and outcomes
+    then read from the files it kept instead); the sections from each folder's manifest.json
+    (and state/state.json) where the record has no entry for that folder."""
+    doc = older_files(tree) if doc is None else dict(doc, version=VERSION)
+    doc["sections"] = dict(doc.get("sections") or {})
+    for path in [*sorted(tree.glob(f"*/{manifest.NAME}")), tree / "state" / "state.json"]:
+        if path.parent.name not in doc["sections"] and path.is_file():
+            doc["sections"][path.parent.name] = _older_manifest(path)
+    return doc
+
+
+def _older_manifest(path: Path) -> dict:
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise RecordError(f"{path} cannot be read ({e})") from None
+    try:
+        return manifest.migrate(doc)
+    except ValueError as e:
+        raise RecordError(f"{path} is {e}") from None
+
+
+def older_files(tree: Path) -> dict:
     """The record of a tree written before run.json, from the files it kept instead."""
     doc = empty()
     if old := _old_choice(tree / "engines"):

@@ -8,28 +8,32 @@ per-repetition overhead budget (bench/overhead). One process started per section
 question in a few milliseconds.
 
 Protocol: one request per line, fields separated by tabs; one reply line per request:
-    check-result<TAB>PATH[<TAB>MANIFEST<TAB>CASE]      -> ok | bad<TAB>reason
+    check-result<TAB>PATH[<TAB>SECTION_DIR<TAB>CASE]   -> ok | bad<TAB>reason
     safety<TAB>DEVICE<TAB>DESTROY                      -> ok | refused<TAB>reason
     diagnose<TAB>TARGET<TAB>RESULTS_DIR<TAB>FIO_RC<TAB>WRITES(0|1)
                                                        -> stop|go|<TAB>message
     probe-cost<TAB>PATH              -> ok<TAB>IOPS<TAB>mean latency ns | bad<TAB>reason
-    manifest-value<TAB>PATH<TAB>KEY  -> ok<TAB>value | none
+    manifest-value<TAB>SECTION_DIR<TAB>KEY  (its manifest: its entry in the tree's record)
+                                     -> ok<TAB>value | none
     steady<TAB>DIR<TAB>TRACK<TAB>MIN_BYTES<TAB>ROUND_S<TAB>WINDOW<TAB>RANGE%<TAB>SLOPE%
                                      (DIR/round<k>.json, the sustained state's rounds:
                                      analysis.run.steady_rounds)
                                      -> steady<TAB>verdict | more<TAB>ROUNDS PAST THE GATE<TAB>why
                                         | bad<TAB>reason
-    order<TAB>SEED<TAB>RULE<TAB>STAGE<TAB>NAME:REPS ...[<TAB>MANIFEST...]
+    order<TAB>SEED<TAB>RULE<TAB>STAGE<TAB>NAME:REPS ...[<TAB>SECTION_DIR...]
                                      -> ok<TAB>INDEX:REP ... (analysis.run.order) | bad<TAB>reason
     unstable<TAB>RESULTS_DIR<TAB>PCT<TAB>CASE ...
                                      -> ok<TAB>CASE ... (interval wider than +-PCT %: rerun them)
     uring-gain<TAB>PATH ...          (an io_uring option probe's rounds so far, analysis.run.uring_probe)
                                      -> kept|dropped|more<TAB>BASE<TAB>MORE IOPS<TAB>GAIN%<TAB>PAIRS
                                         | bad<TAB>reason
-    manifest-check<TAB>PATH<TAB>KEY=VALUE ...
-                                     (write the section's manifest, or compare: analysis.run.manifest)
+    manifest-check<TAB>FOLDER<TAB>KEY=VALUE ...
+                                     (write the section's manifest, or the state's, into the
+                                     tree's record, or compare: analysis.run.record)
                                      -> ok | refused<TAB>how it differs | bad<TAB>reason
-    order-seed<TAB>GIVEN<TAB>FRESH<TAB>MANIFEST ...
+    section-aside<TAB>SECTION_DIR<TAB>ASIDE  (--fresh moved the folder: its manifest goes with it)
+                                     -> ok | bad<TAB>reason
+    order-seed<TAB>GIVEN<TAB>FRESH<TAB>SECTION_DIR ...
                                      -> ok<TAB>SEED<TAB>how chosen (analysis.run.order) | bad<TAB>reason
     record-get<TAB>TREE<TAB>NAME<TAB>TARGET<TAB>DIRECT
                                      (a decision of the tree's record, analysis.run.record)
@@ -52,18 +56,17 @@ from pathlib import Path
 from analysis.device.safety import Refusal, check_write
 from analysis.fio.output import FioOutputError, read_groups
 from analysis.run import faults, order, record, repetition, stability, steady_rounds, uring_probe
-from analysis.run import manifest as manifest_file
 
 
-def check_result(path: str, manifest: str = "", case: str = "") -> str:
+def check_result(path: str, section_dir: str = "", case: str = "") -> str:
     """A repetition is kept only when it is a good repetition of its case (analysis.run.repetition);
-    with the section's manifest and the case's name its job options are checked too."""
+    with the section's folder (its manifest) and the case's name its job options are checked too."""
     expected = None
     try:
-        if manifest:
-            expected = repetition.expected_options(manifest_file.load_path(Path(manifest)), case)
+        if section_dir:
+            expected = repetition.expected_options(record.section(Path(section_dir)), case)
         repetition.check(path, expected)
-    except (manifest_file.ManifestError, repetition.BadRepetition) as e:
+    except (record.RecordError, repetition.BadRepetition) as e:
         return f"bad\t{e}"
     return "ok"
 
@@ -83,22 +86,32 @@ def probe_cost(path: str) -> str:
     return f"ok\t{round(d.iops)}\t{round(d.lat_mean_ns)}"
 
 
-def manifest_value(path: str, key: str) -> str:
+def manifest_value(section_dir: str, key: str) -> str:
     try:
-        value = manifest_file.load_path(Path(path)).get(key)
-    except manifest_file.ManifestError:
+        value = record.section(Path(section_dir)).get(key)
+    except record.RecordError:
         value = None
     return "none" if value in (None, "") else f"ok\t{value}"
 
 
-def manifest_check(path: str, *pairs: str) -> str:
-    code, message = manifest_file.check(Path(path), list(pairs))
+def manifest_check(folder: str, *pairs: str) -> str:
+    code, message = record.check_section(Path(folder), list(pairs))
     return "ok" if code == 0 else f"{'refused' if code == 2 else 'bad'}\t{message}"
 
 
-def order_seed(given: str, fresh: str, *manifests: str) -> str:
+def section_aside(folder: str, aside: str) -> str:
     try:
-        seed, how = order.choose_seed(given, bool(fresh), [Path(m) for m in manifests])
+        record.set_aside(Path(folder), Path(aside))
+    except record.RecordError as e:
+        return f"bad\t{e}"
+    except OSError as e:
+        return f"bad\tcannot write {record.path_of(Path(folder).parent)}: {e.strerror}"
+    return "ok"
+
+
+def order_seed(given: str, fresh: str, *section_dirs: str) -> str:
+    try:
+        seed, how = order.choose_seed(given, bool(fresh), [Path(d) for d in section_dirs])
     except order.OrderError as e:
         return f"bad\t{e}"
     return f"ok\t{seed}\t{how}"
@@ -184,6 +197,8 @@ def reply_to(line: str) -> str:
         return uring_probe.gain_reply(*fields[1:])
     if fields[0] == "manifest-check" and len(fields) >= 2:
         return manifest_check(*fields[1:])
+    if fields[0] == "section-aside" and len(fields) == 3:
+        return section_aside(fields[1], fields[2])
     if fields[0] == "order-seed" and len(fields) >= 3:
         return order_seed(*fields[1:])
     if fields[0] in ("step-get", "step-forget") and len(fields) == 3 \

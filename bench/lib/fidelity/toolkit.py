@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from analysis.fio.output import FioOutputError
-from analysis.run import manifest as manifest_file
+from analysis.run import record
 from bench.lib.fidelity.model import QD1_CASES, TK_SRC, URING_QD, ZRAM, Config
 from bench.lib.fidelity.plain import read_fio_json
 from bench.lib.fidelity.processes import info, run, tail
@@ -77,7 +77,7 @@ def run_toolkit_uring(bench: Bench, target: Target) -> None:
     try:
         if rc:
             raise ValueError(f"exit {rc}: {tail(log, 5)}")
-        manifest = manifest_file.load(tree)
+        manifest = record.section(tree)
         target.uring_options = manifest.get("io_uring_options") or "defaults"
         target.uring_note = manifest.get("io_uring_note", "")
         reps = [read_fio_json(p.read_text()).iops
