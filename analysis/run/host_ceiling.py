@@ -414,7 +414,9 @@ def main(argv: list[str]) -> int:
         print("usage: python -m analysis host-ceiling RESULTS_DIR CASE...", file=sys.stderr)
         return 2
     results_dir = Path(argv[0])
-    prefer = os.environ.get("TK_CEILING_DEVICE", "auto")  # tests force one: null_blk|zram|null
+    # which device to try first (null_blk, zram or null): by hand, to compare them; not the
+    # TK_CEILING_DEVICE the jobfile expands, which run_jobs sets to the device made
+    prefer = os.environ.get("TK_CEILING_PREFER", "auto")
     try:
         doc, measured = calibrate(results_dir, argv[1:], prefer)
     except KeyboardInterrupt:
