@@ -28,9 +28,9 @@ readonly BUFFER_KEYS=" refill_buffers scramble_buffers zero_buffers buffer_compr
 # at QD 1). ceiling.tsv says, per case, its job, engine, I/Os in flight, jobs and whether it
 # writes: what host_ceiling.py decides with, as data.
 render_ceiling() { # DIR
-    local dir=$1 i engine job body role roles writes depth jobs uring="" tsv
+    local dir=$1 i engine job body role roles writes depth jobs uring="" row
+    local tsv=$'case\tjob\tengine\tin_flight\tnumjobs\twrites'
     local -A job_of=()
-    tsv=$(printf 'case\tjob\tengine\tin_flight\tnumjobs\twrites')
     {
         printf '; %s host ceiling: every case'\''s shape, rendered by %s; run by analysis/run/host_ceiling.py\n' \
             "$SECTION" "$TK_PROG"
@@ -44,8 +44,9 @@ render_ceiling() { # DIR
             writes=0
             ! ceiling_writes "$i" || writes=1
             depth=$(case_option "$i" iodepth) jobs=$(case_option "$i" numjobs)
-            tsv+=$(printf '\n%s\t%s\t%s\t%s\t%s\t%s' "${CASE_NAMES[$i]}" "${job:-${CASE_NAMES[$i]}}" \
-                "$engine" $((${depth:-1} * ${jobs:-1})) "${jobs:-1}" "$writes")
+            printf -v row '\n%s\t%s\t%s\t%s\t%s\t%s' "${CASE_NAMES[$i]}" "${job:-${CASE_NAMES[$i]}}" \
+                "$engine" $((${depth:-1} * ${jobs:-1})) "${jobs:-1}" "$writes"
+            tsv+=$row
             [[ -z $job ]] || continue
             job=${CASE_NAMES[$i]}
             job_of[$body]=$job
@@ -61,8 +62,7 @@ render_ceiling() { # DIR
             printf "\n[punt@%s]\nstonewall\nfilename=\${TK_CEILING_DEVICE}\nioengine=%s\ndirect=1\n" "$engine" "$engine"
             printf 'rw=randread\nbs=4k\niodepth=1\n'
         done
-    } >"$dir/ceiling.fio.tmp" && printf '%s\n' "$tsv" >"$dir/ceiling.tsv.tmp" &&
-        mv -f -- "$dir/ceiling.fio.tmp" "$dir/ceiling.fio" && mv -f -- "$dir/ceiling.tsv.tmp" "$dir/ceiling.tsv"
+    } >"$dir/ceiling.fio" && printf '%s\n' "$tsv" >"$dir/ceiling.tsv"
 }
 
 # The job lines of case INDEX's shape as the ceiling runs it. ROLE: device (its engine on the
