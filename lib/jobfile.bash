@@ -26,10 +26,24 @@ direct=$direct
 time_based=1
 runtime=$RUNTIME
 ramp_time=$RAMP
+invalidate=1
+EOF
+    shape_lines
+    [[ -n $host ]] || printf '\n[%s]\n' "${CASE_NAMES[$i]}"
+    for opt in ${CASE_OPTS[$i]}; do [[ $opt == @* ]] || printf '%s\n' "$opt"; done
+    job_stripes "$i"
+    [[ -n $host || $engine != io_uring ]] || uring_job_options "$i"
+    [[ -n $host ]] || placement_options
+}
+
+# The lines every jobfile shares that decide fio's own work per I/O rather than the target's: a
+# case's (render_jobfile) and the host ceiling's (render_ceiling), so the ceiling runs what the cases
+# run.
+shape_lines() {
+    cat <<EOF
 ; a new random offset sequence each repetition, so repetitions are independent samples
 randrepeat=0
 norandommap=1
-invalidate=1
 ; write data: each buffer is filled with random data once, then scrambled before every write
 ; (fio writes the offset and time into every 512 bytes), so each block is incompressible and
 ; unique to a naive dedupe, at no cost per I/O. refill_buffers=1 (new random data before every
@@ -41,11 +55,6 @@ group_reporting=1
 ; percentiles and json+ histogram bins of total latency (submission + completion)
 lat_percentiles=1
 EOF
-    [[ -n $host ]] || printf '\n[%s]\n' "${CASE_NAMES[$i]}"
-    for opt in ${CASE_OPTS[$i]}; do [[ $opt == @* ]] || printf '%s\n' "$opt"; done
-    job_stripes "$i"
-    [[ -n $host || $engine != io_uring ]] || uring_job_options "$i"
-    [[ -n $host ]] || placement_options
 }
 
 # Several jobs of one case: sequential jobs each get a stripe of their own (size and
@@ -86,8 +95,7 @@ target_numa_node() {
 
 # PLACEMENT_CPUS (fio's cpus_allowed, empty for any CPU) and PLACEMENT_NOTE (why, for the jobfile
 # and the plan): --cpus, else the target's NUMA node's CPUs on a machine of several nodes. The
-# host ceiling (analysis/run/host_ceiling.py) reads cpus_allowed from the jobfile and so is
-# measured on the same CPUs.
+# host ceiling's jobs (lib/ceiling.bash) carry the same lines and so run on the same CPUs.
 resolve_placement() {
     local node nodes
     PLACEMENT_CPUS="" PLACEMENT_NOTE=""

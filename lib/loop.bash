@@ -344,10 +344,12 @@ prepare_cases() {
     CEILING_KNOWN=${#CASE_NAMES[@]}
 }
 
-# The host's ceiling of every case's shape (analysis/run/host_ceiling.py): its engine on null_blk,
-# else a zram device of its own, else fio's null engine; half a second per shape, no I/O to the
-# target; cases measured by an earlier run of these results keep their ceiling.
+# The host's ceiling of every case's shape: its jobfile rendered here (lib/ceiling.bash, every case
+# of the section), run by analysis/run/host_ceiling.py with its engine on null_blk, else a zram
+# device of its own, else fio's null engine; half a second per shape, no I/O to the target; cases
+# measured by an earlier run of these results keep their ceiling.
 measure_host_ceiling() {
+    render_ceiling "$RESULTS_DIR" 2>"$TK_TMP/prepare.stderr" || results_write_failed "the host ceiling's jobfile"
     tk_python host-ceiling "$RESULTS_DIR" "${CASE_NAMES[@]}" ||
         die "$EXIT_FAIL" "measuring the host's ceiling (null_blk, zram or fio's null engine) failed (see above)"
 }

@@ -38,6 +38,8 @@ source "$TK_ROOT/lib/uring.bash"
 source "$TK_ROOT/lib/cases.bash"
 # shellcheck source=lib/jobfile.bash
 source "$TK_ROOT/lib/jobfile.bash"
+# shellcheck source=lib/ceiling.bash
+source "$TK_ROOT/lib/ceiling.bash"
 # shellcheck source=lib/engine.bash
 source "$TK_ROOT/lib/engine.bash"
 # shellcheck source=lib/service.bash

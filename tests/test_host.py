@@ -10,6 +10,7 @@ which the QD=1 engine choice must avoid.
 from __future__ import annotations
 
 import contextlib
+import csv
 import hashlib
 import json
 import os
@@ -26,7 +27,15 @@ from analysis.rules import peak_search
 from analysis.rules.cases import section_frame
 from analysis.run import host_ceiling, record, repetition
 from tests.test_order import expected, written_order
-from tests.toolkit import TINY, TINY_PROBED, load_json, run, zram_size
+from tests.toolkit import (
+    TINY,
+    TINY_PROBED,
+    jobfile_sections,
+    load_json,
+    render_ceiling,
+    run,
+    zram_size,
+)
 
 
 def jobfile_of(toolkit: Path, script: str, case: str, *args: str) -> str:
@@ -124,6 +133,10 @@ def test_host_bound_known_answers(tmp_path):
     fio_case(results, "capped-4k", common + f"[capped-4k]\nioengine=psync\nfilename={target}\n"
              "rw=randread\nbs=4k\nrate_iops=500\n")
     null_job = common + "[null-4k]\nioengine=null\nsize=1g\nrw=randread\nbs=4k\n"
+    # the ceiling's jobs, rendered by bash from the same two cases
+    render_ceiling(results, {"capped-4k": "rw=randread bs=4k rate_iops=500",
+                             "null-4k": "rw=randread bs=4k"},
+                   {"capped-4k": "psync", "null-4k": "null"}, direct=0)
     cpu = min(os.sched_getaffinity(0))
     with pinned({cpu}), fio_case_started(results, "null-4k", null_job) as case_run:
         doc, measured = host_ceiling.calibrate(results, ["null-4k", "capped-4k"])
@@ -131,10 +144,10 @@ def test_host_bound_known_answers(tmp_path):
     assert sorted(measured) == ["capped-4k", "null-4k"]
     # the rate cap is not part of the shape, the engine is (the ceiling runs it through the
     # kernel's I/O path): both are 4 KiB random reads at QD 1, on their own engines
-    shapes = {c: doc["cases"][c]["shape"].split() for c in ("capped-4k", "null-4k")}
-    assert shapes["capped-4k"] == [o.replace("ioengine=null", "ioengine=psync")
-                                   for o in shapes["null-4k"]]
-    assert "rate_iops" not in doc["cases"]["capped-4k"]["shape"]
+    jobs = jobfile_sections(results / host_ceiling.JOBFILE)
+    assert {c: doc["cases"][c]["job"] for c in measured} == {c: c for c in measured}
+    assert jobs["capped-4k"] == {**jobs["null-4k"], "ioengine": "psync"}
+    assert "rate_iops" not in jobs["capped-4k"]
     table = section_frame(results).set_index("case")
     share = table.loc["null-4k", "iops_mean"] / table.loc["null-4k", "host_ceiling_iops"]
     assert share >= host_ceiling.HOST_BOUND_SHARE, f"the null-engine case reached {share:.2f} of its ceiling"
@@ -147,6 +160,85 @@ def test_host_bound_known_answers(tmp_path):
     assert table.loc["null-4k", "cpu_sys_pct"] == pytest.approx(raw["sys_cpu"])
     # a second calibration measures nothing again
     assert host_ceiling.calibrate(results, ["null-4k", "capped-4k"])[1] == []
+
+
+# Cases as the sections declare them (lib/cases.bash add_case), with what is the run's and not the
+# shape's: a profile's time, a region, logs, a rate cap, the toolkit's own @options.
+CEILING_CASES = {
+    "randread-4k-qd32-j2": "rw=randread bs=4k iodepth=32 numjobs=2",
+    "write-128k-j2": "rw=write bs=128k iodepth=1 numjobs=2",
+    "burst": ("rw=write bs=128k iodepth=32 runtime=5 ramp_time=0 write_bw_log=${TK_LOG} "
+              "log_avg_msec=1000 @repeat=1 @fixed=1"),
+    "compress50": ("rw=write bs=128k iodepth=32 refill_buffers=1 buffer_compress_percentage=50 "
+                   "buffer_compress_chunk=4k"),
+    "mix-r70": "rw=randrw rwmixread=70 bs=4k iodepth=1 rate_iops=300",
+    "wss-small": "rw=randread bs=4k iodepth=32 size=16777216",
+    "wss-large": "rw=randread bs=4k iodepth=32 size=33554432",
+}
+CEILING_ENGINES = {"randread-4k-qd32-j2": "io_uring", "write-128k-j2": "psync", "burst": "libaio",
+                   "compress50": "libaio", "mix-r70": "psync", "wss-small": "libaio",
+                   "wss-large": "libaio"}
+URING = "fixedbufs=1 registerfiles=1 iodepth_batch_submit=QD/4 iodepth_batch_complete_min=QD/4"
+# What a case's shape is made of: everything else in its job.fio is the target's or the run's.
+SHAPE = {"rw", "bs", "iodepth", "numjobs", "rwmixread", "ioengine", "direct", "randrepeat",
+         "norandommap", "refill_buffers", "scramble_buffers", "zero_buffers",
+         "buffer_compress_percentage", "buffer_compress_chunk", "group_reporting",
+         "lat_percentiles", "fixedbufs", "registerfiles", "iodepth_batch_submit",
+         "iodepth_batch_complete_min", "cpus_allowed"}
+
+
+def test_the_ceilings_jobfile_is_rendered_from_the_cases(tmp_path):
+    """The host ceiling runs what bash renders from the cases (lib/ceiling.bash), not a jobfile
+    of its own: each case's shape in ceiling.fio has its job.fio's options that decide fio's cost
+    per I/O (pattern, sizes, depth, jobs, engine, O_DIRECT, buffers, io_uring's options), none of
+    the run's (region, stripes, time, logs, rate cap), identical shapes share one job, and fio
+    runs every job on its null engine with nothing but the environment the ceiling sets."""
+    render_ceiling(tmp_path, CEILING_CASES, CEILING_ENGINES, uring=URING, jobfiles=True)
+    jobs = jobfile_sections(tmp_path / host_ceiling.JOBFILE)
+    index = {r["case"]: r for r in csv.DictReader(
+        (tmp_path / host_ceiling.INDEX).read_text().splitlines(), delimiter="\t")}
+    assert set(index) == set(CEILING_CASES)
+    assert index["wss-small"]["job"] == index["wss-large"]["job"] == "wss-small"
+    assert "wss-large" not in jobs
+    assert {k: jobs["global"][k] for k in ("size", "runtime")} == {
+        "size": "${TK_CEILING_BYTES}", "runtime": "${TK_CEILING_RUNTIME}"}
+    for case, row in index.items():
+        sections = jobfile_sections(tmp_path / case / "job.fio")
+        own = {k: v for opts in sections.values() for k, v in opts.items()}
+        shape = {**jobs["global"], **jobs[row["job"]]}
+        assert {k: v for k, v in own.items() if k in SHAPE} == \
+            {k: v for k, v in shape.items() if k in SHAPE}, case
+        assert not {"rate_iops", "write_bw_log", "log_avg_msec", "runtime", "ramp_time", "size",
+                    "offset_increment"} & set(jobs[row["job"]]), case
+        assert jobs[row["job"]]["filename"] == "${TK_CEILING_DEVICE}"
+        assert row["engine"] == own["ioengine"]
+        assert int(row["in_flight"]) == int(own.get("iodepth", 1)) * int(own.get("numjobs", 1))
+        assert row["writes"] == ("0" if own["rw"] == "randread" else "1")
+        # a write's zero-filled pair, on zram and on the null engine
+        assert (f"{row['job']}@zeroed" in jobs) == (row["writes"] == "1")
+    assert jobs["compress50@zeroed"]["zero_buffers"] == "1"
+    assert "buffer_compress_percentage" not in jobs["compress50@zeroed"]
+    assert jobs["randread-4k-qd32-j2"]["iodepth_batch_submit"] == "8"  # QD/4 of its own 32
+    assert {"punt@io_uring", "punt@psync"} <= set(jobs)
+    # fio runs every null-engine job, and its JSON names the options the case's job.fio has
+    nulls = [j for j in jobs if "@null" in j]
+    out = tmp_path / "null.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TK_CEILING")}
+    subprocess.run(["fio", "--output-format=json", f"--output={out}",
+                    *(f"--section={j}" for j in nulls), str(tmp_path / host_ceiling.JOBFILE)],
+                   check=True, capture_output=True, env={**env, "TK_CEILING_BYTES": str(1 << 30),
+                                                         "TK_CEILING_RUNTIME": "100ms"})
+    ran = {j["jobname"]: j for j in load_json(out)["jobs"]}
+    assert set(ran) == set(nulls)
+    for case, row in index.items():
+        fio_opts = ran[f"{row['job']}@null"]["job options"]
+        own = {k: v for opts in jobfile_sections(tmp_path / case / "job.fio").values()
+               for k, v in opts.items()}
+        assert fio_opts["ioengine"] == "null"
+        assert {k: fio_opts.get(k) for k in ("rw", "bs", "iodepth", "numjobs", "rwmixread")} == \
+            {k: own.get(k) for k in ("rw", "bs", "iodepth", "numjobs", "rwmixread")}, case
+        job = ran[f"{row['job']}@null"]
+        assert job["read"]["total_ios"] + job["write"]["total_ios"] > 0
 
 
 def test_host_bound_rule():

@@ -21,7 +21,7 @@ import pytest
 
 from analysis.rules.cases import section_frame
 from analysis.run import cpu_load, host_ceiling
-from tests.toolkit import REPO, load_json, zram_size
+from tests.toolkit import REPO, jobfile_sections, load_json, render_ceiling, zram_size
 
 BEFORE = """before 100.0
 cpu0 1000 0 500 8000 100 0 0 0 0 0
@@ -209,6 +209,8 @@ def test_pinned_deep_job_is_host_bound_and_capped_job_is_not(tmp_path):
         fio_rep(results, "capped", zram + "[capped]\nioengine=psync\nrate_iops=200\n")
         fio_rep(results, "file-qd1", common + f"filename={disk}\n[file-qd1]\nioengine=io_uring\n"
                 "iodepth=1\n")
+        render_ceiling(results, {"file-qd1": "rw=randread bs=4k iodepth=1"},
+                       {"file-qd1": "io_uring"})
         host_ceiling.calibrate(results, ["file-qd1"], "zram")
     finally:
         disk.unlink(missing_ok=True)
@@ -253,24 +255,21 @@ def test_kernel_path_ceiling_on_a_zram_of_its_own(tmp_path):
     if not (host_ceiling.ZRAM_CONTROL / "hot_add").exists():
         pytest.skip("no zram-control here")
     devices = sorted(os.listdir("/dev"))
-    jobs = {"c": "ioengine=psync\nrw=randread\nbs=4k\n",
-            "uring": "ioengine=io_uring\nrw=randread\nbs=4k\n",
-            "compress50": ("ioengine=psync\nrw=write\nbs=128k\nrefill_buffers=1\n"
-                           "buffer_compress_percentage=50\nbuffer_compress_chunk=4k\n"),
-            "zeros": "ioengine=psync\nrw=write\nbs=128k\nzero_buffers=1\n"}
-    for name, prefer in (("kernel", "zram"), ("null", "null")):
-        for case, opts in jobs.items():
-            folder = tmp_path / name / case
-            folder.mkdir(parents=True)
-            (folder / "job.fio").write_text(f"[global]\nfilename=/dev/zram0\ndirect=1\n{opts}"
-                                            f"[{case}]\n")
+    jobs = {"c": "rw=randread bs=4k", "uring": "rw=randread bs=4k",
+            "compress50": ("rw=write bs=128k refill_buffers=1 buffer_compress_percentage=50 "
+                           "buffer_compress_chunk=4k"),
+            "zeros": "rw=write bs=128k zero_buffers=1"}
+    engines = {"c": "psync", "uring": "io_uring", "compress50": "psync", "zeros": "psync"}
+    for name in ("kernel", "null"):
+        render_ceiling(tmp_path / name, jobs, engines)
     kernel, _ = host_ceiling.calibrate(tmp_path / "kernel", list(jobs), "zram")
     null, _ = host_ceiling.calibrate(tmp_path / "null", ["c"], "null")
     assert sorted(os.listdir("/dev")) == devices, "the ceiling's zram device was left behind"
     assert kernel["device"] == kernel["cases"]["c"]["device"] == "zram"
     assert null["device"] == "null"
     cases = kernel["cases"]
-    assert "ioengine=psync" in cases["c"]["shape"]
+    rendered = jobfile_sections(tmp_path / "kernel" / host_ceiling.JOBFILE)
+    assert rendered[cases["c"]["job"]]["ioengine"] == "psync"
     assert 0 < cases["c"]["iops"] < null["cases"]["c"]["iops"]
     # the hand-off: as measured, and acted on
     punt = kernel["punt"]
@@ -284,7 +283,10 @@ def test_kernel_path_ceiling_on_a_zram_of_its_own(tmp_path):
         1 / (1 / cases["compress50"]["zram_iops"] + cases["compress50"]["buffer_us"] / 1e6),
         rel=1e-4)
     assert cases["compress50"]["iops"] < cases["zeros"]["iops"]
-    assert "refill_buffers=1" in cases["compress50"]["shape"]
+    # the buffers as the case has them on the null engine, zero-filled on zram
+    assert rendered["compress50@null"]["refill_buffers"] == "1"
+    assert "refill_buffers" not in rendered["compress50@zeroed"]
+    assert rendered["compress50@zeroed"]["zero_buffers"] == "1"
     # a table judged against it: the punted shape's ceiling is not used
     from analysis.rules.cases import mark_host_bound
     rows = pd.DataFrame({"case": ["uring"], "direction": ["read"], "iops_mean": [1e9],

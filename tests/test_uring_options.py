@@ -34,7 +34,7 @@ import pytest
 from analysis.render import markdown as md
 from analysis.run import host_ceiling, record, uring_probe
 from analysis.run import manifest as manifest_file
-from tests.toolkit import REPO, TINY, run
+from tests.toolkit import REPO, TINY, jobfile_sections, run
 
 # Short: one QD that batches (32: a quarter is 8) and one that does not (4: a quarter is 1).
 # Every run names its engine, over TINY's libaio.
@@ -78,8 +78,8 @@ def expected_options(recorded: str, iodepth: int, numjobs: int = 1) -> dict[str,
 
 
 def uring_options_of(jobfile: Path) -> dict[str, str]:
-    shape = host_ceiling.case_shape(jobfile.read_text())
-    return {k: v for k, v in shape.items() if k in URING_KEYS}
+    opts = {k: v for section in jobfile_sections(jobfile).values() for k, v in section.items()}
+    return {k: v for k, v in opts.items() if k in URING_KEYS}
 
 
 def check_uring_run(toolkit: Path, result, target: str) -> dict:

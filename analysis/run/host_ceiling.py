@@ -21,13 +21,21 @@ zram is a stand-in with two costs of its own, each kept out of a ceiling:
   it does, an io_uring shape's ceiling would be the worker's, not the host's path, so it is not
   measured (`punted`); such a point is judged by the CPUs' load alone.
 
+The jobs are bash's: lib/ceiling.bash renders results/<section>/ceiling.fio from the same cases
+and the same shared lines as each case's job.fio, every shape and the variants above (zero-filled
+buffers, the null engine, the hand-off probe), with ceiling.tsv saying per case which job is its
+shape, its engine, its I/Os in flight, its jobs and whether it writes. This module makes the
+device, picks the jobs (fio's --section) and names the device, its size and the seconds in the
+environment fio expands in the jobfile (TK_CEILING_DEVICE, TK_CEILING_BYTES, TK_CEILING_RUNTIME).
+
 `python -m analysis host-ceiling RESULTS_DIR CASE...` measures the cases that have no ceiling yet
-(from their results/<section>/<case>/job.fio) into RESULTS_DIR/host_ceiling.json; the analysis
-then marks the points the host limited (host_bound).
+into RESULTS_DIR/host_ceiling.json; the analysis then marks the points the host limited
+(host_bound).
 """
 
 from __future__ import annotations
 
+import csv
 import errno
 import json
 import math
@@ -40,6 +48,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -56,21 +65,9 @@ CALIBRATION_SECONDS = 0.5
 # against psync on zram (the hand-off costs 20 times a RAM disk's I/O, never a close call).
 COMPARISON_SECONDS = 0.25
 
-# The options that decide fio's own cost per I/O; everything else in a case (target, runtime,
-# logs, a rate cap, the engine) is left out, so the ceiling is the shape's, not the device's.
-SHAPE_KEYS = ("rw", "readwrite", "rwmixread", "rwmixwrite", "bs", "blocksize", "bssplit",
-              "iodepth", "iodepth_batch_submit", "iodepth_batch_complete_min", "numjobs",
-              "refill_buffers", "scramble_buffers", "zero_buffers", "buffer_compress_percentage",
-              "buffer_compress_chunk", "dedupe_percentage", "buffer_pattern", "norandommap",
-              "randrepeat", "lat_percentiles", "clat_percentiles", "percentile_list",
-              "ioengine", "direct", "cpus_allowed", "cpus_allowed_policy", "hipri",
-              "fixedbufs", "registerfiles", "sqthread_poll")
-# What only a device has: left out when the ceiling falls back to the null engine.
-DEVICE_KEYS = ("ioengine", "direct", "hipri", "fixedbufs", "registerfiles", "sqthread_poll")
-# Buffer contents: on zram a write of random data costs a compression, which is the RAM disk's
-# "media", not the host's I/O path; zero-filled buffers are stored as same-filled pages at no cost.
-BUFFER_KEYS = ("refill_buffers", "scramble_buffers", "zero_buffers", "buffer_compress_percentage",
-               "buffer_compress_chunk", "dedupe_percentage", "buffer_pattern")
+# What lib/ceiling.bash renders beside a section's cases (the jobs, and the index of them).
+JOBFILE = "ceiling.fio"
+INDEX = "ceiling.tsv"
 CEILING_BYTES = 1 << 30
 NULLB_CONFIG = Path("/sys/kernel/config/nullb")
 ZRAM_CONTROL = Path("/sys/class/zram-control")
@@ -96,52 +93,47 @@ HOST_BOUND_BUSY = 0.95
 HOST_BOUND_ALL = 0.80
 
 
-def parse_jobfile(text: str) -> dict[str, dict[str, str]]:
-    """fio's job file format: [section] headers, key=value or bare flags, ';' and '#' comments."""
-    sections: dict[str, dict[str, str]] = {}
-    current = None
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line[0] in ";#":
-            continue
-        if line.startswith("[") and line.endswith("]"):
-            current = sections.setdefault(line[1:-1], {})
-            continue
-        if current is not None:
-            key, _, value = line.partition("=")
-            current[key.strip()] = value.strip() if _ else "1"
-    return sections
+@dataclass(frozen=True)
+class Shape:
+    """A job of ceiling.fio, as ceiling.tsv describes it: the facts the ceiling decides with."""
+    job: str  # its name in ceiling.fio; NAME@null, NAME@zeroed, NAME@null-zeroed beside it
+    engine: str
+    in_flight: int  # iodepth x numjobs
+    numjobs: int
+    writes: bool
 
 
-def case_shape(jobfile_text: str) -> dict[str, str]:
-    """The shape of a case's job file: its [global] options overlaid by its job's, kept to
-    SHAPE_KEYS, in a stable order."""
-    sections = parse_jobfile(jobfile_text)
-    merged = dict(sections.get("global", {}))
-    for name, opts in sections.items():
-        if name != "global":
-            merged.update(opts)
-    return {k: merged[k] for k in SHAPE_KEYS if k in merged}
+def read_index(results_dir: Path) -> dict[str, Shape]:
+    """{case: its shape} from the section's ceiling.tsv."""
+    with open(Path(results_dir) / INDEX, newline="") as f:
+        return {row["case"]: Shape(row["job"], row["engine"], int(row["in_flight"]),
+                                   int(row["numjobs"]), row["writes"] == "1")
+                for row in csv.DictReader(f, delimiter="\t")}
 
 
-def shape_text(shape: dict[str, str]) -> str:
-    return " ".join(f"{k}={v}" for k, v in shape.items())
-
-
-def calibration_jobfile(shapes: list[dict[str, str]], device: str | None = None,
-                        zram: bool = False, seconds: float = CALIBRATION_SECONDS) -> str:
-    """One job per shape, one after another (stonewall), each `seconds` long: against `device`
-    with the case's engine, or on fio's null engine when there is none."""
-    where = [f"filename={device}"] if device else ["ioengine=null"]
-    lines = ["[global]", *where, "size=1g", "time_based=1", f"runtime={round(seconds * 1000)}ms",
-             "group_reporting=1", ""]
-    for k, shape in enumerate(shapes):
-        opts = {key: v for key, v in shape.items()
-                if device or key not in DEVICE_KEYS}
-        if zram:
-            opts = zeroed(opts)
-        lines += [f"[shape{k}]", "stonewall", *(f"{key}={v}" for key, v in opts.items()), ""]
-    return "\n".join(lines)
+def run_jobs(jobfile: Path, jobs: list[str], device: str | None,
+             seconds: float = CALIBRATION_SECONDS) -> dict[str, dict]:
+    """One fio run of these jobs of the jobfile (one after another: each is stonewalled), on
+    `device` (the jobs that run on one) for `seconds` each: {job: {iops, cpu_usr_pct,
+    cpu_sys_pct}}."""
+    what = device or "fio's null engine"
+    env = {**os.environ, "TK_CEILING_DEVICE": device or "", "TK_CEILING_BYTES": str(CEILING_BYTES),
+           "TK_CEILING_RUNTIME": f"{round(seconds * 1000)}ms"}
+    with tempfile.TemporaryDirectory(prefix="host-ceiling-") as tmp:
+        out = Path(tmp) / "ceiling.json"
+        proc = subprocess.run(["fio", "--output-format=json", f"--output={out}",
+                               *(f"--section={j}" for j in jobs), str(jobfile)],
+                              capture_output=True, text=True, check=False, env=env)
+        try:
+            groups = {g.jobname: g for g in read_groups(out)}
+        except (FioOutputError, OSError) as e:
+            raise RuntimeError(f"fio on {what} failed ({e}); {proc.stderr.strip()[:200]}")
+    missing = [j for j in jobs if j not in groups]
+    if missing:
+        raise RuntimeError(f"the run on {what} has no result for {', '.join(missing)} of {jobfile}")
+    return {j: {"iops": sum(d.iops for d in groups[j].directions.values()),
+                "cpu_usr_pct": groups[j].usr_cpu_pct, "cpu_sys_pct": groups[j].sys_cpu_pct}
+            for j in jobs}
 
 
 CONFIGFS = NULLB_CONFIG.parent
@@ -290,25 +282,17 @@ def usable_cpus() -> int:
     return len(os.sched_getaffinity(0))
 
 
-def in_flight(shape: dict[str, str]) -> int:
-    """The I/Os a shape keeps in flight: iodepth x numjobs."""
-    def number(key: str) -> int:
-        value = shape.get(key, "1")
-        return int(value) if value.isdigit() else 1
-    return number("iodepth") * number("numjobs")
-
-
-def measure(shapes: list[dict[str, str]], prefer: str = "auto") -> tuple[str, list[dict], dict]:
+def measure(jobfile: Path, shapes: list[Shape], prefer: str = "auto") -> tuple[str, dict, dict]:
     """Run the shapes on the best ceiling device there is (`prefer`: auto, null_blk, zram or
-    null): (its name, [{iops, cpu_usr_pct, cpu_sys_pct, ...}] in the shapes' order, what was
-    measured of the device itself: zram's io_uring hand-off). A device whose run fails gives
-    way to the next."""
+    null): (its name, {job: {iops, cpu_usr_pct, cpu_sys_pct, ...}}, what was measured of the
+    device itself: zram's io_uring hand-off). A device whose run fails gives way to the next."""
     order = ["null_blk", "zram", "null"]
     order = order[order.index(prefer):] if prefer in order else order
-    deepest = max((in_flight(s) for s in shapes), default=1)
+    deepest = max((s.in_flight for s in shapes), default=1)
     for name in order:
         if name == "null":
-            return name, run_shapes(shapes, None), {}
+            found = run_jobs(jobfile, [f"{s.job}@null" for s in shapes], None)
+            return name, {s.job: found[f"{s.job}@null"] for s in shapes}, {}
         maker = (null_blk_device(usable_cpus(), deepest) if name == "null_blk" else
                  zram_device())
         with maker as dev:
@@ -316,18 +300,20 @@ def measure(shapes: list[dict[str, str]], prefer: str = "auto") -> tuple[str, li
                 continue
             try:
                 if name != "zram":
-                    return name, run_shapes(shapes, dev), {}
+                    return name, run_jobs(jobfile, [s.job for s in shapes], dev), {}
                 # first whether zram hands io_uring's I/O to a worker: then an io_uring shape's
                 # ceiling there would be the worker's, not used, and is not measured at all
-                punt = punt_probe(dev) if any(map(uring, shapes)) else {}
-                kept = [s for s in shapes if not (uring(s) and punt.get("punted"))]
-                found = dict(zip(map(shape_text, kept), run_shapes(kept, dev, zram=True))) \
-                    if kept else {}
+                uring = any(s.engine == "io_uring" for s in shapes)
+                punt = punt_probe(jobfile, dev) if uring else {}
+                kept = {s.job: f"{s.job}@zeroed" if s.writes else s.job for s in shapes
+                        if not (s.engine == "io_uring" and punt.get("punted"))}
+                ran = run_jobs(jobfile, list(kept.values()), dev) if kept else {}
+                found = {job: ran[run] for job, run in kept.items()}
             except RuntimeError as e:
                 print(f"host-ceiling: {name} ({dev}) failed, trying the next: {e}",
                       file=sys.stderr)
                 continue
-        return name, with_buffer_costs(shapes, found), punt
+        return name, with_buffer_costs(jobfile, shapes, found), punt
     raise AssertionError("unreachable: the null engine ends the order")
 
 
@@ -335,82 +321,39 @@ def measure(shapes: list[dict[str, str]], prefer: str = "auto") -> tuple[str, li
 # at QD 1 that worker's hand-off is most of an I/O's time on a RAM disk. A device on which
 # io_uring at QD 1 reaches less than this share of psync's IOPS hands its I/O to a worker.
 PUNT_SHARE = 0.5
-PUNT_SHAPE = {"rw": "randread", "bs": "4k", "iodepth": "1", "direct": "1"}
 
 
-def punt_probe(device: str) -> dict:
+def punt_probe(jobfile: Path, device: str) -> dict:
     """Whether io_uring hands this device's I/O to a kernel worker: io_uring against psync, 4 KiB
-    random reads at QD 1, a quarter second each."""
-    uring, psync = run_shapes([{**PUNT_SHAPE, "ioengine": "io_uring"},
-                               {**PUNT_SHAPE, "ioengine": "psync"}], device, zram=True,
-                              seconds=COMPARISON_SECONDS)
-    return {"io_uring_qd1_iops": uring["iops"], "psync_qd1_iops": psync["iops"],
-            "punted": uring["iops"] < PUNT_SHARE * psync["iops"]}
+    random reads at QD 1 (the jobfile's punt@io_uring and punt@psync), a quarter second each."""
+    found = run_jobs(jobfile, ["punt@io_uring", "punt@psync"], device, COMPARISON_SECONDS)
+    uring, psync = found["punt@io_uring"]["iops"], found["punt@psync"]["iops"]
+    return {"io_uring_qd1_iops": uring, "psync_qd1_iops": psync,
+            "punted": uring < PUNT_SHARE * psync}
 
 
-def uring(shape: dict[str, str]) -> bool:
-    return shape.get("ioengine") == "io_uring"
-
-
-def writes(shape: dict[str, str]) -> bool:
-    rw = shape.get("rw") or shape.get("readwrite") or "read"
-    return rw not in ("read", "randread") and not (
-        rw in ("rw", "readwrite", "randrw") and shape.get("rwmixread") == "100")
-
-
-def with_buffer_costs(shapes: list[dict[str, str]], found: dict[str, dict]) -> list[dict]:
-    """zram's results (by shape_text) as ceilings, in the shapes' order: a write shape ran there
-    with zero-filled buffers (no compression, zram's media); fio's own cost of the case's
-    buffers, measured on the null engine (the case's buffer options against zero-filled ones, in
-    one fio run), is added per I/O. A shape zram did not run (an io_uring shape on a zram that
-    hands io_uring's I/O to a worker) is marked `punted`, with no ceiling."""
-    out = [dict(f, zram_iops=f["iops"]) if (f := found.get(shape_text(s))) else
+def with_buffer_costs(jobfile: Path, shapes: list[Shape], found: dict[str, dict]) -> dict:
+    """zram's results ({job: result}) as ceilings: a write shape ran there with zero-filled
+    buffers (no compression, zram's media); fio's own cost of the case's buffers, measured on the
+    null engine (NAME@null against NAME@null-zeroed, in one fio run), is added per I/O. A shape
+    zram did not run (an io_uring shape on a zram that hands io_uring's I/O to a worker) is
+    marked `punted`, with no ceiling."""
+    out = {s.job: dict(f, zram_iops=f["iops"]) if (f := found.get(s.job)) else
            {"iops": None, "cpu_usr_pct": None, "cpu_sys_pct": None, "punted": True}
-           for s in shapes]
-    costly = [k for k, s in enumerate(shapes)
-              if writes(s) and set(s) & set(BUFFER_KEYS) and not out[k].get("punted")]
+           for s in shapes}
+    costly = [s for s in shapes if s.writes and not out[s.job].get("punted")]
     if costly:
-        both = run_shapes([shapes[k] for k in costly] + [zeroed(shapes[k]) for k in costly], None,
-                          seconds=COMPARISON_SECONDS)
-        own, zero = both[:len(costly)], both[len(costly):]
-        for k, a, b in zip(costly, own, zero):
+        both = run_jobs(jobfile, [f"{s.job}@{v}" for s in costly for v in ("null", "null-zeroed")],
+                        None, COMPARISON_SECONDS)
+        for s in costly:
+            a, b = both[f"{s.job}@null"], both[f"{s.job}@null-zeroed"]
             # time per I/O adds up: 1/ceiling = 1/zram + (1/null with the case's buffers -
             # 1/null with zero-filled ones); per job, in µs
             extra = max(0.0, 1 / a["iops"] - 1 / b["iops"]) if a["iops"] and b["iops"] else 0.0
-            jobs = in_flight({"numjobs": shapes[k].get("numjobs", "1")})
-            out[k]["buffer_us"] = round(extra * jobs * 1e6, 4)
-            if out[k]["iops"]:
-                out[k]["iops"] = 1 / (1 / out[k]["iops"] + extra)
+            out[s.job]["buffer_us"] = round(extra * s.numjobs * 1e6, 4)
+            if out[s.job]["iops"]:
+                out[s.job]["iops"] = 1 / (1 / out[s.job]["iops"] + extra)
     return out
-
-
-def zeroed(shape: dict[str, str]) -> dict[str, str]:
-    """The shape with zero-filled buffers in place of its own buffer options."""
-    return {**{k: v for k, v in shape.items() if k not in BUFFER_KEYS},
-            "zero_buffers": "1", "scramble_buffers": "0"}
-
-
-def run_shapes(shapes: list[dict[str, str]], device: str | None,
-               zram: bool = False, seconds: float = CALIBRATION_SECONDS) -> list[dict]:
-    """One fio run of every shape (calibration_jobfile), its results in the shapes' order."""
-    what = device or "fio's null engine"
-    with tempfile.TemporaryDirectory(prefix="host-ceiling-") as tmp:
-        job, out = Path(tmp) / "ceiling.fio", Path(tmp) / "ceiling.json"
-        job.write_text(calibration_jobfile(shapes, device, zram, seconds))
-        proc = subprocess.run(["fio", "--output-format=json", f"--output={out}", str(job)],
-                              capture_output=True, text=True, check=False)
-        try:
-            groups = {g.jobname: g for g in read_groups(out)}
-        except (FioOutputError, OSError) as e:
-            raise RuntimeError(f"fio on {what} failed ({e}); {proc.stderr.strip()[:200]}")
-    found = []
-    for k in range(len(shapes)):
-        g = groups.get(f"shape{k}")
-        if g is None:
-            raise RuntimeError(f"the run on {what} has no result for {shape_text(shapes[k])}")
-        found.append({"iops": sum(d.iops for d in g.directions.values()),
-                      "cpu_usr_pct": g.usr_cpu_pct, "cpu_sys_pct": g.sys_cpu_pct})
-    return found
 
 
 DEVICE_NAMES = {"null_blk": "null_blk (no media)", "zram": "a zram RAM disk",
@@ -434,16 +377,16 @@ def calibrate(results_dir: Path, cases: list[str], prefer: str = "auto") -> tupl
     (the whole file's content, the cases measured now). Each case records its `device`; the
     file's own `device` is the last one used."""
     doc = read_ceilings(results_dir) or {"cpus": usable_cpus(), "cases": {}}
-    todo = {c: case_shape((results_dir / c / "job.fio").read_text())
-            for c in cases if c not in doc["cases"]}
+    index = read_index(results_dir)
+    if unknown := [c for c in cases if c not in index]:
+        raise RuntimeError(f"{Path(results_dir) / INDEX} has no job for {', '.join(unknown)}")
+    todo = {c: index[c] for c in cases if c not in doc["cases"]}
     if not todo:
         return doc, []
-    shapes = list({shape_text(s): s for s in todo.values()}.values())
-    device, results, punt = measure(shapes, prefer)
-    measured = dict(zip((shape_text(s) for s in shapes), results))
+    shapes = list({s.job: s for s in todo.values()}.values())
+    device, results, punt = measure(Path(results_dir) / JOBFILE, shapes, prefer)
     for case, shape in todo.items():
-        doc["cases"][case] = {"shape": shape_text(shape), "device": device,
-                              **measured[shape_text(shape)]}
+        doc["cases"][case] = {"job": shape.job, "device": device, **results[shape.job]}
     doc["device"] = device
     if punt:
         doc["punt"] = punt
@@ -471,7 +414,9 @@ def main(argv: list[str]) -> int:
         print("usage: python -m analysis host-ceiling RESULTS_DIR CASE...", file=sys.stderr)
         return 2
     results_dir = Path(argv[0])
-    prefer = os.environ.get("TK_CEILING_DEVICE", "auto")  # tests force one: null_blk|zram|null
+    # which device to try first (null_blk, zram or null): by hand, to compare them; not the
+    # TK_CEILING_DEVICE the jobfile expands, which run_jobs sets to the device made
+    prefer = os.environ.get("TK_CEILING_PREFER", "auto")
     try:
         doc, measured = calibrate(results_dir, argv[1:], prefer)
     except KeyboardInterrupt:
