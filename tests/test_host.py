@@ -32,10 +32,10 @@ from tests.toolkit import (
     TINY_PROBED,
     jobfile_sections,
     load_json,
-    render_ceiling,
     run,
     zram_size,
 )
+from tools.render_jobs import render_ceiling
 
 
 def jobfile_of(toolkit: Path, script: str, case: str, *args: str) -> str:

@@ -21,7 +21,8 @@ import pytest
 
 from analysis.rules.cases import section_frame
 from analysis.run import cpu_load, host_ceiling
-from tests.toolkit import REPO, jobfile_sections, load_json, render_ceiling, zram_size
+from tests.toolkit import REPO, jobfile_sections, load_json, zram_size
+from tools.render_jobs import render_ceiling
 
 BEFORE = """before 100.0
 cpu0 1000 0 500 8000 100 0 0 0 0 0
