@@ -74,9 +74,8 @@ ZRAM_CONTROL = Path("/sys/class/zram-control")
 
 # A point is host-bound when it reached this share of what fio alone can issue for its shape:
 # then at least half of each I/O's time went to fio's own work, and a faster host would have
-# shown a faster drive. Measured here (fio 3.33, 2 vCPUs, docs/methodology.md): 128 KiB QD=1
-# writes on a tmpfs file reached 0.59 of their ceiling with refill_buffers=1 (and 2.5x the IOPS
-# once fio stopped refilling), a rate-capped job 0.001.
+# shown a faster drive. A fio-bound job sits well above it and a rate-capped one far below
+# (the measurements: docs/methodology.md, "The host ceiling").
 HOST_BOUND_SHARE = 0.5
 # ... or when its jobs kept nearly all of the CPUs they could use busy (fio's usr + sys time per
 # job, over min(numjobs, CPUs)): a RAM-backed device such as zram or a tmpfs file makes the CPU
@@ -84,7 +83,7 @@ HOST_BOUND_SHARE = 0.5
 HOST_BOUND_CPU = 0.9
 # ... or when a CPU that ran its jobs or took their interrupts was this busy over the repetition
 # (analysis.run.cpu_load, from /proc/stat: user+system+irq+softirq): a job that saturates its CPU
-# by construction reads 100%, a rate-capped one under 13% (docs/methodology.md, "The host
+# by construction reads 100%, a rate-capped one a small fraction (docs/methodology.md, "The host
 # ceiling", bench/host-busy).
 HOST_BOUND_BUSY = 0.95
 # ... or when those CPUs taken together were this busy: work spread over every CPU (a kernel
