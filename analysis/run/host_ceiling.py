@@ -74,8 +74,7 @@ ZRAM_CONTROL = Path("/sys/class/zram-control")
 
 # A point is host-bound when it reached this share of what fio alone can issue for its shape:
 # then at least half of each I/O's time went to fio's own work, and a faster host would have
-# shown a faster drive. A fio-bound job sits well above it and a rate-capped one far below
-# (the measurements: docs/methodology.md, "The host ceiling").
+# shown a faster drive (the measurements behind it: docs/methodology.md, "The host ceiling").
 HOST_BOUND_SHARE = 0.5
 # ... or when its jobs kept nearly all of the CPUs they could use busy (fio's usr + sys time per
 # job, over min(numjobs, CPUs)): a RAM-backed device such as zram or a tmpfs file makes the CPU
