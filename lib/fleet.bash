@@ -339,6 +339,7 @@ fleet_section_main() {
     for h in "${!FLEET_LABELS[@]}"; do
         RESULTS_DIR=$(fleet_results_dir "$h")
         [[ -z $FRESH ]] || move_results_aside
+        section_folder_removed "$RESULTS_DIR"
         mkdir -p "$RESULTS_DIR"
         rm -f -- "$RESULTS_DIR/dropped.txt"
         TARGET_PATH="$(fleet_name "$h") ${FLEET_TARGETS[$h]}" TARGET_KIND=remote check_manifest

@@ -92,6 +92,7 @@ section_main() {
     [[ -z $TARGET_CREATE ]] || create_file_target
     choose_engine
     [[ -z $FRESH ]] || move_results_aside
+    section_folder_removed "$RESULTS_DIR"
     mkdir -p "$RESULTS_DIR"
     # The region is written before any engine is probed or case measured: by the state (once per
     # results tree), by the toolkit creating its file, or by this section's prefill.

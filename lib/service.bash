@@ -78,6 +78,16 @@ section_aside() { # FOLDER ASIDE: the folder moved aside (--fresh); its manifest
     [[ $reply == ok ]] || die "$EXIT_FAIL" "could not update ${1%/*}/run.json: ${reply#bad$'\t'}"
 }
 
+# FOLDER (a section's, or the state's), before it is made: where it is not there (removed by hand
+# to start over), the tree's record forgets its manifest, which would hold the new run to the
+# settings of results that are gone.
+section_folder_removed() {
+    [[ ! -d $1 ]] || return 0
+    local reply
+    reply=$(service_ask section-removed "$1")
+    [[ $reply == ok ]] || die "$EXIT_FAIL" "could not update ${1%/*}/run.json: ${reply#bad$'\t'}"
+}
+
 step_set() { # FOLDER STEP WHAT
     local reply
     reply=$(service_ask step-set "$RESULTS" "$(step_key "$1" "$2")" "$3")

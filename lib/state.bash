@@ -148,6 +148,7 @@ state_step_line() { step_what "$RESULTS/state" "$1"; }  # STEP
 # The state of a results tree is set once, for one target and region: a section of the same tree
 # asking for another is refused before anything is written (manifest.py compares them).
 check_tree_state() {
+    section_folder_removed "$RESULTS/state"
     mkdir -p "$RESULTS/state" 2>"$TK_TMP/prepare.stderr" || results_write_failed "the state folder"
     manifest_check "$RESULTS/state" "was prepared with" state="$STATE_USED" \
         target="$TARGET_PATH" region_bytes="$REGION_BYTES"

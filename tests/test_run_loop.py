@@ -147,6 +147,14 @@ def test_other_settings_are_refused_then_fresh_moves_aside(toolkit):
     assert record.section(toolkit / "results" / "qd1")["profile"] == "quick"
     assert not list((toolkit / "results").glob("*/manifest.json"))  # one record for the tree
 
+    # The section's folder removed by hand: the next run starts it anew, with its own settings,
+    # not held to (and refused by) the entry the record kept for the results that are gone.
+    shutil.rmtree(toolkit / "results" / "qd1")
+    result = run(toolkit, "qd1_test.bash", *once)
+    assert result.returncode == 0, result.stderr
+    assert record.section(toolkit / "results" / "qd1")["profile"] == "tiny"
+    assert len(rep_files(toolkit)) == 4
+
 
 def test_two_runs_on_one_target_are_refused(toolkit):
     first = start(toolkit, *SLOW)

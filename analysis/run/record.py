@@ -204,6 +204,18 @@ def add_cases(folder: Path, cases: list[tuple[str, str]], **settings: str) -> No
         entry.update(settings)
 
 
+def forget_removed(folder: Path) -> None:
+    """A section's folder about to be made: where it is not there (removed by hand to start the
+    section over), an entry left for it goes, or the new run would be held to the settings, the
+    order and the choices of results that are gone (and refused when they differ)."""
+    folder = Path(folder)
+    if folder.is_dir() or not path_of(folder.parent).exists():
+        return
+    with updating(folder.parent) as doc:
+        if not folder.is_dir():
+            doc["sections"].pop(folder.name, None)
+
+
 def set_aside(folder: Path, aside: Path) -> None:
     """A section's folder moved aside (--fresh, to `aside` beside it): its entry goes with it,
     so that the folder set aside reads as before and the section starts anew."""

@@ -33,6 +33,8 @@ Protocol: one request per line, fields separated by tabs; one reply line per req
                                      -> ok | refused<TAB>how it differs | bad<TAB>reason
     section-aside<TAB>SECTION_DIR<TAB>ASIDE  (--fresh moved the folder: its manifest goes with it)
                                      -> ok | bad<TAB>reason
+    section-removed<TAB>SECTION_DIR  (about to make the folder: an entry left for a folder removed
+                                     by hand goes) -> ok | bad<TAB>reason
     order-seed<TAB>GIVEN<TAB>FRESH<TAB>SECTION_DIR ...
                                      -> ok<TAB>SEED<TAB>how chosen (analysis.run.order) | bad<TAB>reason
     record-get<TAB>TREE<TAB>NAME<TAB>TARGET<TAB>DIRECT
@@ -99,9 +101,13 @@ def manifest_check(folder: str, *pairs: str) -> str:
     return "ok" if code == 0 else f"{'refused' if code == 2 else 'bad'}\t{message}"
 
 
-def section_aside(folder: str, aside: str) -> str:
+def section_aside(folder: str, aside: str | None = None) -> str:
+    """--fresh's move (`aside` given), or a folder removed by hand (none)."""
     try:
-        record.set_aside(Path(folder), Path(aside))
+        if aside is None:
+            record.forget_removed(Path(folder))
+        else:
+            record.set_aside(Path(folder), Path(aside))
     except record.RecordError as e:
         return f"bad\t{e}"
     except OSError as e:
@@ -199,6 +205,8 @@ def reply_to(line: str) -> str:
         return manifest_check(*fields[1:])
     if fields[0] == "section-aside" and len(fields) == 3:
         return section_aside(fields[1], fields[2])
+    if fields[0] == "section-removed" and len(fields) == 2:
+        return section_aside(fields[1])
     if fields[0] == "order-seed" and len(fields) >= 3:
         return order_seed(*fields[1:])
     if fields[0] in ("step-get", "step-forget") and len(fields) == 3 \
