@@ -66,32 +66,31 @@ step_what() { # FOLDER STEP: what was done, when
     [[ $reply != ok$'\t'* ]] || printf '%s' "${reply#ok$'\t'}"
 }
 
-step_forget() { # FOLDER: its steps, the folder being moved aside (--fresh)
+# A change to the record of TREE through the helper (REQUEST: its verb and fields); the run stops
+# when it cannot be made, saying what and why.
+record_change() { # TREE WHAT REQUEST...
     local reply
-    reply=$(service_ask step-forget "$RESULTS" "$(step_key "$1" "")")
-    [[ $reply == ok ]] || die "$EXIT_FAIL" "could not update $RESULTS/run.json: ${reply#bad$'\t'}"
+    reply=$(service_ask "${@:3}")
+    [[ $reply == ok ]] || die "$EXIT_FAIL" "could not record $2 in $1/run.json: ${reply#bad$'\t'}"
+}
+
+step_forget() { # FOLDER: its steps, the folder being moved aside (--fresh)
+    record_change "$RESULTS" "that $1 was moved aside" step-forget "$RESULTS" "$(step_key "$1" "")"
 }
 
 section_aside() { # FOLDER ASIDE: the folder moved aside (--fresh); its manifest goes with it
-    local reply
-    reply=$(service_ask section-aside "$1" "$2")
-    [[ $reply == ok ]] || die "$EXIT_FAIL" "could not update ${1%/*}/run.json: ${reply#bad$'\t'}"
+    record_change "${1%/*}" "that $1 was moved aside" section-aside "$1" "$2"
 }
 
 # FOLDER (a section's, or the state's), before it is made: where it is not there (removed by hand
 # to start over), the tree's record forgets its manifest, which would hold the new run to the
 # settings of results that are gone.
 section_folder_removed() {
-    [[ ! -d $1 ]] || return 0
-    local reply
-    reply=$(service_ask section-removed "$1")
-    [[ $reply == ok ]] || die "$EXIT_FAIL" "could not update ${1%/*}/run.json: ${reply#bad$'\t'}"
+    [[ -d $1 ]] || record_change "${1%/*}" "that $1 was removed" section-removed "$1"
 }
 
 step_set() { # FOLDER STEP WHAT
-    local reply
-    reply=$(service_ask step-set "$RESULTS" "$(step_key "$1" "$2")" "$3")
-    [[ $reply == ok ]] || die "$EXIT_FAIL" "could not record the $2 in $RESULTS/run.json: ${reply#bad$'\t'}"
+    record_change "$RESULTS" "the $2" step-set "$RESULTS" "$(step_key "$1" "$2")" "$3"
 }
 
 manifest_value() { # KEY: what this section's manifest records for KEY; nothing when it has none

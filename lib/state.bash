@@ -335,9 +335,7 @@ stored_tree_choice() { # NAME: its fields, tab-separated, when this tree decided
 }
 
 remember_tree_choice() { # NAME FIELD...
-    local reply
-    reply=$(service_ask record-set "$RESULTS" "$1" "$TARGET_PATH" "$DIRECT" "${@:2}")
-    [[ $reply == ok ]] || die "$EXIT_FAIL" "could not record the $1 in $RESULTS/run.json: ${reply#bad$'\t'}"
+    record_change "$RESULTS" "the $1" record-set "$RESULTS" "$1" "$TARGET_PATH" "$DIRECT" "${@:2}"
 }
 
 stored_tree_engines() { stored_tree_choice engines; } # "QD1<TAB>DEEP<TAB>note"

@@ -11,6 +11,7 @@ overwrites another's.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,3 +77,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--results", type=Path, default=os.environ.get("RESULTS") or None,
                         help="results tree (default: $RESULTS, else ROOT/results); another tree "
                              "writes to tables/, figs/ and out/ under its own name")
+
+
+def write_json(path: Path, doc: dict, sort_keys: bool = False) -> None:
+    """Write a JSON file whole, atomically: a crash or a full disk leaves the old file or the new
+    one, never half of one (the temporary name is this process's own)."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(doc, indent=2, sort_keys=sort_keys, ensure_ascii=False) + "\n")
+    os.replace(tmp, path)

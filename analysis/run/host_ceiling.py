@@ -52,8 +52,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from analysis.core.workspace import write_json
 from analysis.fio.output import FioOutputError, read_groups
-from analysis.run.manifest import write_atomically
 
 CEILING_FILE = "host_ceiling.json"
 PUNTED = "zram-punted"  # the device of a punted io_uring shape, which has no ceiling
@@ -389,7 +389,7 @@ def calibrate(results_dir: Path, cases: list[str], prefer: str = "auto") -> tupl
     if punt:
         doc["punt"] = punt
     doc["measured"] = datetime.now(UTC).isoformat(timespec="seconds")
-    write_atomically(results_dir / CEILING_FILE, doc)
+    write_json(results_dir / CEILING_FILE, doc, sort_keys=True)
     return doc, list(todo)
 
 

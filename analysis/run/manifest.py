@@ -16,10 +16,6 @@ into an entry, for the record's migration; another version is refused.
 
 from __future__ import annotations
 
-import json
-import os
-from pathlib import Path
-
 VERSION = 2  # of the manifest.json files an older toolkit wrote (record.py's migration reads them)
 NAME = "manifest.json"
 # Settings that change what a number means; a difference in any of them forbids mixing.
@@ -123,9 +119,3 @@ def planned_repeats(manifest: dict, case: str) -> int | None:
     """How many repetitions the run plans for the case (@repeat=N, else the run's repeat)."""
     value = matrix_entries(manifest).get(case, {}).get("@repeat") or manifest.get("repeat")
     return int(value) if str(value or "").isdigit() else None
-
-
-def write_atomically(path: Path, doc: dict) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, path)

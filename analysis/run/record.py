@@ -34,12 +34,12 @@ from __future__ import annotations
 
 import fcntl
 import json
-import os
 import sys
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
+from analysis.core.workspace import write_json
 from analysis.run import manifest
 
 VERSION = 2
@@ -86,9 +86,7 @@ def save(tree: Path, doc: dict) -> None:
     """Write the record whole, atomically (a crash leaves the old one or the new one)."""
     path = path_of(tree)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{NAME}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")  # sections in run order
-    os.replace(tmp, path)
+    write_json(path, doc)  # unsorted: the sections in the order they ran
 
 
 @contextmanager

@@ -101,17 +101,14 @@ def manifest_check(folder: str, *pairs: str) -> str:
     return "ok" if code == 0 else f"{'refused' if code == 2 else 'bad'}\t{message}"
 
 
-def section_aside(folder: str, aside: str | None = None) -> str:
-    """--fresh's move (`aside` given), or a folder removed by hand (none)."""
+def changed(tree: Path, change) -> str:
+    """The reply to a change of the tree's record: ok once `change()` has made it, else why not."""
     try:
-        if aside is None:
-            record.forget_removed(Path(folder))
-        else:
-            record.set_aside(Path(folder), Path(aside))
-    except record.RecordError as e:
+        change()
+    except ValueError as e:  # a RecordError, or fields that do not fit
         return f"bad\t{e}"
     except OSError as e:
-        return f"bad\tcannot write {record.path_of(Path(folder).parent)}: {e.strerror}"
+        return f"bad\tcannot write {record.path_of(tree)}: {e.strerror}"
     return "ok"
 
 
@@ -155,30 +152,16 @@ def record_get(tree: str, name: str, target: str, direct: str) -> str:
 def record_set(tree: str, name: str, target: str, direct: str, *values: str) -> str:
     if name not in record.CHOICES:
         return f"bad\tthe record keeps no decision {name!r}"
-    try:
-        record.set_choice(Path(tree), name, target, direct,
-                          dict(zip(record.CHOICES[name], values, strict=True)))
-    except (record.RecordError, ValueError) as e:
-        return f"bad\t{e}"
-    except OSError as e:
-        return f"bad\tcannot write {record.path_of(Path(tree))}: {e.strerror}"
-    return "ok"
+    return changed(Path(tree), lambda: record.set_choice(
+        Path(tree), name, target, direct, dict(zip(record.CHOICES[name], values, strict=True))))
 
 
-def step(verb: str, tree: str, key: str, what: str = "") -> str:
+def step_get(tree: str, key: str) -> str:
     try:
-        if verb == "step-get":
-            done = record.load(Path(tree))["steps"].get(key)
-            return "none" if done is None else f"ok\t{done}"
-        if verb == "step-set":
-            record.set_step(Path(tree), key, what)
-        else:
-            record.forget_steps(Path(tree), key)
+        done = record.load(Path(tree))["steps"].get(key)
     except record.RecordError as e:
         return f"bad\t{e}"
-    except OSError as e:
-        return f"bad\tcannot write {record.path_of(Path(tree))}: {e.strerror}"
-    return "ok"
+    return "none" if done is None else f"ok\t{done}"
 
 
 def reply_to(line: str) -> str:
@@ -204,14 +187,18 @@ def reply_to(line: str) -> str:
     if fields[0] == "manifest-check" and len(fields) >= 2:
         return manifest_check(*fields[1:])
     if fields[0] == "section-aside" and len(fields) == 3:
-        return section_aside(fields[1], fields[2])
+        return changed(Path(fields[1]).parent,
+                       lambda: record.set_aside(Path(fields[1]), Path(fields[2])))
     if fields[0] == "section-removed" and len(fields) == 2:
-        return section_aside(fields[1])
+        return changed(Path(fields[1]).parent, lambda: record.forget_removed(Path(fields[1])))
     if fields[0] == "order-seed" and len(fields) >= 3:
         return order_seed(*fields[1:])
-    if fields[0] in ("step-get", "step-forget") and len(fields) == 3 \
-            or fields[0] == "step-set" and len(fields) == 4:
-        return step(*fields)
+    if fields[0] == "step-get" and len(fields) == 3:
+        return step_get(fields[1], fields[2])
+    if fields[0] == "step-set" and len(fields) == 4:
+        return changed(Path(fields[1]), lambda: record.set_step(Path(fields[1]), *fields[2:]))
+    if fields[0] == "step-forget" and len(fields) == 3:
+        return changed(Path(fields[1]), lambda: record.forget_steps(Path(fields[1]), fields[2]))
     if fields[0] == "record-get" and len(fields) == 5:
         return record_get(*fields[1:])
     if fields[0] == "record-set" and len(fields) >= 5:
