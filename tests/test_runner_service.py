@@ -60,3 +60,13 @@ def test_the_manifest_and_the_orders_seed_over_the_pipe(tmp_path):
     assert replies[5] == "ok\t7\tkept"
     assert replies[6].startswith(f"bad\t{path} was run in the order of seed 7, not 8")
     assert replies[7] == "ok\t8\tgiven"  # --fresh: the stored seed no longer holds
+
+
+def test_the_helper_starts_without_numpy():
+    """Every section starts the helper; numpy, which only --until-stable's check needs, is
+    imported by that check alone (on an emulated CPU its import is most of the helper's start)."""
+    code = ("import sys; import analysis.run.runner_service as s; before = 'numpy' in sys.modules; "
+            "s.unstable('/nonexistent', '5', ''); print(before, 'numpy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, capture_output=True,
+                         text=True, timeout=60).stdout.split()
+    assert out == ["False", "True"]

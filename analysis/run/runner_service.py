@@ -57,7 +57,7 @@ from pathlib import Path
 
 from analysis.device.safety import Refusal, check_write
 from analysis.fio.output import FioOutputError, read_groups
-from analysis.run import faults, order, record, repetition, stability, steady_rounds, uring_probe
+from analysis.run import faults, order, record, repetition, steady_rounds, uring_probe
 
 
 def check_result(path: str, section_dir: str = "", case: str = "") -> str:
@@ -128,6 +128,10 @@ def run_order(*fields: str) -> str:
 
 
 def unstable(results_dir: str, pct: str, cases: str) -> str:
+    # imported here, not above: it brings numpy, which only --until-stable needs, and every
+    # section starts this helper (numpy's import is 4 of the helper's 6.5 s on an emulated CPU)
+    from analysis.run import stability
+
     return "ok\t" + " ".join(stability.unstable(Path(results_dir), float(pct), cases.split()))
 
 
