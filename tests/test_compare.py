@@ -154,7 +154,7 @@ def test_compare_directions_and_figures(tmp_path):
 
 
 def test_zero_spread_on_both_sides_is_not_testable():
-    # Issue 15, defect 1: three repetitions on each side landing in one json+ bucket give two
+    # Three repetitions on each side landing in one json+ bucket give two
     # pooled p99s one bucket apart (2932.736 and 2965.504 µs are neighbouring fio buckets, each
     # 32.768 µs wide) and no spread: there is nothing to test, not an infinitely significant t.
     t, df, p = welch(2932.736, 0.0, 3, 2965.504, 0.0, 3)
@@ -274,7 +274,7 @@ def test_bh_by_hand():
 
 
 def test_many_comparisons_control_the_false_discovery_rate():
-    # Issue 15, defect 7: twelve cases, identical in A and B but one, whose IOPS (and so MB/s)
+    # Twelve cases, identical in A and B but one, whose IOPS (and so MB/s)
     # are 2.5% lower in B with a raw Welch p of 0.037 over the repetitions alone (0.2 once the
     # spread between runs is added). Over 36 tests that is what chance alone gives: after
     # Benjamini–Hochberg it is not significant, and the gate passes.

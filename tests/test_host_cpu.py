@@ -1,4 +1,4 @@
-"""The host's limit measured where it happens (issue 22): per-CPU load from /proc/stat around each
+"""The host's limit measured where it happens: per-CPU load from /proc/stat around each
 repetition (analysis.run.cpu_load), the host_bound rule that reads it, and the ceiling measured
 through the kernel's I/O path on a RAM block device (analysis.run.host_ceiling).
 

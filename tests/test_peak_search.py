@@ -33,7 +33,7 @@ FIXTURE = REPO / "tests" / "fixtures" / "results" / "qd_sweep"  # real fio runs 
 
 
 def test_the_searchs_cases_are_held_to_their_options(tmp_path, capsys):
-    """Issue 24: a case the search adds is in the manifest with its fio options, so a file that
+    """A case the search adds is in the manifest with its fio options, so a file that
     is not a repetition of it (here a real repetition of the sweep's QD 4 copied into the
     search's first case) is left out, as it is for every sweep case."""
     tree = tmp_path / "qd_sweep"

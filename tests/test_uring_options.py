@@ -1,4 +1,4 @@
-"""io_uring as the fast tools run it (issue 22): where a case runs on io_uring, lib/uring.bash probes
+"""io_uring as the fast tools run it: where a case runs on io_uring, lib/uring.bash probes
 fio's io_uring options on the target (registered buffers and files, submit and complete batching;
 hipri only where the device has poll queues, sqthread_poll only where a CPU is spare), keeps those
 that gain more than the noise in alternating samples (analysis/run/uring_probe.py), writes exactly

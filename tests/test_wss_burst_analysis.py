@@ -125,7 +125,7 @@ def edit_json(path: Path, edit) -> None:
 
 
 def test_host_writes_count_the_ramp(tree, tmp_path):
-    # Issue 15, defect 3: fio resets its byte counters when the ramp ends; the drive counts the
+    # fio resets its byte counters when the ramp ends; the drive counts the
     # ramp's writes. Here each repetition ramps 1 s before 4 measured seconds, so fio's io_bytes
     # leave out about a fifth of what the drive was sent. The ramp is counted at the measured
     # rate of each repetition (its io_bytes over its runtime) and the finding says so.
@@ -151,7 +151,7 @@ def test_host_writes_count_the_ramp(tree, tmp_path):
 
 
 def test_per_second_cv_skips_a_failed_repetition(tree, tmp_path):
-    # Issue 15, defect 5: when a repetition fails the runner keeps its JSON as
+    # When a repetition fails the runner keeps its JSON as
     # rep<k>.failed.json, and its rep<k>_*.log files stay beside it. Here rep2 is made the
     # failed one (renamed as the runner does; fio cannot be made to fail halfway on demand): the
     # per-second IOPS CV is that of rep1 and rep3, never rep2's logs.
@@ -169,7 +169,7 @@ def test_per_second_cv_skips_a_failed_repetition(tree, tmp_path):
 
 
 def test_histogram_log_column_named_from_the_fio_version(tree, tmp_path):
-    # Issue 15, defect 4: with lat_percentiles=1, fio <= 3.17 fills its histogram (and so the
+    # With lat_percentiles=1, fio <= 3.17 fills its histogram (and so the
     # histogram log) with total latency, not completion latency (stat.c add_lat_sample; fio 3.18
     # gave clat its own histogram). The column is named from the fio version in the results.
     # fio 3.16 (Ubuntu 20.04's) is not installable here: the version string of this fio 3.33
@@ -199,7 +199,7 @@ def fio_bw_log(path: Path, mbps: np.ndarray) -> None:
 
 
 def test_a_300_s_burst_is_judged_on_1_minute_rounds(tree, tmp_path):
-    # Issue 15, defect 6: fio does not log the window that closes as the job exits, so a burst of
+    # fio does not log the window that closes as the job exits, so a burst of
     # exactly 5 x 60 s logs 299 complete seconds. Judged on that length it fell back to 29 s
     # rounds and was called shorter than SNIA's. It is judged on its configured runtime: five
     # 1-minute rounds, the last lacking only fio's final, unlogged second.
