@@ -351,7 +351,7 @@ fleet_section_main() {
     info ""
     local failed_analysis=""
     for h in "${!FLEET_LABELS[@]}"; do
-        [[ -n $(RESULTS_DIR=$(fleet_results_dir "$h") manifest_value created) ]] || continue
+        RESULTS_DIR=$(fleet_results_dir "$h") section_has_manifest || continue
         info "analysis of $(fleet_name "$h"):"
         # A host that dropped out may have a point left with none: its analysis says so.
         RESULTS="$RESULTS/hosts/${FLEET_LABELS[$h]}" tk_python "$SECTION" "${ANALYSIS_ARGS[@]}" ||

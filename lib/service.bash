@@ -99,6 +99,10 @@ manifest_value() { # KEY: what this section's manifest records for KEY; nothing 
     [[ $reply != ok$'\t'* ]] || printf '%s' "${reply#ok$'\t'}"
 }
 
+section_has_manifest() { # whether this section ($RESULTS_DIR) has run into the tree's record
+    [[ -n $(manifest_value created) ]]
+}
+
 # --- one run per target ---------------------------------------------------------------------
 
 acquire_lock() {

@@ -81,7 +81,7 @@ stored_tree_uring() { stored_tree_choice io_uring; } # "OPTIONS<TAB>note" (lib/s
 remember_tree_uring() { remember_tree_choice io_uring "$URING_OPTS" "$URING_NOTE"; }
 
 stored_manifest_uring() { # a resumed section's own choice: "OPTIONS<TAB>note"; none for a new one
-    [[ -z $FRESH && -n $(manifest_value created) ]] || return 1
+    [[ -z $FRESH ]] && section_has_manifest || return 1
     # A section measured before the options were probed ran io_uring with fio's defaults and
     # recorded none: it keeps them (empty, as its manifest says).
     printf '%s\t%s' "$(manifest_value io_uring_options)" "$(manifest_value io_uring_note)"

@@ -202,9 +202,11 @@ def test_the_ceilings_jobfile_is_rendered_from_the_cases(tmp_path):
     assert "wss-large" not in jobs
     assert {k: jobs["global"][k] for k in ("size", "runtime")} == {
         "size": "${TK_CEILING_BYTES}", "runtime": "${TK_CEILING_RUNTIME}"}
+    # each case's own job.fio, [global] and its job merged as fio merges them
+    own_of = {case: {k: v for opts in jobfile_sections(tmp_path / case / "job.fio").values()
+                     for k, v in opts.items()} for case in index}
     for case, row in index.items():
-        sections = jobfile_sections(tmp_path / case / "job.fio")
-        own = {k: v for opts in sections.values() for k, v in opts.items()}
+        own = own_of[case]
         shape = {**jobs["global"], **jobs[row["job"]]}
         assert {k: v for k, v in own.items() if k in SHAPE} == \
             {k: v for k, v in shape.items() if k in SHAPE}, case
@@ -231,9 +233,7 @@ def test_the_ceilings_jobfile_is_rendered_from_the_cases(tmp_path):
     ran = {j["jobname"]: j for j in load_json(out)["jobs"]}
     assert set(ran) == set(nulls)
     for case, row in index.items():
-        fio_opts = ran[f"{row['job']}@null"]["job options"]
-        own = {k: v for opts in jobfile_sections(tmp_path / case / "job.fio").values()
-               for k, v in opts.items()}
+        fio_opts, own = ran[f"{row['job']}@null"]["job options"], own_of[case]
         assert fio_opts["ioengine"] == "null"
         assert {k: fio_opts.get(k) for k in ("rw", "bs", "iodepth", "numjobs", "rwmixread")} == \
             {k: own.get(k) for k in ("rw", "bs", "iodepth", "numjobs", "rwmixread")}, case
