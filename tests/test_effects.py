@@ -6,6 +6,7 @@ subsets of bench/statistics (the bench prints the whole grid). No fio."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ import scipy.stats
 from analysis.core.effects import (
     DEFAULT_BETWEEN,
     Between,
+    Change,
     adjusted,
     bh_adjust,
     change,
@@ -101,6 +103,22 @@ def test_a_change_is_claimed_only_when_the_test_shows_it():
     # which of two changes is larger: a t-test on their difference
     d, p = gap(change(130.0, 2.0, 100.0, 2.0, 3, 3), change(101.0, 2.0, 100.0, 2.0, 3, 3))
     assert d == pytest.approx(29) and p < 0.01
+
+
+def test_an_interval_that_leaves_out_no_change_says_when_the_adjusted_test_does_not_show_one():
+    """The page prints each test's own 95% interval beside a verdict adjusted over the finding's
+    comparisons: an interval clear of zero under a 'not resolved' says it is the unadjusted one."""
+    clear = Change(232.0, 8.91, 2504.0, 900.0, p=0.03, p_adj=0.06, low_pct=402.0, high_pct=4611.0)
+    assert not clear.significant
+    assert clear.interval_text() == ("+402% to +4611%, unadjusted; p 0.06 once adjusted for the "
+                                     "finding's other comparisons")
+    assert replace(clear, p_adj=0.03).interval_text() == "+402% to +4611%"  # shown: no note
+    assert replace(clear, low_pct=-5.0).interval_text() == "−5% to +4611%"  # holds zero: none
+    # from real tests: a 3-repetition change at raw p < 0.05 beside one far from it
+    one, _ = adjusted([change(102.5, 1.0, 100.0, 1.0, 3, 3),
+                      change(100.2, 1.0, 100.0, 1.0, 3, 3)])
+    assert one.p < 0.05 < one.p_adj and one.low_pct > 0
+    assert one.interval_text().endswith("once adjusted for the finding's other comparisons")
 
 
 def test_trend_is_least_squares_with_its_t_test():

@@ -195,8 +195,14 @@ class Change:
         return None if not self.tested else not self.significant
 
     def interval_text(self) -> str:
-        """'+12% to +66%': the 95% interval of the difference."""
-        return f"{self.low_pct:+.0f}% to {self.high_pct:+.0f}%".replace("-", "−")
+        """'+12% to +66%': the 95% interval of the difference. It is the test's own, before the
+        finding's comparisons are adjusted for: where it leaves out no change and yet the
+        adjusted test does not show one, it says so, lest the page read a difference into it."""
+        text = f"{self.low_pct:+.0f}% to {self.high_pct:+.0f}%"
+        if self.tested and not self.significant and (self.low_pct > 0 or self.high_pct < 0):
+            text += (f", unadjusted; p {self.p_adj:.2g} once adjusted for the finding's other "
+                     "comparisons")
+        return text.replace("-", "−")
 
 
 def change(value: float, value_std: float, reference: float, reference_std: float,
