@@ -92,10 +92,10 @@ sample-report:
 	$(PYTHON) -m tools.nvme_vm.demo --results results/sample
 	$(PYTHON) -m analysis.report.sample --results results/sample --dest docs/sample
 
-# Two workers, a file each at a time (module-scoped runs stay shared within a file): most tests wait
+# Three workers, a file each at a time (module-scoped runs stay shared within a file): most tests wait
 # on fio's runtime. A test marked `alone` runs with nothing beside it (tests/toolkit.py). The files
 # go in the order tests/conftest.py gives them (the NVMe VM's first, the unit tests beside it).
-PYTEST := $(PYTHON) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder
+PYTEST := $(PYTHON) -m pytest -q -n 3 --dist loadfile --no-loadscope-reorder
 
 test: lint
 	$(PYTEST) -rs --durations=15 tests

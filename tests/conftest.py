@@ -179,11 +179,11 @@ def pytest_collection_modifyitems(config, items):
             if os.geteuid() != 0:
                 item.add_marker(pytest.mark.skip(
                     reason="needs root (loop devices, /dev/zram0, mounts or cgroups)"))
-    # The order make test's two workers take the files in (xdist keeps it: --no-loadscope-reorder):
+    # The order make test's workers take the files in (xdist keeps it: --no-loadscope-reorder):
     # the NVMe VM's file first, whose boot holds off every script and device test for minutes
-    # (tests/test_nvme_e2e.py), so that the other worker spends them on the unit-test files; then
+    # (tests/test_nvme_e2e.py), so that the other workers spend them on the unit-test files; then
     # the files holding an `alone` test, whose exclusive turns come together instead of each
-    # waiting out a long test on the other worker (tests/toolkit.py); then the other end-to-end
+    # waiting out a long test on another worker (tests/toolkit.py); then the other end-to-end
     # files. Within each, the files with the most tests first, so that the last ones are short.
     marked = {}
     for item in items:
@@ -211,7 +211,7 @@ def need(fio_runs, name):
 @pytest.fixture(autouse=True)
 def machine_lock(request):
     """Every test holds the machine lock (tests/toolkit.py): shared, or exclusive for a test
-    marked `alone`, so that nothing runs beside it on the other worker."""
+    marked `alone`, so that nothing runs beside it on another worker."""
     node = request.node
     scripts = "shared" if node.get_closest_marker("e2e") or node.get_closest_marker("device") \
         else None

@@ -76,8 +76,8 @@ def fio_workdir(prefix: str):
         shutil.rmtree(work, ignore_errors=True)
 
 
-# `make test` runs the suite on two workers (pytest-xdist, a file at a time): most tests wait on
-# fio's runtime, and one worker alone kept the two CPUs about a third busy. A test that measures an
+# `make test` runs the suite on three workers (pytest-xdist, a file at a time): most tests wait on
+# fio's runtime, and two workers kept the two CPUs about half busy. A test that measures an
 # answer a neighbour's load could move (whether a CPU is saturated, an engine's latency), or that
 # uses /dev/zram0 (the toolkit's lock lets one run at a time on a target), runs alone:
 # every other test holds this lock shared, an `alone` one exclusive. The turnstile gives the
