@@ -9,11 +9,13 @@ the guest left there. The guest has two controllers:
   partitioned and mounted for the safety refusals.
 - nvme1 (serial TKWARN01): 512 MiB of 4 KiB blocks, critical warning 0x02 (temperature) set from
   boot, behind a pxb-pcie bridge on guest NUMA node 1; §2 runs there on io_uring with its options
-  probed, with one poll queue; then it is purged with --purge format (and sanitize refused).
+  probed, with one poll queue, and its host ceiling on null_blk; then it is purged with --purge
+  format (and sanitize refused).
 
 Without QEMU, the guest kernel or virtme-ng (`sudo bash env.bash --nvme-vm` installs them) every
-test here is skipped with that reason. The boot and its scenarios take about 5-6 minutes under
-TCG (docs/nvme-vm.md); nothing else runs beside them (the tests' machine lock, exclusive).
+test here is skipped with that reason. The boot and its scenarios take about 4 minutes under
+TCG (docs/nvme-vm.md); no script or device test runs beside them (the tests' scripts lock,
+exclusive), the unit tests may.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.run import record
+from analysis.run import host_ceiling, record
 from tests.toolkit import REPO, beside_others, make_copy, script_env
 from tests.toolkit import TINY as TINY_ARGS
 from tools.nvme_vm import Controller, Namespace, VmSpec, WriteCache, available, nvme_vm
@@ -63,9 +65,14 @@ def scenarios(tk: Path) -> list[Scenario]:
     burst = ("--target /dev/nvme0n1 --destroy /dev/nvme0n1 --profile quick --size 512M "
              "--no-prefill --state as-is --parts burst --duration 20 --no-host-ceiling "
              "--engine libaio --results results/burst")
-    # §2 on the 4 KiB namespace, on io_uring with its options probed: hipri with a poll queue
+    # §2 on the 4 KiB namespace, on io_uring with its options probed (hipri with a poll queue),
+    # and its host ceiling on null_blk, which this machine's kernel lacks and the guest's has
     uring = ("--target /dev/nvme1n1 --destroy /dev/nvme1n1 --profile quick --runtime 1 --ramp 0 "
-             "--no-host-ceiling --engine io_uring --uring-tuning on --size 64M --state as-is")
+             "--engine io_uring --uring-tuning on --size 64M --state as-is --repeat 1 "
+             "--results results/qd1-4k")
+    nullb = """ls /sys/block | grep -c '^nullb' >"$SCENARIO_DIR/nullb-{0}"
+grep -c ' configfs ' /proc/mounts >"$SCENARIO_DIR/configfs-{0}"
+"""
     # every write refused, each exit code kept; the namespace's bytes hashed before and after
     safety = f"""set -u
 sfdisk -q /dev/nvme0n2 <<'EOF'
@@ -112,8 +119,9 @@ cat /sys/devices/system/node/node1/cpulist >"$SCENARIO_DIR/node1_cpus"
 for c in /sys/class/nvme/nvme*; do echo "${{c##*/}} $(cat "$c/serial")"; done >"$SCENARIO_DIR/serials"
 """, timeout=180, cwd=tk, env=GUEST_ENV),
         Scenario("align", align, timeout=120, cwd=tk, env=GUEST_ENV),
-        Scenario("qd1-4k", _toolkit(tk, "qd1_test.bash", uring + " --repeat 2 --results "
-                                    "results/qd1-4k"), timeout=240, cwd=tk, env=GUEST_ENV),
+        Scenario("qd1-4k", nullb.format("before") + _toolkit(tk, "qd1_test.bash", uring)
+                 + '; rc=$?\n' + nullb.format("after") + 'exit "$rc"\n',
+                 timeout=240, cwd=tk, env=GUEST_ENV),
         Scenario("purge", purge, timeout=180, cwd=tk, env=GUEST_ENV),
         Scenario("safety", safety, timeout=180, cwd=tk, env=GUEST_ENV),
     ]
@@ -273,7 +281,7 @@ def test_section_2_runs_on_the_4k_namespace(guest):
     _done(results["qd1-4k"])
     assert results["qd1-4k"].returncode == 0, results["qd1-4k"].stderr[-3000:]
     reps = sorted((tk / "results" / "qd1-4k" / "qd1").glob("*/rep*.json"))
-    assert len(reps) == 8, reps  # 4 cases x 2 repetitions
+    assert len(reps) == 4, reps  # 4 cases x 1 repetition
     for rep in reps:
         doc = _json(rep)
         job = doc["jobs"][0]
@@ -283,6 +291,23 @@ def test_section_2_runs_on_the_4k_namespace(guest):
         assert job["read"]["io_bytes"] + job["write"]["io_bytes"] > 0
     text = (tk / "out" / "qd1-4k" / "section_2_qd1.md").read_text()
     assert "QEMU NVMe Ctrl" in text
+
+
+def test_the_host_ceiling_is_measured_on_null_blk(guest):
+    """The guest's kernel has null_blk, this machine's has none (test_host_cpu.py skips there):
+    §2's ceiling runs on a null_blk device made through configfs, which virtme-ng's init does not
+    mount (mounted for it, then unmounted), and the device is gone afterwards."""
+    tk, results, keep = guest
+    _done(results["qd1-4k"])
+    assert results["qd1-4k"].returncode == 0, results["qd1-4k"].stderr[-3000:]
+    doc = _json(tk / "results" / "qd1-4k" / "qd1" / "host_ceiling.json")
+    assert doc["device"] == "null_blk" and len(doc["cases"]) == 4, doc
+    assert all(c["device"] == "null_blk" and c["iops"] > 0 for c in doc["cases"].values()), doc
+    files = keep["qd1-4k"]
+    assert files["nullb-before"] == files["nullb-after"] == b"0\n"
+    assert files["configfs-before"] == files["configfs-after"]
+    text = (tk / "out" / "qd1-4k" / "section_2_qd1.md").read_text()
+    assert f"measured on {host_ceiling.CEILING_LABELS['null_blk']}" in text
 
 
 # --- io_uring's polled queues -------------------------------------------------------------------
