@@ -323,10 +323,13 @@ steady_rounds() {
 # A decision kept this way (the engines; io_uring's options, lib/uring.bash; the write speed) is
 # a field of the tree's record, RESULTS/run.json (analysis/run/record.py), kept for one target and
 # O_DIRECT setting; --fresh or another target forgets it.
+# The plan asks for the write speed before the engine probe has set DIRECT: a block device (the
+# only target the plan states writes for) is written with O_DIRECT unless it refuses it, so the
+# speed the plan states is one recorded with O_DIRECT, or none.
 stored_tree_choice() { # NAME: its fields, tab-separated, when this tree decided it for this target
     local reply
     [[ -z $FRESH ]] || return 0
-    reply=$(service_ask record-get "$RESULTS" "$1" "$TARGET_PATH" "$DIRECT")
+    reply=$(service_ask record-get "$RESULTS" "$1" "$TARGET_PATH" "${DIRECT:-1}")
     case $reply in
         ok$'\t'*) printf '%s' "${reply#ok$'\t'}" ;;
         none) ;;

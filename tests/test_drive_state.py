@@ -187,6 +187,9 @@ def test_sustained_rounds_each_section_and_what_earlier_sections_wrote(toolkit):
             mix = run(toolkit, "mix_rw_test.bash", "--target", dev, "--destroy", dev, *args,
                       "--mix", "70")
             assert qd1.returncode == 0 and mix.returncode == 0, qd1.stderr + mix.stderr
+            # the plan, printed before the engine probe, states the write speed §2's state measured
+            assert re.search(r"in all at least .+ \(at most .+ at the \d+ MB/s this target wrote\)",
+                             mix.stderr), mix.stderr
             results = toolkit / "results"
             # a rep lost: the resumed section runs its rounds again before measuring it
             (results / "qd1" / "randread-4k" / "rep1.json").unlink()

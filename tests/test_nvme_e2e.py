@@ -121,7 +121,7 @@ for c in /sys/class/nvme/nvme*; do echo "${{c##*/}} $(cat "$c/serial")"; done >"
         Scenario("align", align, timeout=120, cwd=tk, env=GUEST_ENV),
         Scenario("qd1-4k", nullb.format("before") + _toolkit(tk, "qd1_test.bash", uring)
                  + '; rc=$?\n' + nullb.format("after") + 'exit "$rc"\n',
-                 timeout=240, cwd=tk, env=GUEST_ENV),
+                 timeout=400, cwd=tk, env=GUEST_ENV),
         Scenario("purge", purge, timeout=180, cwd=tk, env=GUEST_ENV),
         Scenario("safety", safety, timeout=180, cwd=tk, env=GUEST_ENV),
     ]

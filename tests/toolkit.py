@@ -119,8 +119,12 @@ def script_env(env: dict | None = None) -> dict:
 
 def run(root: Path, script: str, *args: str, env: dict | None = None,
         timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run(["bash", str(root / script), *args], capture_output=True, text=True,
-                          env=script_env(env), timeout=timeout, cwd=root, check=False)
+    """The script's run; whatever its exit code, bash must not have met an unset variable (set -u
+    in a command substitution kills only the substitution: the plan went on without its value)."""
+    result = subprocess.run(["bash", str(root / script), *args], capture_output=True, text=True,
+                            env=script_env(env), timeout=timeout, cwd=root, check=False)
+    assert "unbound variable" not in result.stderr, result.stderr
+    return result
 
 
 def start(root: Path, script: str, *args: str, env: dict | None = None) -> subprocess.Popen:
