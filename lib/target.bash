@@ -191,9 +191,11 @@ check_writes_allowed() {
 }
 
 # target_disk_sysfs: the sysfs folder of the disk behind the target (a partition's whole disk,
-# the device holding a file), where queue/ lives; fails when there is none (tmpfs, overlay).
+# the device holding a file), where queue/ lives; fails when there is none (tmpfs, overlay), or
+# no target yet: §5's --peak grid counts the CPUs while its cases are built, before the target is.
 target_disk_sysfs() {
     local sys
+    [[ -n ${TARGET_PATH:-} ]] || return 1
     sys=$(sysfs_block_of "$TARGET_PATH") || return 1
     [[ ! -e $sys/partition ]] || sys=${sys%/*}
     [[ -d $sys/queue ]] || return 1
