@@ -304,9 +304,10 @@ def test_kernel_path_ceiling_on_a_zram_of_its_own(tmp_path):
 @pytest.mark.root
 def test_null_blk_ceiling_has_a_queue_per_cpu():
     """Where the kernel has null_blk (the NVMe VM's guest, where test_nvme_e2e.py measures §2's
-    ceiling on it; not this VM's kernel, which has none): the ceiling's device has a submit queue per CPU the jobs may use, each deeper than the
-    shapes' I/Os in flight (the module's defaults are one queue of 64), configfs mounted for it
-    where the system had not, and nothing left after."""
+    ceiling on it; not this VM's kernel, which has none): the ceiling's device has a submit queue
+    per CPU the jobs may use, each deeper than the shapes' I/Os in flight (the module's defaults
+    are one queue of 64), configfs mounted for it where the system had not, and nothing left
+    after."""
     cpus = host_ceiling.usable_cpus()
     was_mounted = os.path.ismount(host_ceiling.CONFIGFS)
     with host_ceiling.null_blk_device(cpus, 256) as dev:

@@ -70,8 +70,13 @@ def scenarios(tk: Path) -> list[Scenario]:
     uring = ("--target /dev/nvme1n1 --destroy /dev/nvme1n1 --profile quick --runtime 1 --ramp 0 "
              "--engine io_uring --uring-tuning on --size 64M --state as-is --repeat 1 "
              "--results results/qd1-4k")
-    nullb = """ls /sys/block | grep -c '^nullb' >"$SCENARIO_DIR/nullb-{0}"
+    # null_blk devices and configfs mounts before and after it: the ceiling leaves none of its own
+    count = """ls /sys/block | grep -c '^nullb' >"$SCENARIO_DIR/nullb-{0}"
 grep -c ' configfs ' /proc/mounts >"$SCENARIO_DIR/configfs-{0}"
+"""
+    qd1_4k = f"""{count.format("before")}{_toolkit(tk, "qd1_test.bash", uring)}
+rc=$?
+{count.format("after")}exit $rc
 """
     # every write refused, each exit code kept; the namespace's bytes hashed before and after
     safety = f"""set -u
@@ -119,9 +124,7 @@ cat /sys/devices/system/node/node1/cpulist >"$SCENARIO_DIR/node1_cpus"
 for c in /sys/class/nvme/nvme*; do echo "${{c##*/}} $(cat "$c/serial")"; done >"$SCENARIO_DIR/serials"
 """, timeout=180, cwd=tk, env=GUEST_ENV),
         Scenario("align", align, timeout=120, cwd=tk, env=GUEST_ENV),
-        Scenario("qd1-4k", nullb.format("before") + _toolkit(tk, "qd1_test.bash", uring)
-                 + '; rc=$?\n' + nullb.format("after") + 'exit "$rc"\n',
-                 timeout=400, cwd=tk, env=GUEST_ENV),
+        Scenario("qd1-4k", qd1_4k, timeout=400, cwd=tk, env=GUEST_ENV),
         Scenario("purge", purge, timeout=180, cwd=tk, env=GUEST_ENV),
         Scenario("safety", safety, timeout=180, cwd=tk, env=GUEST_ENV),
     ]
