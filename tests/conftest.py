@@ -156,6 +156,32 @@ def fio_runs():
         shutil.rmtree(work, ignore_errors=True)
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """xdist's file scheduling, but a worker is given its next file only once it has one test
+    left of its own (xdist gives it at two): a worker that started a two-test file was at once
+    given the next file too, and held it behind its own long tests while another worker idled
+    (tests/README.md has what it cost)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class OneFileAhead(LoadFileScheduling):
+        def _reschedule(self, node):
+            # xdist's own, with the low-water mark at 1: a worker runs a test only once it
+            # knows the next (for its teardown), so it must be sent more while on its last one
+            if node.shutting_down:
+                return
+            if not self.workqueue:
+                node.shutdown()
+                return
+            if self._pending_of(self.assigned_work[node]) > 1:
+                return
+            self._assign_work_unit(node)
+
+    return OneFileAhead(config, log)
+
+
 def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true",
                      help="rewrite tests/golden/*.md from what the analysis renders now")
@@ -165,6 +191,11 @@ def pytest_addoption(parser):
 # (-m "not e2e and not device and not root") never runs a script or touches a device.
 E2E_FIXTURES = {"toolkit", "trees", "work", "client_output", "lab"}  # scripts, fio servers, the report
 DEVICE_FIXTURES = {"zram", "zram_raw", "trees"}  # /dev/zram0
+
+
+def kinds_of(item) -> set[str]:
+    """What a test is besides a unit test (none: a unit test, no script, no device)."""
+    return {m for m in ("alone", "e2e", "device") if item.get_closest_marker(m)}
 
 
 def pytest_collection_modifyitems(config, items):
@@ -184,20 +215,20 @@ def pytest_collection_modifyitems(config, items):
     # (tests/test_nvme_e2e.py), so that the other workers spend them on the unit-test files; then
     # the files holding an `alone` test, whose exclusive turns come together instead of each
     # waiting out a long test on another worker (tests/toolkit.py); then the other end-to-end
-    # files. Within each, the files with the most tests first, so that the last ones are short.
+    # files. Within each, the files with the most tests first, so that the last ones are short;
+    # within a file, its unit tests first, which may run while the VM's boot holds the scripts.
     marked = {}
     for item in items:
-        kinds = marked.setdefault(item.path, set())
-        kinds.update(m for m in ("alone", "e2e", "device") if item.get_closest_marker(m))
+        marked.setdefault(item.path, set()).update(kinds_of(item))
     count = collections.Counter(item.path for item in items)
 
-    def turn(path):
-        kinds = marked[path]
-        group = (0 if path.name == "test_nvme_e2e.py" else 1 if not kinds
+    def turn(item):
+        kinds = marked[item.path]
+        group = (0 if item.path.name == "test_nvme_e2e.py" else 1 if not kinds
                  else 2 if "alone" in kinds else 3)
-        return group, -count[path]
+        return group, -count[item.path], str(item.path), bool(kinds_of(item))
 
-    items.sort(key=lambda item: turn(item.path))
+    items.sort(key=turn)
 
 
 def need(fio_runs, name):
@@ -211,11 +242,10 @@ def need(fio_runs, name):
 @pytest.fixture(autouse=True)
 def machine_lock(request):
     """Every test holds the machine lock (tests/toolkit.py): shared, or exclusive for a test
-    marked `alone`, so that nothing runs beside it on another worker."""
-    node = request.node
-    scripts = "shared" if node.get_closest_marker("e2e") or node.get_closest_marker("device") \
-        else None
-    with beside_others(alone=node.get_closest_marker("alone") is not None, scripts=scripts):
+    marked `alone`, so that nothing runs beside it on another worker; and, but for the unit
+    tests, the scripts lock shared, so that none runs beside the NVMe VM."""
+    kinds = kinds_of(request.node)
+    with beside_others(alone="alone" in kinds, scripts="shared" if kinds else None):
         yield
 
 

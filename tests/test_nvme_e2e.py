@@ -5,8 +5,8 @@ copy of the toolkit that the guest shares with the host; the tests then judge on
 the guest left there. The guest has two controllers:
 
 - nvme0 (serial TKBURST01): namespace 1, 1 GiB of 512 B blocks behind QEMU's write throttle (a
-  write cache that fills: 200 MB/s until the bucket is full, then 20 MB/s); namespace 2, 256 MiB,
-  partitioned and mounted for the safety refusals.
+  write cache that fills: 200 MB/s until the bucket is full, then 20 MB/s); namespace 2, 64 MiB,
+  partitioned and mounted for the safety refusals (small: the guest hashes it whole, twice).
 - nvme1 (serial TKWARN01): 512 MiB of 4 KiB blocks, critical warning 0x02 (temperature) set from
   boot, behind a pxb-pcie bridge on guest NUMA node 1; §2 runs there on io_uring with its options
   probed, with one poll queue, and its host ceiling on null_blk; then it is purged with --purge
@@ -40,7 +40,7 @@ pytestmark = [pytest.mark.root, pytest.mark.e2e]
 
 CACHE = WriteCache(fast=200_000_000, slow=20_000_000, burst_s=5)
 SPEC = VmSpec(controllers=(
-    Controller(namespaces=(Namespace("1G", 512, CACHE), Namespace("256M", 512)),
+    Controller(namespaces=(Namespace("1G", 512, CACHE), Namespace("64M", 512)),
                serial="TKBURST01"),
     Controller(namespaces=(Namespace("512M", 4096),), serial="TKWARN01", critical_warning=0x2,
                numa_node=1),
@@ -82,8 +82,8 @@ rc=$?
     safety = f"""set -u
 sfdisk -q /dev/nvme0n2 <<'EOF'
 label: gpt
-start=2048, size=100MiB
-size=100MiB
+start=2048, size=24MiB
+size=24MiB
 EOF
 for _ in $(seq 50); do [[ -b /dev/nvme0n2p2 ]] && break; sleep 0.1; done
 mkfs.ext4 -q -F /dev/nvme0n2p2

@@ -79,35 +79,37 @@ def fio_workdir(prefix: str):
 # `make test` runs the suite on three workers (pytest-xdist, a file at a time): most tests wait on
 # fio's runtime, and two workers kept the two CPUs about half busy. A test that measures an
 # answer a neighbour's load could move (whether a CPU is saturated, an engine's latency), or that
-# uses /dev/zram0 (the toolkit's lock lets one run at a time on a target), runs alone:
-# every other test holds this lock shared, an `alone` one exclusive. The turnstile gives the
+# uses /dev/zram0 (the toolkit's lock lets one run at a time on a target), runs alone: every other test holds this lock shared, an `alone` one exclusive. The turnstile gives the
 # exclusive one precedence: once it waits, no new test starts beside the one still running.
 # A second lock, `scripts`, is for the NVMe VM: its guest's CPUs are emulated on the host's, so no
-# script or device test may run beside it (they hold `scripts` shared, the VM exclusive), but the
-# unit tests (no script, no device: a few CPU-seconds each) may, and fill the VM's five minutes.
+# script, device or `alone` test may run beside it (they hold `scripts` shared, the VM exclusive),
+# but the unit tests (no script, no device: a few CPU-seconds each) may, and fill the VM's minutes.
+# `scripts` is taken before the turnstile, so a test waiting for the VM to end waits outside it:
+# held inside, it kept every unit test on the other workers waiting too.
 LOCKS = REPO / "tmp" / ".tests"
 
 
 @contextlib.contextmanager
 def beside_others(alone: bool, scripts: str | None = None):
     """Hold the tests' machine lock for the block: exclusive when `alone`, else shared; and the
-    scripts lock too when `scripts` is 'shared' (a test that runs scripts or devices) or
-    'exclusive' (the NVMe VM)."""
+    scripts lock first when `scripts` is 'shared' (a test that runs scripts or devices, or runs
+    alone) or 'exclusive' (the NVMe VM). Every holder takes them in one order (scripts, turnstile,
+    machine), so no two wait on each other."""
     LOCKS.mkdir(parents=True, exist_ok=True)
     with open(LOCKS / "turnstile", "a") as turnstile, open(LOCKS / "machine", "a") as machine, \
             open(LOCKS / "scripts", "a") as others:
+        if scripts:
+            fcntl.flock(others, fcntl.LOCK_EX if scripts == "exclusive" else fcntl.LOCK_SH)
         fcntl.flock(turnstile, fcntl.LOCK_EX)
         try:
             fcntl.flock(machine, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
-            if scripts:
-                fcntl.flock(others, fcntl.LOCK_EX if scripts == "exclusive" else fcntl.LOCK_SH)
         finally:
             fcntl.flock(turnstile, fcntl.LOCK_UN)
         try:
             yield
         finally:
-            fcntl.flock(others, fcntl.LOCK_UN)
             fcntl.flock(machine, fcntl.LOCK_UN)
+            fcntl.flock(others, fcntl.LOCK_UN)
 
 
 def script_env(env: dict | None = None) -> dict:
@@ -259,9 +261,20 @@ def assert_row_is_fios(row, reps: list[dict]) -> None:
     t = scipy_t.ppf(0.975, len(reps) - 1)
     assert row.iops_ci95 == pytest.approx(t * statistics.stdev(iops) / len(iops) ** 0.5,
                                           rel=1e-4, abs=1e-6)
-    assert row.lat_p99_us_lo <= row.lat_p99_us <= row.lat_p99_us_hi
+    # A slow target (a loop device over a disk busy with other tests' writes) may leave too few
+    # I/Os above p99 for an interval: none with no I/O above it, one-sided (no upper bound) with
+    # under about 4 (analysis/core/stats.py, tail_intervals).
     ios = sum(r["lat_ns"]["N"] for r in reps)
-    assert row.lat_p99_us_tail_ios == math.floor(ios * 0.01 + 1e-9)
+    tail = math.floor(ios * 0.01 + 1e-9)
+    if tail == 0:
+        assert math.isnan(row.lat_p99_us_lo) and math.isnan(row.lat_p99_us_hi)
+        assert math.isnan(row.lat_p99_us_tail_ios)
+        return
+    assert row.lat_p99_us_tail_ios == tail
+    if math.isnan(row.lat_p99_us_hi):
+        assert tail < 5 and row.lat_p99_us_lo <= row.lat_p99_us
+    else:
+        assert row.lat_p99_us_lo <= row.lat_p99_us <= row.lat_p99_us_hi
 
 
 def rep_files(root: Path, section: str = "qd1") -> list[Path]:
