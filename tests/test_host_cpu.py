@@ -302,6 +302,21 @@ def test_kernel_path_ceiling_on_a_zram_of_its_own(tmp_path):
 
 
 @pytest.mark.root
+def test_a_ceiling_fio_that_does_not_finish_is_stopped(tmp_path, monkeypatch):
+    """A ceiling's fio still running past its bound (here a job of an hour at 5 I/Os a second on
+    the null engine: a real fio that does not finish) is stopped, with its job process, and
+    reported, so that the section tries the next device instead of waiting for good."""
+    job = tmp_path / "ceiling.fio"
+    job.write_text("[slow]\nioengine=null\nsize=1m\nrate_iops=5\ntime_based=1\nruntime=1h\n")
+    monkeypatch.setattr(host_ceiling, "FIO_GRACE_S", 2.0)  # only the wait is shortened
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match=r"fio's null engine had not finished after 4 s"):
+        host_ceiling.run_jobs(job, ["slow"], None, seconds=0.1)
+    assert time.monotonic() - start < 15
+    left = subprocess.run(["pgrep", "-f", str(job)], capture_output=True, text=True, check=False)
+    assert left.stdout == ""
+
+
 def test_null_blk_ceiling_has_a_queue_per_cpu():
     """Where the kernel has null_blk (the NVMe VM's guest, where test_nvme_e2e.py measures §2's
     ceiling on it; not this VM's kernel, which has none): the ceiling's device has a submit queue

@@ -109,23 +109,49 @@ def read_index(results_dir: Path) -> dict[str, Shape]:
                 for row in csv.DictReader(f, delimiter="\t")}
 
 
+# A ceiling's fio gets this long before it is stopped and the next device tried: its jobs' own
+# time many times over, plus its start (seconds under an emulated CPU). A fio that hangs (seen in
+# an emulated guest, on null_blk) must not hang the section.
+FIO_GRACE_S = 60.0
+FIO_SLACK = 20
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """TERM, which fio passes to its jobs, then KILL if it has not exited 5 s later."""
+    proc.terminate()
+    try:
+        proc.communicate(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+
+
 def run_jobs(jobfile: Path, jobs: list[str], device: str | None,
              seconds: float = CALIBRATION_SECONDS) -> dict[str, dict]:
     """One fio run of these jobs of the jobfile (one after another: each is stonewalled), on
     `device` (the jobs that run on one) for `seconds` each: {job: {iops, cpu_usr_pct,
-    cpu_sys_pct}}."""
+    cpu_sys_pct}}. RuntimeError when fio fails or has not finished in FIO_GRACE_S plus
+    FIO_SLACK times the jobs' seconds."""
     what = device or "fio's null engine"
     env = {**os.environ, "TK_CEILING_DEVICE": device or "", "TK_CEILING_BYTES": str(CEILING_BYTES),
            "TK_CEILING_RUNTIME": f"{round(seconds * 1000)}ms"}
+    limit = FIO_GRACE_S + FIO_SLACK * seconds * len(jobs)
     with tempfile.TemporaryDirectory(prefix="host-ceiling-") as tmp:
         out = Path(tmp) / "ceiling.json"
-        proc = subprocess.run(["fio", "--output-format=json", f"--output={out}",
+        with subprocess.Popen(["fio", "--output-format=json", f"--output={out}",
                                *(f"--section={j}" for j in jobs), str(jobfile)],
-                              capture_output=True, text=True, check=False, env=env)
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                              env=env) as proc:
+            try:
+                _, stderr = proc.communicate(timeout=limit)
+            except subprocess.TimeoutExpired:
+                _stop(proc)
+                raise RuntimeError(f"fio on {what} had not finished after {limit:.0f} s "
+                                   f"({len(jobs)} jobs of {seconds} s each); it was stopped")
         try:
             groups = {g.jobname: g for g in read_groups(out)}
         except (FioOutputError, OSError) as e:
-            raise RuntimeError(f"fio on {what} failed ({e}); {proc.stderr.strip()[:200]}")
+            raise RuntimeError(f"fio on {what} failed ({e}); {stderr.strip()[:200]}")
     missing = [j for j in jobs if j not in groups]
     if missing:
         raise RuntimeError(f"the run on {what} has no result for {', '.join(missing)} of {jobfile}")
