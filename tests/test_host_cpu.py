@@ -333,8 +333,9 @@ def test_null_blk_ceiling_has_a_queue_per_cpu():
         config = {a: (host_ceiling.NULLB_CONFIG / name / a).read_text().strip()
                   for a in ("submit_queues", "hw_queue_depth", "poll_queues")
                   if (host_ceiling.NULLB_CONFIG / name / a).exists()}
-        # a submit queue per CPU, beside null_blk's own poll queue(s) (for hipri)
+        # a submit queue per CPU, and a poll queue where the kernel offers them (for hipri)
         assert config["submit_queues"] == str(cpus), config
+        assert config.get("poll_queues", "1") == "1", config
         assert len(queues) == cpus + int(config.get("poll_queues", 0)), (queues, config)
         assert int(config["hw_queue_depth"]) >= 256, config
         assert int(Path(f"/sys/block/{name}/queue/nr_requests").read_text()) >= 256

@@ -224,8 +224,8 @@ def null_blk_device(queues: int = 1, depth: int = 64) -> Iterator[str | None]:
     """/dev/nullb<N> from null_blk's configfs (memory_backed=0: I/O completes with no copy),
     with `queues` submit queues (one per CPU the jobs may use, so that no CPU shares one) each
     `depth` deep (more than any shape keeps in flight, so the ceiling's queue never binds: the
-    module's defaults are one queue of 64), removed on exit; None when the kernel has no
-    null_blk (or we may not load it)."""
+    module's defaults are one queue of 64) and a poll queue where the kernel offers one, removed
+    on exit; None when the kernel has no null_blk (or we may not load it)."""
     if os.geteuid() != 0:
         yield None
         return
@@ -241,9 +241,15 @@ def null_blk_device(queues: int = 1, depth: int = 64) -> Iterator[str | None]:
             node.mkdir()
             for attr, value in (("size", CEILING_BYTES >> 20), ("memory_backed", 0),
                                 ("submit_queues", max(1, queues)),
-                                ("hw_queue_depth", min(max(64, depth), BLK_MQ_MAX_DEPTH)),
-                                ("power", 1)):
+                                ("hw_queue_depth", min(max(64, depth), BLK_MQ_MAX_DEPTH))):
                 (node / attr).write_text(str(value))
+            # A poll queue, where the kernel's null_blk has them (Linux 5.13 on): a case with
+            # io_uring's hipri polls its drive's poll queue, and its ceiling must poll too. On a
+            # device without one, hipri's polling waits on completions the queue does not poll
+            # (and such a ceiling hung in the NVMe VM's emulated guest).
+            if (node / "poll_queues").exists():
+                (node / "poll_queues").write_text("1")
+            (node / "power").write_text("1")
             dev = f"/dev/{null_blk_disk(node)}"
         except OSError as e:
             print(f"host-ceiling: null_blk refused a device ({e})", file=sys.stderr)
