@@ -245,8 +245,8 @@ def null_blk_device(queues: int = 1, depth: int = 64) -> Iterator[str | None]:
                 (node / attr).write_text(str(value))
             # A poll queue, where the kernel's null_blk has them (Linux 5.13 on): a case with
             # io_uring's hipri polls its drive's poll queue, and its ceiling must poll too. On a
-            # device without one, hipri's polling waits on completions the queue does not poll
-            # (and such a ceiling hung in the NVMe VM's emulated guest).
+            # device without one the kernel completes a polled I/O by its usual path while fio
+            # polls, which is not the case's path (and such a ceiling hung in an emulated guest).
             if (node / "poll_queues").exists():
                 (node / "poll_queues").write_text("1")
             (node / "power").write_text("1")
