@@ -243,7 +243,7 @@ def null_blk_device(queues: int = 1, depth: int = 64) -> Iterator[str | None]:
                                 ("submit_queues", max(1, queues)),
                                 ("hw_queue_depth", min(max(64, depth), BLK_MQ_MAX_DEPTH))):
                 (node / attr).write_text(str(value))
-            # A poll queue, where the kernel's null_blk has them (Linux 5.13 on): a case with
+            # A poll queue, where the kernel's null_blk has them (configfs poll_queues): a case with
             # io_uring's hipri polls its drive's poll queue, and its ceiling must poll too. On a
             # device without one the kernel completes a polled I/O by its usual path while fio
             # polls, which is not the case's path (and such a ceiling hung in an emulated guest).
