@@ -110,8 +110,8 @@ def read_index(results_dir: Path) -> dict[str, Shape]:
 
 
 # A ceiling's fio gets this long before it is stopped and the next device tried: its jobs' own
-# time many times over, plus its start (seconds under an emulated CPU). A fio that hangs (seen in
-# an emulated guest, on null_blk) must not hang the section.
+# time many times over, plus its start (seconds under an emulated CPU). A fio that hangs must not
+# hang the section.
 FIO_GRACE_S = 60.0
 FIO_SLACK = 20
 
