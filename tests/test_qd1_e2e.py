@@ -67,7 +67,8 @@ def check_section_outputs(root: Path, target: str) -> None:
 
 def test_default_file_target(toolkit):
     # with SNIA PTS's 65/35 mix (one case more) and --nines 2 (its QD=1 probe; p99 needs
-    # 10,000 I/Os a case, fewer than one second's at this target's rate: the floor, --runtime 1)
+    # 10,000 I/Os a case: usually fewer than one second's at this target's rate, the floor of
+    # --runtime 1, but two seconds' when the disk under the file is busy with other tests)
     result = run(toolkit, "qd1_test.bash", *TINY, "--cpus", "0", "--mix", "65", "--nines", "2")
     assert result.returncode == 0, result.stderr
     target = toolkit / "tmp" / "target.img"
@@ -80,11 +81,11 @@ def test_default_file_target(toolkit):
     # the last repetition run is one of round 2 (lib/run.bash runs them in rounds)
     assert re.search(r"^\[10/10\] \S+ rep 2/2 ", result.stderr, re.MULTILINE)
     check_mix(toolkit)
-    # --nines 2: the probe's rate recorded, the runtime the arithmetic gives (here its floor)
+    # --nines 2: the probe's rate recorded, the runtime the arithmetic gives (usually its floor)
     manifest = record.section(toolkit / "results" / "qd1")
     rate = int(manifest["nines_qd1_iops"])
     assert manifest["nines"] == "2" and rate > 0
-    assert int(manifest["runtime"]) == max(1, -(-10_000 // (rate * 2))) == 1
+    assert int(manifest["runtime"]) == max(1, -(-10_000 // (rate * 2)))
     assert f"nines: p99 needs 10000 I/Os a case; at {rate} IOPS at QD=1" in result.stderr
     assert "nines    --nines 2: --runtime sized for 100 I/Os above p99" in result.stderr
     assert "randread-4k" in result.stdout and "wrote tables/qd1_baseline.csv" in result.stdout
