@@ -79,8 +79,9 @@ def fio_workdir(prefix: str):
 # `make test` runs the suite on three workers (pytest-xdist, a file at a time): most tests wait on
 # fio's runtime, and two workers kept the two CPUs about half busy. A test that measures an
 # answer a neighbour's load could move (whether a CPU is saturated, an engine's latency), or that
-# uses /dev/zram0 (the toolkit's lock lets one run at a time on a target), runs alone: every other test holds this lock shared, an `alone` one exclusive. The turnstile gives the
-# exclusive one precedence: once it waits, no new test starts beside the one still running.
+# uses /dev/zram0 (the toolkit's lock lets one run at a time on a target), runs alone: every
+# other test holds this lock shared, an `alone` one exclusive. The turnstile gives the exclusive
+# one precedence: once it waits, no new test starts beside the one still running.
 # A second lock, `scripts`, is for the NVMe VM: its guest's CPUs are emulated on the host's, so no
 # script, device or `alone` test may run beside it (they hold `scripts` shared, the VM exclusive),
 # but the unit tests (no script, no device: a few CPU-seconds each) may, and fill the VM's minutes.
