@@ -238,7 +238,9 @@ section_before_repetition() {
         printf '%s\n' "$BURST_IDLE" >"$dir/rep$2.idle"
     fi
     # How full the drive is as the burst begins (NVMe: NUSE and NSZE), for the snippet.
-    [[ $TARGET_KIND != block ]] || tk_python purge nuse "$TARGET_PATH" >"$dir/rep$2.fill" 2>/dev/null || true
+    local fill
+    [[ $TARGET_KIND != block ]] || fill=$(service_ask purge-fill "$TARGET_PATH")
+    [[ ${fill:-} != ok$'\t'* ]] || printf '%s\n' "${fill#ok$'\t'}" >"$dir/rep$2.fill"
     health_sampler_start "$dir/health" "$TARGET_PATH" "$HEALTH_SAMPLE_S"
     # t = 0 of the health samples: fio starts right after this.
     printf '%s\n' "$EPOCHREALTIME" >"$dir/rep$2.start"

@@ -65,12 +65,17 @@ resolve_state() {
 resolve_purge() {
     PURGE_METHOD="" PURGE_WHAT="" PURGE_CMD=()
     [[ $STATE_USED != as-is ]] && ! state_step_done purge || return 0
-    local reply rc=0
-    reply=$(tk_python purge plan "$TARGET_PATH" "$PURGE" "$REGION_BYTES" "$TARGET_BYTES" 2>&1) || rc=$?
-    ((rc == 0)) || die "$rc" "$reply"
-    mapfile -t PURGE_CMD <<<"$reply"
-    PURGE_METHOD=${PURGE_CMD[0]%%$'\t'*} PURGE_WHAT=${PURGE_CMD[0]#*$'\t'}
-    PURGE_CMD=("${PURGE_CMD[@]:1}")
+    local reply code
+    reply=$(service_ask purge-plan "$TARGET_PATH" "$PURGE" "$REGION_BYTES" "$TARGET_BYTES")
+    case $reply in
+        ok$'\t'*)
+            IFS=$'\t' read -r -a PURGE_CMD <<<"${reply#ok$'\t'}"
+            PURGE_METHOD=${PURGE_CMD[0]} PURGE_WHAT=${PURGE_CMD[1]} PURGE_CMD=("${PURGE_CMD[@]:2}") ;;
+        refused$'\t'*)
+            code=${reply#refused$'\t'} && code=${code%%$'\t'*}
+            die "$code" "${reply#refused$'\t'"$code"$'\t'}" ;;
+        *) die "$EXIT_FAIL" "could not plan the purge of $TARGET_PATH: ${reply#*$'\t'}" ;;
+    esac
 }
 
 # What the state still has to write, "" when nothing: for the plan and a refusal.
@@ -173,19 +178,25 @@ measure_write_speed() {
 # the device and its serial. A purge the check cannot confirm is said so, and the run goes on: the
 # state line carries it.
 purge_region() {
-    local nuse="" summary rc=0
+    local nuse="" reply summary
     still_safe_to_write
     info "state: purge: $PURGE_WHAT"
-    [[ $TARGET_KIND != block ]] || nuse=$(tk_python purge nuse "$TARGET_PATH" 2>/dev/null) || nuse=""
-    nuse=${nuse%% *}
+    if [[ $TARGET_KIND == block ]]; then
+        reply=$(service_ask purge-fill "$TARGET_PATH")
+        [[ $reply != ok$'\t'* ]] || nuse=${reply#ok$'\t'} nuse=${nuse%% *}
+    fi
     "${PURGE_CMD[@]}" >"$TK_TMP/purge.out" 2>"$TK_TMP/purge.stderr" ||
         die "$EXIT_FAIL" "purging $TARGET_PATH failed ($PURGE_METHOD: ${PURGE_CMD[*]}): $(head -n 1 "$TK_TMP/purge.stderr"); choose another --purge, or --state as-is"
     [[ $PURGE_METHOD != sanitize ]] || tk_python purge wait "$TARGET_PATH" ||
         die "$EXIT_FAIL" "the sanitize of $TARGET_PATH did not complete (see above)"
-    summary=$(tk_python purge verify "$TARGET_PATH" "$PURGE_METHOD" "$REGION_BYTES" \
-        "$RESULTS/state/purge.json" "$nuse") || rc=$?
-    ((rc <= 1)) || die "$EXIT_FAIL" "could not check the purge of $TARGET_PATH: $summary"
-    if ((rc)); then warn "purge: $summary; going on, and the state line says so"; else info "state: purge checked: $summary"; fi
+    reply=$(service_ask purge-check "$TARGET_PATH" "$PURGE_METHOD" "$REGION_BYTES" \
+        "$RESULTS/state/purge.json" "$nuse")
+    summary=${reply#*$'\t'}
+    case $reply in
+        ok$'\t'*) info "state: purge checked: $summary" ;;
+        unverified$'\t'*) warn "purge: $summary; going on, and the state line says so" ;;
+        *) die "$EXIT_FAIL" "could not check the purge of $TARGET_PATH: $summary" ;;
+    esac
     step_set "$RESULTS/state" purge "$(printf '%s: %s (%s): %s at %(%F %T)T' "$TARGET_PATH" \
         "$PURGE_METHOD" "$PURGE_WHAT" "$summary" -1)"
 }

@@ -350,6 +350,9 @@ def test_section_6_finds_the_cliff_and_the_cache_of_qemus_throttle(guest):
     assert head["steady_state"]["value"] * 1e6 == pytest.approx(CACHE.slow, rel=0.15)
     text = (tk / "out" / "burst" / "section_6_wss_burst.md").read_text()
     assert "QEMU NVMe Ctrl" in text
+    # how full the namespace was as the burst began: its NUSE, which QEMU reports as its size
+    assert "on a drive 100% full (the namespace's utilization: 2,097,152 of 2,097,152 blocks)" \
+        in text
     # QEMU reports no NAND writes: the write amplification says so, never a number
     assert "**Write amplification:** not known: the drive reports no NAND writes" in text
     print(f"cache {cache / 1e6:,.0f} MB against QEMU's {CACHE.cache_bytes / 1e6:,.0f} MB; steady "

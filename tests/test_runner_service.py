@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 
@@ -70,3 +72,37 @@ def test_the_helper_starts_without_numpy():
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, capture_output=True,
                          text=True, timeout=60).stdout.split()
     assert out == ["False", "True"]
+
+
+def test_the_purges_plan_fill_and_check_over_the_pipe(tmp_path):
+    """--purge's steps as the run loop asks them: a file's plan (punch-hole, the command's words
+    as fields) and a method it cannot have (refused with its exit code); its fill (none: not an
+    NVMe namespace); the check of a freed region and of one still holding data, each recorded."""
+    target = tmp_path / "t.img"
+    with open(target, "wb") as f:
+        f.truncate(8 << 20)  # freed: reads back as zeros
+    written = tmp_path / "w.img"
+    written.write_bytes(os.urandom(8 << 20))
+    record, still = tmp_path / "purge.json", tmp_path / "still.json"
+    replies = ask(f"purge-plan\t{target}\tauto\t{8 << 20}\t{8 << 20}",
+                  f"purge-plan\t{target}\tformat\t{8 << 20}\t{8 << 20}",
+                  f"purge-plan\t{target}\tauto\teight\t{8 << 20}",
+                  f"purge-fill\t{target}",
+                  f"purge-check\t{target}\tpunch-hole\t{8 << 20}\t{record}\t",
+                  f"purge-check\t{written}\tpunch-hole\t{8 << 20}\t{still}\t",
+                  f"purge-check\t{target}\tpunch-hole\t{8 << 20}\t{tmp_path / 'no' / 'r.json'}\t")
+    assert replies[0].split("\t") == [
+        "ok", "punch-hole", "the file's region freed (fallocate --punch-hole)", "fallocate",
+        "--punch-hole", "--offset", "0", "--length", str(8 << 20), str(target)]
+    assert replies[1] == (f"refused\t2\t--purge format: {target} is a file; a file's region is "
+                          "freed with --purge auto")
+    assert replies[2].startswith("bad\t") and "eight" in replies[2]
+    assert replies[3] == "ok\t"
+    assert replies[4] == "ok\t64 of 64 sampled blocks read as purged"
+    doc = json.loads(record.read_text())
+    assert doc["verified"] and doc["samples"] == {"sampled": 64, "zeros": 64, "ones": 0, "data": 0}
+    assert replies[5] == ("unverified\t0 of 64 sampled blocks read as purged: NOT verified: "
+                          "64 of 64 sampled blocks still hold data")
+    assert not json.loads(still.read_text())["verified"]
+    assert replies[6].startswith("bad\t") and "r.json" in replies[6]  # no folder: said, helper lives
+    assert len(replies) == 7

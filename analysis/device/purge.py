@@ -239,11 +239,42 @@ def wait_sanitize(t: Target, timeout_s: float = 24 * 3600, poll_s: float = 5.0) 
     raise PurgeError(f"the sanitize of {t.controller} did not complete in {timeout_s:g} s", 1)
 
 
+def plan(path: str, method: str, region_bytes: int, capacity: int) -> tuple[str, str, list[str]]:
+    """(method, what it does, for the plan, and its command); PurgeError when it cannot be used."""
+    if method not in METHODS:
+        raise PurgeError(f"--purge {method}: expected one of {', '.join(METHODS)}")
+    t = inspect(path)
+    chosen, what = choose(t, method, region_bytes, capacity)
+    return chosen, what, command(t, chosen, region_bytes)
+
+
+def fill(path: str) -> str:
+    """'NUSE NSZE' of a whole NVMe namespace (how full it is, in blocks), else ''."""
+    t = inspect(path)
+    value = nuse(t)
+    return "" if value is None else f"{value} {int(t.id_ns.get('nsze', 0))}"
+
+
+def check(path: str, method: str, region_bytes: int, record_path: Path,
+          nuse_before: int | None) -> tuple[bool, str]:
+    """The purge just done checked and recorded in `record_path` (JSON): (verified, what the
+    check found, in a line)."""
+    record = verify(inspect(path), method, region_bytes, nuse_before)
+    record_path.write_text(json.dumps(record, indent=2) + "\n")
+    s = record["samples"]
+    return record["verified"], (
+        f"{s['zeros'] + s['ones']} of {s['sampled']} sampled blocks read as purged"
+        + (f", NUSE {nuse_before} -> {record['nuse_after']}" if nuse_before is not None else "")
+        + ("" if record["verified"] else ": NOT verified: " + "; ".join(record["problems"])))
+
+
 def main(argv: list[str]) -> int:
     """`python -m analysis purge plan TARGET METHOD REGION CAPACITY`: 'METHOD<TAB>what it does'
     then the command, one argument per line; `... purge verify TARGET METHOD REGION RECORD
     [NUSE_BEFORE]`: writes RECORD (JSON) and says what the check found (exit 1: not verified);
-    `... purge nuse TARGET`: the namespace's utilization and size in blocks, or nothing."""
+    `... purge nuse TARGET`: the namespace's utilization and size in blocks, or nothing;
+    `... purge wait TARGET`: until the controller's sanitize completes. The run loop asks its
+    helper (analysis/run/runner_service.py) for all but the wait, which can last hours."""
     usage = ("usage: python -m analysis purge plan TARGET METHOD REGION CAPACITY | "
              "verify TARGET METHOD REGION RECORD [NUSE_BEFORE] | nuse TARGET | wait TARGET")
     if not argv or argv[0] in ("-h", "--help"):
@@ -251,31 +282,21 @@ def main(argv: list[str]) -> int:
         return 0 if argv else 2
     try:
         if argv[0] == "plan" and len(argv) == 5:
-            if argv[2] not in METHODS:
-                raise PurgeError(f"--purge {argv[2]}: expected one of {', '.join(METHODS)}")
-            t = inspect(argv[1])
-            method, what = choose(t, argv[2], int(argv[3]), int(argv[4]))
+            method, what, cmd = plan(argv[1], argv[2], int(argv[3]), int(argv[4]))
             print(f"{method}\t{what}")
-            print("\n".join(command(t, method, int(argv[3]))))
+            print("\n".join(cmd))
             return 0
         if argv[0] == "wait" and len(argv) == 2:
             wait_sanitize(inspect(argv[1]))
             return 0
         if argv[0] == "nuse" and len(argv) == 2:
-            t = inspect(argv[1])
-            value = nuse(t)
-            print("" if value is None else f"{value} {int(t.id_ns.get('nsze', 0))}")
+            print(fill(argv[1]))
             return 0
         if argv[0] == "verify" and len(argv) in (5, 6):
-            t = inspect(argv[1])
             before = int(argv[5]) if len(argv) == 6 and argv[5] else None
-            record = verify(t, argv[2], int(argv[3]), before)
-            Path(argv[4]).write_text(json.dumps(record, indent=2) + "\n")
-            s = record["samples"]
-            print(f"{s['zeros'] + s['ones']} of {s['sampled']} sampled blocks read as purged"
-                  + (f", NUSE {before} -> {record['nuse_after']}" if before is not None else "")
-                  + ("" if record["verified"] else ": NOT verified: " + "; ".join(record["problems"])))
-            return 0 if record["verified"] else 1
+            verified, summary = check(argv[1], argv[2], int(argv[3]), Path(argv[4]), before)
+            print(summary)
+            return 0 if verified else 1
     except PurgeError as e:
         print(e, file=sys.stderr)
         return e.code

@@ -45,6 +45,15 @@ Protocol: one request per line, fields separated by tabs; one reply line per req
                                      -> ok<TAB>what was done | none | bad<TAB>reason
     step-set<TAB>TREE<TAB>KEY<TAB>WHAT  -> ok | bad<TAB>reason
     step-forget<TAB>TREE<TAB>FOLDER  (its steps, the folder moved aside) -> ok | bad<TAB>reason
+    purge-plan<TAB>DEVICE<TAB>METHOD<TAB>REGION<TAB>CAPACITY  (--purge: analysis.device.purge)
+                                     -> ok<TAB>METHOD<TAB>what it does<TAB>COMMAND WORD...
+                                        | refused<TAB>EXIT CODE<TAB>reason
+    purge-fill<TAB>DEVICE            -> ok<TAB>NUSE NSZE (a whole NVMe namespace; else empty)
+                                        | bad<TAB>reason
+    purge-check<TAB>DEVICE<TAB>METHOD<TAB>REGION<TAB>RECORD<TAB>NUSE BEFORE (or empty)
+                                     (the purge just done: RECORD written)
+                                     -> ok<TAB>what the check found | unverified<TAB>the same
+                                        | bad<TAB>reason
 The process exits at end of input. It ignores SIGINT: Ctrl-C in the terminal reaches the whole
 process group, and the script, not this helper, decides what happens then.
 """
@@ -55,6 +64,7 @@ import signal
 import sys
 from pathlib import Path
 
+from analysis.device import purge
 from analysis.device.safety import Refusal, check_write
 from analysis.fio.output import FioOutputError, read_groups
 from analysis.run import faults, order, record, repetition, steady_rounds, uring_probe
@@ -168,6 +178,32 @@ def step_get(tree: str, key: str) -> str:
     return "none" if done is None else f"ok\t{done}"
 
 
+def purge_plan(device: str, method: str, region: str, capacity: str) -> str:
+    try:
+        chosen, what, cmd = purge.plan(device, method, int(region), int(capacity))
+    except purge.PurgeError as e:
+        return f"refused\t{e.code}\t{e}"
+    except (OSError, ValueError) as e:  # a device that answers nonsense: said, not a dead helper
+        return f"bad\t{e}"
+    return "\t".join(["ok", chosen, what, *cmd])
+
+
+def purge_fill(device: str) -> str:
+    try:
+        return f"ok\t{purge.fill(device)}"
+    except (purge.PurgeError, OSError, ValueError) as e:
+        return f"bad\t{e}"
+
+
+def purge_check(device: str, method: str, region: str, record_path: str, before: str) -> str:
+    try:
+        verified, summary = purge.check(device, method, int(region), Path(record_path),
+                                        int(before) if before else None)
+    except (purge.PurgeError, OSError, ValueError) as e:
+        return f"bad\t{e}"
+    return f"{'ok' if verified else 'unverified'}\t{summary}"
+
+
 def reply_to(line: str) -> str:
     fields = line.rstrip("\n").split("\t")
     if fields[0] == "check-result" and len(fields) in (2, 4):
@@ -207,6 +243,12 @@ def reply_to(line: str) -> str:
         return record_get(*fields[1:])
     if fields[0] == "record-set" and len(fields) >= 5:
         return record_set(*fields[1:])
+    if fields[0] == "purge-plan" and len(fields) == 5:
+        return purge_plan(*fields[1:])
+    if fields[0] == "purge-fill" and len(fields) == 2:
+        return purge_fill(fields[1])
+    if fields[0] == "purge-check" and len(fields) == 6:
+        return purge_check(*fields[1:])
     return f"bad\tunknown request {fields[0]!r}"
 
 
