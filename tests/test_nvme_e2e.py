@@ -62,9 +62,10 @@ HOST_ANALYSIS = (("wss_burst", "results/burst"), ("qd1", "results/qd1-4k"))
 
 def scenarios(tk: Path) -> list[Scenario]:
     """Each scenario's command; rc-* files record the exit codes of commands that should fail."""
+    # no idle before the burst (the quick profile's is 5 s): nothing wrote before it since boot
     burst = ("--target /dev/nvme0n1 --destroy /dev/nvme0n1 --profile quick --size 512M "
-             "--no-prefill --state as-is --parts burst --duration 20 --no-host-ceiling "
-             "--engine libaio --results results/burst")
+             "--no-prefill --state as-is --parts burst --duration 20 --burst-idle 0 "
+             "--no-host-ceiling --engine libaio --results results/burst")
     # §2 on the 4 KiB namespace, on io_uring with its options probed (hipri with a poll queue),
     # and its host ceiling on null_blk, which this machine's kernel lacks and the guest's has
     uring = ("--target /dev/nvme1n1 --destroy /dev/nvme1n1 --profile quick --runtime 1 --ramp 0 "
