@@ -13,7 +13,7 @@ the guest left there. The guest has two controllers:
   format (and sanitize refused).
 
 Without QEMU, the guest kernel or virtme-ng (`sudo bash env.bash --nvme-vm` installs them) every
-test here is skipped with that reason. The boot and its scenarios take about 4 minutes under
+test here is skipped with that reason. The boot and its scenarios take 3-4 minutes under
 TCG (docs/nvme-vm.md); no script or device test runs beside them (the tests' scripts lock,
 exclusive), the unit tests may.
 """
