@@ -26,6 +26,7 @@ from statistics import median
 import pytest
 
 from tests.conftest import REPO
+from tests.toolkit import beside_others
 from tools.model_drive.cache import CacheModel, Event
 from tools.model_drive.cli import main, parse_bytes
 from tools.model_drive.drive import model_drive
@@ -233,7 +234,10 @@ def scenario(tmp_path_factory) -> Scenario:
     if not cgroups_available():
         pytest.skip("no blkio (v1) or io (v2) cgroup controller here")
     work = tmp_path_factory.mktemp("model-drive")
-    with model_drive(size=SIZE, cache=CACHE, fast=FAST, slow=SLOW, recover=RECOVER) as drive:
+    # the locks its tests take (tests/toolkit.py), which a module's fixture runs before: a loop
+    # device, a cgroup and a watcher's timing, never beside the NVMe VM's boot
+    with beside_others(alone=False, scripts="shared"), \
+            model_drive(size=SIZE, cache=CACHE, fast=FAST, slow=SLOW, recover=RECOVER) as drive:
         made = {"device": drive.device, "cgroup": drive.throttle.path, "mount": drive.mount,
                 "watcher": drive.watcher}
         first = fio_write(drive, work, "first", FIRST_S)
