@@ -23,7 +23,7 @@ COMMANDS = {
     "all": ("analysis.report.redraw", "every section present, fleet hosts, then the report (make analysis)"),
     "report": ("analysis.report.build", "assemble out/report.md from env.txt and section snippets"),
     "safety": ("analysis.device.safety", "may this block device be written? exit 0 yes, 3 no"),
-    "purge": ("analysis.device.purge", "the purge of --state purged|sustained: plan (method, command), verify, nuse"),
+    "purge": ("analysis.device.purge", "the wait for a sanitize of --state purged|sustained (the run loop's helper plans and checks the purge)"),
     "record": ("analysis.run.record", "a results tree's record, run.json: TREE show|status|clear-status"),
     "fleet": ("analysis.run.fleet", "fio client/server output: probe FILE; split OUT LABEL=HOST,PORT=FILE"),
     "hosts": ("analysis.report.hosts", "a section across fleet hosts: table, figure and snippet"),

@@ -269,36 +269,19 @@ def check(path: str, method: str, region_bytes: int, record_path: Path,
 
 
 def main(argv: list[str]) -> int:
-    """`python -m analysis purge plan TARGET METHOD REGION CAPACITY`: 'METHOD<TAB>what it does'
-    then the command, one argument per line; `... purge verify TARGET METHOD REGION RECORD
-    [NUSE_BEFORE]`: writes RECORD (JSON) and says what the check found (exit 1: not verified);
-    `... purge nuse TARGET`: the namespace's utilization and size in blocks, or nothing;
-    `... purge wait TARGET`: until the controller's sanitize completes. The run loop asks its
-    helper (analysis/run/runner_service.py) for all but the wait, which can last hours."""
-    usage = ("usage: python -m analysis purge plan TARGET METHOD REGION CAPACITY | "
-             "verify TARGET METHOD REGION RECORD [NUSE_BEFORE] | nuse TARGET | wait TARGET")
+    """`python -m analysis purge wait TARGET`: until the controller's sanitize completes. It runs
+    as a process of its own because it can last hours; the run loop asks its helper
+    (analysis/run/runner_service.py) for the purge's plan, fill and check."""
+    usage = "usage: python -m analysis purge wait TARGET"
     if not argv or argv[0] in ("-h", "--help"):
         print(usage)
         return 0 if argv else 2
-    try:
-        if argv[0] == "plan" and len(argv) == 5:
-            method, what, cmd = plan(argv[1], argv[2], int(argv[3]), int(argv[4]))
-            print(f"{method}\t{what}")
-            print("\n".join(cmd))
-            return 0
-        if argv[0] == "wait" and len(argv) == 2:
+    if argv[0] == "wait" and len(argv) == 2:
+        try:
             wait_sanitize(inspect(argv[1]))
-            return 0
-        if argv[0] == "nuse" and len(argv) == 2:
-            print(fill(argv[1]))
-            return 0
-        if argv[0] == "verify" and len(argv) in (5, 6):
-            before = int(argv[5]) if len(argv) == 6 and argv[5] else None
-            verified, summary = check(argv[1], argv[2], int(argv[3]), Path(argv[4]), before)
-            print(summary)
-            return 0 if verified else 1
-    except PurgeError as e:
-        print(e, file=sys.stderr)
-        return e.code
+        except PurgeError as e:
+            print(e, file=sys.stderr)
+            return e.code
+        return 0
     print(usage, file=sys.stderr)
     return 2
