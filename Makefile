@@ -18,12 +18,25 @@ SHELL_FILES := env.bash report.bash serve.bash $(SECTION_SCRIPTS) lib/*.bash .ci
 	bench/analysis bench/fidelity bench/statistics tools/nvme_vm/setup.bash
 
 .PHONY: report env compare history $(SECTION_IDS) $(SECTION_ALIASES) analysis sample-report \
-	demo test test-fast lint docs clean help
+	demo test test-fast lint docs clean help install install-tests install-nvme-vm
+
+# The set-up is part of every target: the first use on a fresh clone installs what the target
+# needs (lib/packages.tsv's packages, .venv from requirements.txt), a later one only checks (a
+# fraction of a second). The scripts do the same for themselves (ensure_installed in
+# lib/common.bash), so report and the sections need no prerequisite here.
+INSTALL := bash env.bash --install-only
+install:
+	@$(INSTALL)
+install-tests:
+	@$(INSTALL) --for-tests
+install-nvme-vm:
+	@$(INSTALL) --nvme-vm
 
 help:
 	@echo "make report    §1 env, every section, then out/report.md and .html (default target)"
 	@echo "               RESULTS=results/drive-a keeps this drive's results and report apart"
-	@echo "make env       install dependencies, capture out/env.txt and results/env.json"
+	@echo "make env       install dependencies, capture out/env.txt and results/env.json (every"
+	@echo "               target installs what it needs first: lib/packages.tsv, requirements.txt)"
 	@awk -F'\t' '$$1 ~ /^[0-9]+$$/ {printf "make %-9s §%s %s\n", $$4, $$1, $$7}' lib/sections.tsv
 	@echo "               HOSTS=lab.hosts runs a section on every host of a fleet (serve.bash on each)"
 	@echo "make compare A=results-a B=results-b [FAIL_IF_WORSE=PCT] [BETWEEN_RUN=PCT]   B against A:"
@@ -32,9 +45,10 @@ help:
 	@echo "               step changes found: out/history.md (HISTORY=file or postgresql://...)"
 	@echo "make analysis  redraw all tables, figures and snippets from results/ (no device I/O)"
 	@echo "make demo      the quick report on an emulated NVMe drive in a VM (no spare drive needed;"
-	@echo "               sudo bash env.bash --nvme-vm once): out/demo/report.md"
+	@echo "               installs the VM first, as root): out/demo/report.md"
 	@echo "make sample-report   regenerate docs/sample/ (the demo's quick report, into results/sample)"
-	@echo "make test      shellcheck, ruff and the test suite (needs root for loop devices)"
+	@echo "make test      installs what the tests use (the NVMe VM and chromium too), then shellcheck,"
+	@echo "               ruff and the test suite (needs root for loop devices)"
 	@echo "make test-fast the unit tests only (no script runs, no devices): about 80 s"
 	@echo "make docs      regenerate docs/options.md from lib/options.tsv"
 	@echo "make lint      shellcheck and ruff only"
@@ -56,12 +70,12 @@ $(foreach row,$(SECTION_ROWS),$(if $(filter $(SECTION_ALIASES),$(call section_fi
 	$(eval $(call section_field,$(row),3): $(call section_field,$(row),1))))
 
 # Two results trees (folders like results/), B against A; FAIL_IF_WORSE=PCT gates a lab's CI.
-compare:
+compare: install
 	$(PYTHON) -m analysis compare $(A) $(B) $(if $(FAIL_IF_WORSE),--fail-if-worse $(FAIL_IF_WORSE)) \
 		$(if $(BETWEEN_RUN),--between-run $(BETWEEN_RUN))
 
 # The run history (make report records every run): out/history.md and figs/history_*.png.
-history:
+history: install
 	$(PYTHON) -m analysis history $(if $(DEVICE),--device "$(DEVICE)") $(if $(SINCE),--since "$(SINCE)")
 
 # Every section present in the results tree, each fleet host's (hosts/<host>/<section>) and the
@@ -69,14 +83,14 @@ history:
 # imports pandas and matplotlib once. A section with a point left without a good repetition exits
 # 1 saying how to rerun only what is missing; the other sections and the report are still drawn,
 # and make fails at the end.
-analysis:
+analysis: install
 	$(PYTHON) -m analysis all
 
 # The quick report on an emulated NVMe drive with a write cache that fills: QEMU's NVMe controller
 # in a small VM (tools/nvme_vm/demo.py, docs/nvme-vm.md), so every section, §1's NVMe identity and
 # §6's cliff show with no spare drive and nothing at risk. Results in results/demo, the report in
-# out/demo/. Needs root and `sudo bash env.bash --nvme-vm` once.
-demo:
+# out/demo/. Needs root; the VM is installed on first use.
+demo: install-nvme-vm
 	$(PYTHON) -m tools.nvme_vm.demo --results results/demo
 
 # docs/sample/: the demo's quick report on the emulated NVMe drive, run into its own tree
@@ -86,7 +100,7 @@ demo:
 # and compares. After a change to the analysis only: python -m analysis.report.sample --render.
 # The guest runs each section with a clean environment: no TARGET, HOSTS or section setting of the
 # caller's changes the experiment.
-sample-report:
+sample-report: install-nvme-vm
 	rm -rf results/sample tables/sample figs/sample out/sample
 	$(PYTHON) -m analysis.report.sample --stamp --results results/sample
 	$(PYTHON) -m tools.nvme_vm.demo --results results/sample
@@ -97,19 +111,18 @@ sample-report:
 # go in the order tests/conftest.py gives them (the NVMe VM's first, the unit tests beside it).
 PYTEST := $(PYTHON) -m pytest -q -n 3 --dist loadfile --no-loadscope-reorder
 
-test: lint
+test: install-tests lint
 	$(PYTEST) -rs --durations=15 tests
 
 # The tests that run no script and touch no device (markers set in tests/conftest.py).
-test-fast:
+test-fast: install-tests
 	$(PYTEST) -m "not e2e and not device and not root" tests
 
 # Generated docs: edit lib/options.tsv, then `make docs` (a test checks the file is current).
-docs:
+docs: install
 	$(PYTHON) -m analysis options >docs/options.md.partial && mv docs/options.md.partial docs/options.md
 
-lint:
-	bash env.bash --install-only
+lint: install-tests
 	@# one shellcheck per file, on every CPU: each script re-reads the libraries it sources
 	printf '%s\n' $(SHELL_FILES) | xargs -P "$$(nproc)" -n 1 shellcheck -x
 	$(PYTHON) -m ruff check analysis tests tools bench

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # §1 Environment: installs what is missing, then records what is measured and on what.
 #
-# Usage: sudo bash env.bash [--target PATH] [--install-only] [--no-install] [--nvme-vm] (see --help)
+# Usage: sudo bash env.bash [--target PATH] [--install-only] [--no-install] [--nvme-vm] [--for-tests]
+# (see --help)
 # Writes results/env.json (for the analysis) and out/env.txt (for people); with RESULTS=DIR,
 # DIR/env.json and out/<tree name>/env.txt.
 # Run time: a few seconds when everything is installed; a minute or two on a fresh machine.
@@ -11,19 +12,19 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/run.bash"
 
 SECTION="env" # its own options are in lib/options.tsv (scope env)
-APT_PACKAGES=(fio smartmontools nvme-cli shellcheck python3-venv util-linux)
 
 usage() {
     cat <<EOF
-Usage: sudo bash $TK_PROG [--target PATH] [--install-only | --no-install]
+Usage: sudo bash $TK_PROG [--target PATH] [--install-only [--for-tests] | --no-install]
 
-§1 of the report. Installs what is missing (quietly when nothing is): ${APT_PACKAGES[*]}
-from the distribution, and .venv from the pinned requirements.txt. Then records kernel,
+§1 of the report. Installs what is missing (quietly when nothing is): $(packages_of run | xargs)
+from the distribution (lib/packages.tsv), and .venv from the pinned requirements.txt; with
+--for-tests also what make test uses: $(packages_of test | xargs), and the NVMe VM. Then records kernel,
 distribution, CPU, governor, memory, fio version, which engines work, and for the target: path,
 type, model, serial, firmware, capacity, block sizes, scheduler, rotational flag, NUMA node, PCIe
 link, mount state and a SMART/NVMe health summary (or "unavailable on this device" and why).
 
-$(usage_options "common env" --target --results --hosts --install-only --no-install --nvme-vm)
+$(usage_options "common env" --target --results --hosts --install-only --no-install --nvme-vm --for-tests)
   -h, --help         this help
 It takes every option of the sections (report.bash passes them on) and uses these. With --hosts,
 a fleet run, it records this machine, the orchestrator, and the hosts with their targets; each
@@ -37,26 +38,6 @@ Exit codes: 0 done; 1 an install or a tool failed; 2 bad usage.
 EOF
 }
 
-missing_packages() {
-    local pkg status
-    for pkg in "${APT_PACKAGES[@]}"; do
-        status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
-        [[ $status == "install ok installed" ]] || printf '%s\n' "$pkg"
-    done
-}
-
-install_packages() {
-    local -a missing
-    mapfile -t missing < <(missing_packages)
-    ((${#missing[@]})) || return 0
-    ((EUID == 0)) || die "$EXIT_USAGE" "missing packages: ${missing[*]}; rerun as root: sudo bash env.bash"
-    info "installing ${missing[*]} (apt-get)"
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null ||
-        die "$EXIT_FAIL" "apt-get update failed; check the network or the apt sources"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
-        die "$EXIT_FAIL" "apt-get install ${missing[*]} failed"
-}
-
 # The venv is rebuilt only when requirements.txt changed since it was made (a stamp copy inside).
 install_venv() {
     local venv="$TK_ROOT/.venv" stamp="$TK_ROOT/.venv/requirements.stamp"
@@ -68,6 +49,26 @@ install_venv() {
     "$venv/bin/pip" install -q --disable-pip-version-check -r "$TK_ROOT/requirements.txt" ||
         die "$EXIT_FAIL" "pip install -r requirements.txt failed"
     cp -- "$TK_ROOT/requirements.txt" "$stamp"
+}
+
+# The distribution's packages (lib/packages.tsv), .venv, and with --nvme-vm or --for-tests the
+# emulated NVMe drive's VM. make test's install (--for-tests) goes on where this machine cannot
+# boot the VM at all (not an amd64 Debian, exit 2): its tests then skip, saying why.
+install_all() {
+    local -a groups=(run)
+    local rc=0
+    [[ -z $FOR_TESTS ]] || groups+=(test)
+    packages_install "${groups[@]}" || rc=$?
+    ((rc == 0)) || die "$([[ $rc == 2 ]] && echo "$EXIT_USAGE" || echo "$EXIT_FAIL")" \
+        "the install stopped (above); as root: sudo bash env.bash --install-only"
+    install_venv
+    [[ -n $NVME_VM || -n $FOR_TESTS ]] || return 0
+    bash "$TK_ROOT/tools/nvme_vm/setup.bash" || rc=$?
+    if ((rc == 2)) && [[ -z $NVME_VM ]]; then
+        warn "the NVMe VM cannot run on this machine (above): its tests will be skipped"
+    elif ((rc != 0)); then
+        die "$EXIT_FAIL" "the NVMe VM's setup failed (see above)"
+    fi
 }
 
 # Which engines work on the target, with O_DIRECT; a read-only probe. A target that does not exist
@@ -129,11 +130,7 @@ capture() {
 main() {
     parse_common_options "$@"
     if [[ -z $NO_INSTALL ]]; then
-        install_packages
-        install_venv
-        if [[ -n $NVME_VM ]]; then
-            bash "$TK_ROOT/tools/nvme_vm/setup.bash" || die "$EXIT_FAIL" "the NVMe VM's setup failed (see above)"
-        fi
+        install_all
     fi
     [[ -n $INSTALL_ONLY ]] || capture
 }

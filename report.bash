@@ -125,6 +125,8 @@ plan_writes() { # ARGS...
 main() {
     choose_sections "$@"
     set -- "${PASSED[@]}"
+    # A fresh clone: install before the first step that needs Python (the record, just below).
+    ensure_installed
     # --results DIR: the word after it (the sections check the rest of the options themselves).
     # And whether it is a fleet run (--hosts, HOSTS=): the sections that run on one machine only
     # are then skipped with the reason, not failed.

@@ -21,12 +21,22 @@ die() {
     exit "$code"
 }
 
+# What every run needs: lib/packages.tsv's run group and .venv. A fresh clone has neither, so the
+# first script that needs them installs them (env.bash --install-only, quiet when all is there):
+# README's commands are the whole set-up. NO_INSTALL=1 makes a missing piece an error instead.
+ensure_installed() {
+    [[ -x $TK_ROOT/.venv/bin/python ]] && command -v fio >/dev/null 2>&1 && return 0
+    [[ -z ${NO_INSTALL:-} ]] ||
+        die "$EXIT_FAIL" "the toolkit is not installed here (fio or .venv missing) and NO_INSTALL is set; run 'sudo bash env.bash --install-only'"
+    info "$TK_PROG: installing what the toolkit needs first (bash env.bash --install-only)"
+    bash "$TK_ROOT/env.bash" --install-only ||
+        die "$EXIT_FAIL" "the install failed (see above); fix that, then run 'sudo bash env.bash --install-only'"
+}
+
 # The Python of the toolkit's own venv (made by env.bash from requirements.txt).
 tk_python() {
     local py="$TK_ROOT/.venv/bin/python"
-    if [[ ! -x $py ]]; then
-        die "$EXIT_FAIL" "no Python environment at $TK_ROOT/.venv; run 'sudo bash env.bash' (or 'make env') first"
-    fi
+    [[ -x $py ]] || ensure_installed
     PYTHONPATH="$TK_ROOT${PYTHONPATH:+:$PYTHONPATH}" "$py" -m analysis "$@"
 }
 
@@ -44,6 +54,8 @@ sysfs_block_of() {
     printf '%s\n' "$sys"
 }
 
+# shellcheck source=lib/packages.bash
+source "$TK_ROOT/lib/packages.bash"
 # shellcheck source=lib/registry.bash
 source "$TK_ROOT/lib/registry.bash"
 # shellcheck source=lib/process.bash

@@ -57,6 +57,7 @@ section_main() {
     load_section "$SECTION"
     parse_common_options "$@"
     if declare -F section_cases >/dev/null; then section_cases; fi
+    ensure_installed
     require_tools fio
     if [[ -n $HOSTS ]]; then
         [[ -z $NINES ]] || die "$EXIT_USAGE" "--nines sizes the runtime from one target's rate at QD=1; on a fleet (--hosts) give --runtime instead"

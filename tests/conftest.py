@@ -239,6 +239,24 @@ def need(fio_runs, name):
     return run
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_fixture_setup(fixturedef, request):
+    """A module or session fixture is set up before its first test takes the locks (function
+    scope comes last), so its setup takes them itself: those its first test would take, or
+    those it names (tests/toolkit.py, fixture_locks). Without this, a module's fio runs or
+    figures ran beside an `alone` test and moved its answer."""
+    item = getattr(request, "_pyfuncitem", None)
+    if fixturedef.scope == "function" or item is None:
+        yield
+        return
+    locks = getattr(fixturedef.func, "tk_locks", None)
+    if locks is None:
+        kinds = kinds_of(item)
+        locks = ("alone" in kinds, "shared" if kinds else None)
+    with beside_others(alone=locks[0], scripts=locks[1]):
+        yield
+
+
 @pytest.fixture(autouse=True)
 def machine_lock(request):
     """Every test holds the machine lock (tests/toolkit.py): shared, or exclusive for a test

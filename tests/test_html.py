@@ -4,18 +4,17 @@ byte, and a page with a missing figure opened in a real headless browser."""
 from __future__ import annotations
 
 import base64
-import os
 import re
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
-import pytest
 from PIL import Image
 
 from analysis.render.html import inline, render, write_html
 from tests.browser import check_in_browser, find_chromium
+from tests.toolkit import unless_installable
 
 
 def png(path, label: str) -> bytes:
@@ -99,10 +98,7 @@ def test_figures_are_embedded_byte_for_byte(tmp_path):
 
 
 def test_a_real_browser_renders_the_figures_and_names_none_missing(tmp_path):
-    if find_chromium() is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed; CI must install it (apt-get install chromium)")
-        pytest.skip("chromium not installed: apt-get install chromium")
+    unless_installable(None if find_chromium() else "chromium is not installed")
     (tmp_path / "figs").mkdir()
     (tmp_path / "out").mkdir()
     for name in ("a", "b"):

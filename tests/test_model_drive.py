@@ -13,6 +13,7 @@ by ``cleanup``, each leaving no loop device, cgroup, mount or process. About 25 
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import signal
@@ -26,7 +27,7 @@ from statistics import median
 import pytest
 
 from tests.conftest import REPO
-from tests.toolkit import beside_others
+from tests.toolkit import fixture_locks
 from tools.model_drive.cache import CacheModel, Event
 from tools.model_drive.cli import main, parse_bytes
 from tools.model_drive.drive import model_drive
@@ -177,6 +178,16 @@ class Write:
         return (median(v for v in bw if abs(v - first) <= 0.1 * first),
                 median(v for v in bw if abs(v - last) <= 0.1 * last))
 
+    def seconds_to(self, nbytes: float) -> float:
+        """The end of the log's first second by which `nbytes` had been written."""
+        total, start = 0.0, 0.0
+        for end, v in self.log:
+            total += v * MB * (end - start)
+            start = end
+            if total >= nbytes:
+                return end
+        return math.inf
+
     def bytes_at_fast_from_log(self) -> float:
         """Bytes written before the drop: the whole seconds at the plateau, plus the part of the
         second the drop falls in that was at the plateau's speed (its bandwidth is f * P +
@@ -226,6 +237,7 @@ def cgroups_available() -> bool:
 
 
 @pytest.fixture(scope="module")
+@fixture_locks(scripts="shared")  # a loop device, a cgroup, a watcher: never beside the VM's boot
 def scenario(tmp_path_factory) -> Scenario:
     """Once per module: a write of FIRST_S on a fresh drive, IDLE_S idle, a write of SECOND_S,
     then a blkdiscard of the whole device."""
@@ -234,10 +246,7 @@ def scenario(tmp_path_factory) -> Scenario:
     if not cgroups_available():
         pytest.skip("no blkio (v1) or io (v2) cgroup controller here")
     work = tmp_path_factory.mktemp("model-drive")
-    # the locks its tests take (tests/toolkit.py), which a module's fixture runs before: a loop
-    # device, a cgroup and a watcher's timing, never beside the NVMe VM's boot
-    with beside_others(alone=False, scripts="shared"), \
-            model_drive(size=SIZE, cache=CACHE, fast=FAST, slow=SLOW, recover=RECOVER) as drive:
+    with model_drive(size=SIZE, cache=CACHE, fast=FAST, slow=SLOW, recover=RECOVER) as drive:
         made = {"device": drive.device, "cgroup": drive.throttle.path, "mount": drive.mount,
                 "watcher": drive.watcher}
         first = fio_write(drive, work, "first", FIRST_S)
@@ -262,7 +271,11 @@ def test_sequential_write_gets_the_cache_at_fast_then_slow(scenario):
     # the first second below the midpoint of the two levels: the one the drop falls in when
     # less than half of it was at the plateau, else the next one
     drop = next(end for end, v in first.log if v < (plateau + after) / 2)
-    assert CACHE / FAST - 0.1 <= drop <= CACHE / FAST + 1.5, log
+    # Not before C / FAST, which the throttle enforces whatever the load; and at most a second
+    # after the second in which the log's own bytes reached C. The wall-clock bound C / FAST +
+    # 1.5 held only while the host kept up with FAST: on a loaded machine the bytes came later
+    # (the drop in second 7, not by 6.87 s), and the cache still switched at C.
+    assert CACHE / FAST - 0.1 <= drop <= first.seconds_to(CACHE) + 1, log
     assert first.bytes_at_fast_from_log() == pytest.approx(CACHE, rel=0.1), log
     assert first.bytes_at_fast_from_json() == pytest.approx(CACHE, rel=0.1), log
     # the model's own record: one switch, after C bytes and at most a 100 ms slice more

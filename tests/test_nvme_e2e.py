@@ -31,7 +31,7 @@ import pandas as pd
 import pytest
 
 from analysis.run import host_ceiling, record
-from tests.toolkit import REPO, beside_others, make_copy, script_env
+from tests.toolkit import REPO, fixture_locks, make_copy, script_env, unless_installable
 from tests.toolkit import TINY as TINY_ARGS
 from tools.nvme_vm import Controller, Namespace, VmSpec, WriteCache, available, nvme_vm
 from tools.nvme_vm.scenarios import Scenario, run_scenarios
@@ -132,17 +132,14 @@ for c in /sys/class/nvme/nvme*; do echo "${{c##*/}} $(cat "$c/serial")"; done >"
 
 
 @pytest.fixture(scope="module")
-def guest():
+@fixture_locks(scripts="exclusive")  # no script or device test beside it (unit tests may run):
+def guest():  # the guest's CPUs are emulated on the host's, and §6's rates with them
     """The toolkit copy and each scenario's result, after one boot of the VM."""
-    why = available()
-    if why:
-        pytest.skip(f"NVMe VM unavailable: {why}")
+    unless_installable(available())
     tk = make_copy()
     LEFT_BEFORE.update((REPO / "tmp").glob("nvme-vm-*"))  # a killed run's, not this one's
     try:
-        # no script or device test beside it (unit tests may run): the guest's CPUs are emulated
-        # on the host's, and §6's rates with them
-        with beside_others(alone=False, scripts="exclusive"), nvme_vm(SPEC) as vm:
+        with nvme_vm(SPEC) as vm:
             results = run_scenarios(vm, scenarios(tk), rwdirs=[tk])
             print(f"NVMe VM: {vm.accelerator}, {vm.boots[0]:.0f} s boot to power-off; "
                   + ", ".join(f"{n} {r.seconds or 0:.0f} s" for n, r in results.items()))
@@ -383,9 +380,7 @@ def test_no_vm_is_left_behind(guest):
 
 def test_ctrl_c_stops_the_vm_and_leaves_nothing():
     """The CLI interrupted while its guest runs: exit 130, QEMU gone, the VM's folder removed."""
-    why = available()
-    if why:
-        pytest.skip(f"NVMe VM unavailable: {why}")
+    unless_installable(available())
     before = set((REPO / "tmp").glob("nvme-vm-*"))
     proc = subprocess.Popen([str(REPO / ".venv/bin/python"), "-m", "tools.nvme_vm", "run",
                              "--size", "64M", "--", "sleep", "600"], cwd=REPO,

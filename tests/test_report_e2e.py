@@ -12,12 +12,11 @@ import subprocess
 from pathlib import Path
 
 import pandas as pd
-import pytest
 
 from analysis.render import markdown as md
 from analysis.run import record
 from tests.browser import check_in_browser, find_chromium
-from tests.toolkit import SETTINGS
+from tests.toolkit import SETTINGS, unless_installable
 
 # Every section, each as small as it can honestly be: two repetitions of 1 s, short lists; no
 # host ceiling, one engine and no peak search (each tested where it is: test_host.py,
@@ -62,10 +61,7 @@ def check_links(md_path: Path) -> list[Path]:
 
 
 def require_browser() -> None:
-    if find_chromium() is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed; CI must install it (apt-get install chromium)")
-        pytest.skip("chromium not installed: apt-get install chromium")
+    unless_installable(None if find_chromium() else "chromium is not installed")
 
 
 def test_make_report_quick_on_the_default_target(toolkit, tmp_path):

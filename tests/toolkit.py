@@ -113,6 +113,54 @@ def beside_others(alone: bool, scripts: str | None = None):
             fcntl.flock(others, fcntl.LOCK_UN)
 
 
+def unless_installable(why: str | None) -> None:
+    """Nothing when `why` is None (what a test needs is here). Else the test fails where make
+    test's install step could have added it (root on an amd64 Debian: lib/packages.tsv, the NVMe
+    VM), and is skipped, saying why, only where this machine cannot have it."""
+    if why is None:
+        return
+    arch = subprocess.run(["dpkg", "--print-architecture"], capture_output=True, text=True,
+                          check=False) if shutil.which("dpkg") else None
+    if os.geteuid() == 0 and arch is not None and arch.stdout.strip() == "amd64":
+        pytest.fail(f"{why}; `make test` installs it (bash env.bash --install-only --for-tests)")
+    pytest.skip(why)
+
+
+def fixture_locks(alone: bool = False, scripts: str | None = "shared"):
+    """The locks a module or session fixture's setup holds, where its first test's would not do
+    (tests/conftest.py, pytest_fixture_setup, takes them): the NVMe VM's boot (scripts
+    exclusive), or a known answer's runs that nothing of the suite may load (alone). Put it
+    under @pytest.fixture."""
+    def mark(fn):
+        fn.tk_locks = (alone, scripts)
+        return fn
+    return mark
+
+
+# A known answer's fio started through this runs at real-time priority (round-robin, so that two
+# such jobs on one CPU still take turns) where the suite may set it (root): a rate-capped job
+# keeps its pace however busy the CPUs are, as a drive would, where at normal priority fourteen
+# capped jobs beside the suite's other workers fell 5-11% short of their caps. Without root it
+# is empty, and such an answer can be moved by load.
+RT_PRIORITY = 10
+PUNCTUAL = (["chrt", "--rr", str(RT_PRIORITY)] if os.geteuid() == 0 and shutil.which("chrt")
+            else [])
+
+
+@contextlib.contextmanager
+def punctual():
+    """PUNCTUAL for this process and all it starts meanwhile (fio run by the toolkit's Python)."""
+    if not PUNCTUAL:
+        yield
+        return
+    before = os.sched_getscheduler(0), os.sched_getparam(0)
+    os.sched_setscheduler(0, os.SCHED_RR, os.sched_param(RT_PRIORITY))
+    try:
+        yield
+    finally:
+        os.sched_setscheduler(0, before[0], before[1])
+
+
 def script_env(env: dict | None = None) -> dict:
     full_env = {k: v for k, v in os.environ.items()
                 if k not in SETTINGS}

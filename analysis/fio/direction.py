@@ -40,7 +40,7 @@ class Direction:
     total_ios: int
     io_bytes: int           # bytes (fio 2.x KiB converted, see _io_bytes)
     runtime_ms: float
-    iops: float             # as fio printed it (sum over merged jobs)
+    iops: float             # as fio printed it (merged: fio's formula on the sums)
     bw_bytes: float         # bytes per second
     lat_mean_ns: float      # total latency (submission + completion): lat_ns, or 2.x lat in usec
     lat_stddev_ns: float
@@ -175,10 +175,13 @@ def parse_direction(name: str, d: dict, fio_major: int | None = None) -> Directi
 def merge_directions(parts: list[Direction]) -> Direction:
     """Aggregate one direction of several jobs, as group_reporting does.
 
-    Counts, bytes, IOPS and bandwidth add up (jobs run concurrently); runtime is
-    the longest. fio's group_reporting derives IOPS as sum(total_ios)/max(runtime)
-    instead, which differs from the sum of rates only by the runtime skew
-    between jobs (0.003% in the 8-job sample). Mean and standard deviation are
+    Counts and bytes add up (jobs run concurrently); runtime is the longest; IOPS
+    and bandwidth are fio's own formulas on those sums, as group_reporting and a
+    client's "All clients" compute them (stat.c: sum_thread_stats keeps the
+    longest runtime; add_ddir_status_json: iops = 1000.0 * total_io_u / runtime,
+    bw_bytes = 1000 * io_bytes / runtime in integers). The sum of the jobs'
+    rates differs from it by the runtime skew between jobs: 0.003% in the 8-job
+    sample, 0.25% for two fio clients of a loaded machine. Mean and standard deviation are
     pooled exactly from each job's N, mean and stddev (fio stat.c __sum_stat).
     Percentiles come from the summed bins when every job has bins; without bins
     they cannot be merged honestly (an average of p99s is not a p99), so they
@@ -201,13 +204,15 @@ def merge_directions(parts: list[Direction]) -> Direction:
         pcts = percentiles_from_bins(bins, parts[0].percentiles_ns.keys())
     else:
         bins, pcts = None, {}
+    total_ios, io_bytes = sum(p.total_ios for p in parts), sum(p.io_bytes for p in parts)
+    runtime_ms = max(p.runtime_ms for p in parts)
     return Direction(
         direction=parts[0].direction,
-        total_ios=sum(p.total_ios for p in parts),
-        io_bytes=sum(p.io_bytes for p in parts),
-        runtime_ms=max(p.runtime_ms for p in parts),
-        iops=math.fsum(p.iops for p in parts),
-        bw_bytes=math.fsum(p.bw_bytes for p in parts),
+        total_ios=total_ios,
+        io_bytes=io_bytes,
+        runtime_ms=runtime_ms,
+        iops=1000.0 * total_ios / runtime_ms if runtime_ms else 0.0,
+        bw_bytes=float(1000 * io_bytes // runtime_ms) if runtime_ms else 0.0,
         lat_mean_ns=mean,
         lat_stddev_ns=stddev,
         lat_min_ns=min(p.lat_min_ns for p in parts),

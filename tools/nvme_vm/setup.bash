@@ -2,8 +2,8 @@
 # tools/nvme_vm/setup.bash - install what the NVMe VM needs; a second run changes nothing.
 #
 # Usage: sudo bash tools/nvme_vm/setup.bash    (or: sudo bash env.bash --nvme-vm)
-# Installs from the distribution QEMU (qemu-system-x86), kmod (modprobe and depmod: the guest runs
-# the host's), busybox-static (virtme-ng's initramfs) and the toolkit's tools; Debian's generic
+# Installs from the distribution lib/packages.tsv's nvme-vm group (QEMU, kmod, busybox-static) and
+# its run group (the guest runs the host's fio, nvme-cli and smartctl); Debian's generic
 # kernel package (linux-image-amd64's current ABI, not the -cloud flavour, which lacks 9p),
 # downloaded and unpacked, never installed: vmlinuz into NVME_VM_CACHE (default
 # /var/cache/ssd-toolkit/nvme-vm), its modules into /lib/modules/<release>, where the guest, which
@@ -16,8 +16,9 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CACHE=${NVME_VM_CACHE:-/var/cache/ssd-toolkit/nvme-vm}
-APT_PACKAGES=(qemu-system-x86 kmod busybox-static fio nvme-cli smartmontools)
 KERNEL_META=linux-image-amd64
+# shellcheck source=lib/packages.bash
+source "$ROOT/lib/packages.bash"
 
 say() { printf 'nvme-vm setup: %s\n' "$*" >&2; }
 fail() {
@@ -25,18 +26,12 @@ fail() {
     exit "$1"
 }
 
+# The distribution's packages of lib/packages.tsv's run and nvme-vm groups (the guest runs the
+# host's fio, nvme-cli and smartctl).
 install_packages() {
-    local pkg status
-    local -a missing=()
-    for pkg in "${APT_PACKAGES[@]}"; do
-        status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
-        [[ $status == "install ok installed" ]] || missing+=("$pkg")
-    done
-    ((${#missing[@]})) || return 0
-    say "installing ${missing[*]} (apt-get)"
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null || fail 1 "apt-get update failed"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" \
-        >/dev/null || fail 1 "apt-get install ${missing[*]} failed"
+    local rc=0
+    packages_install run nvme-vm || rc=$?
+    ((rc == 0)) || fail "$rc" "the packages above are needed first"
 }
 
 # The package linux-image-amd64 depends on today, e.g. linux-image-6.1.0-56-amd64.

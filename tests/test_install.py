@@ -1,0 +1,94 @@
+"""The set-up: README's commands install what they need (lib/packages.tsv, requirements.txt), and
+nothing else does it behind their back.
+
+    $ bash -c 'source lib/packages.bash; packages_of nvme-vm'
+    qemu-system-x86
+    kmod
+    busybox-static
+
+`.ci/run` only clones and runs `make test`, so a green CI proves README's test command; the last
+test here proves README's first, `make report`, on a copy with no .venv.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+import pytest
+
+from analysis.run import record
+from tests.conftest import REPO
+from tests.test_report_e2e import TINY_ENV, run_report
+
+GROUPS = ("run", "test", "nvme-vm")
+
+
+def listed() -> dict[str, list[str]]:
+    """lib/packages.tsv read with nothing but str.split: {group: [package, ...]}."""
+    out: dict[str, list[str]] = {g: [] for g in GROUPS}
+    for line in (REPO / "lib" / "packages.tsv").read_text().splitlines():
+        if line and not line.startswith("#"):
+            package, group, why = line.split("\t")
+            assert why, package
+            out[group].append(package)
+    return out
+
+
+def packages(function: str, *groups: str) -> list[str]:
+    done = subprocess.run(["bash", "-c", f'source lib/packages.bash; {function} "$@"', "-", *groups],
+                          cwd=REPO, capture_output=True, text=True, check=True)
+    return done.stdout.split()
+
+
+def test_each_group_is_read_from_the_one_list():
+    table = listed()
+    assert all(table.values())
+    for group in GROUPS:
+        assert packages("packages_of", group) == table[group]
+    # several groups: the list's order, each package once
+    assert packages("packages_of", "nvme-vm", "run") == table["run"] + table["nvme-vm"]
+
+
+def test_no_other_file_installs_packages():
+    """apt-get install is written once (lib/packages.bash), and .ci/run installs nothing of its
+    own: it runs README's test command, which does."""
+    tracked = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True,
+                             check=True).stdout.split()
+    scripts = [p for p in tracked if p.endswith((".bash", ".py", "Makefile")) or p == ".ci/run"
+               or p.startswith("bench/")]
+    command = re.compile(r"^\s*(if\s+!\s+)?(\w+=\S+\s+)*apt-get\s+(-\S+\s+)*install\b", re.MULTILINE)
+    installing = [p for p in scripts if (REPO / p).is_file()
+                  and command.search((REPO / p).read_text(errors="replace"))]
+    assert installing == ["lib/packages.bash"]  # (a message naming a package is no install)
+    ci = (REPO / ".ci" / "run").read_text()
+    commands = [ln.strip() for ln in ci.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    for word in ("apt-get", "pip", "setup.bash", "env.bash", "install"):
+        assert not [c for c in commands if re.search(rf"\b{re.escape(word)}\b", c)], word
+    assert "make test" in ci
+
+
+@pytest.mark.root
+def test_make_test_installed_every_group():
+    """What make test's install step (env.bash --install-only --for-tests) left on this machine:
+    every package of the list, as dpkg has it."""
+    assert packages("packages_missing", *GROUPS) == []
+
+
+def test_readmes_first_command_on_a_copy_with_no_venv(toolkit):
+    """README's `make report` where nothing of the toolkit's is installed yet: no .venv (the
+    distribution's packages are here, as make test installed them). report.bash records its
+    sections' outcomes through Python before §1 runs; it installs first, builds .venv from
+    requirements.txt and runs to the end (here §2 alone, tiny)."""
+    (toolkit / ".venv").unlink()
+    result = run_report(toolkit, "make", "report", env={**TINY_ENV, "SECTIONS": "qd1"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "report.bash: installing what the toolkit needs first" in result.stderr
+    assert "creating .venv from requirements.txt" in result.stderr
+    stamp = toolkit / ".venv" / "requirements.stamp"
+    assert stamp.read_bytes() == (REPO / "requirements.txt").read_bytes()
+    status = record.load(toolkit / "results")["status"]
+    assert status["env"]["exit"] == 0 and status["qd1"]["exit"] == 0
+    assert status["bs_sweep"]["exit"] is None  # skipped: not among the sections asked for
+    assert "## §2 QD=1 baselines" in (toolkit / "out" / "report.md").read_text()
+    assert (toolkit / "tables" / "qd1_baseline.csv").is_file()
