@@ -245,8 +245,15 @@ def test_sustained_state_declared_after_the_drop_not_on_the_fresh_plateau(toolki
     rounds = pd.read_csv(toolkit / "tables" / "qd_sweep_steady.csv")
     ends = [load_json(steady / f"round{k}.json")["timestamp_ms"] / 1000 for k in rounds["round"]]
     fast = [v for v, end in zip(rounds.value, ends, strict=True) if end < switched["wall"]]
-    assert len(fast) >= 5 and all(v == pytest.approx(1000, rel=0.1) for v in fast)
-    assert judge(fast[:5], round_s=2).reached      # the fresh plateau alone passes SNIA's window
+    # The fresh plateau: at most the throttle's 1,000 IOPS, which load cannot raise, and well
+    # above the 400 after the drop. Not "1,000 within 10%": the throttle dispatches in kernel
+    # workers, and with the suite's other workers beside them one round came out at 942 and another
+    # outside 900-1,100; what the test needs of them is that they are the plateau, not their speed.
+    assert len(fast) >= 5 and all(1.5 * 400 < v <= 1000 * 1.1 for v in fast), fast
+    # The fresh plateau alone passes SNIA's window somewhere (five rounds in a row), so a rule
+    # that judged every window would have declared it; a round slowed by load (685 IOPS in one
+    # run) may spoil one window, not all of them.
+    assert any(judge(fast[k:k + 5], round_s=2).reached for k in range(len(fast) - 4))
     window = rounds[rounds.window]
     assert len(window) == 5 and window.steady.all()
     assert window["round"].min() > len(fast)           # every round of the window after the drop

@@ -6,8 +6,8 @@ nothing else does it behind their back.
     kmod
     busybox-static
 
-`.ci/run` only clones and runs `make test`, so a green CI proves README's test command; the last
-test here proves README's first, `make report`, on a copy with no .venv.
+`.ci/run` only clones and runs `make test`, so a green CI proves README's test command;
+tests/test_report_e2e.py runs README's first, `make report`, on a copy with no .venv.
 """
 
 from __future__ import annotations
@@ -17,9 +17,7 @@ import subprocess
 
 import pytest
 
-from analysis.run import record
 from tests.conftest import REPO
-from tests.test_report_e2e import TINY_ENV, run_report
 
 GROUPS = ("run", "test", "nvme-vm")
 
@@ -73,22 +71,3 @@ def test_make_test_installed_every_group():
     """What make test's install step (env.bash --install-only --for-tests) left on this machine:
     every package of the list, as dpkg has it."""
     assert packages("packages_missing", *GROUPS) == []
-
-
-def test_readmes_first_command_on_a_copy_with_no_venv(toolkit):
-    """README's `make report` where nothing of the toolkit's is installed yet: no .venv (the
-    distribution's packages are here, as make test installed them). report.bash records its
-    sections' outcomes through Python before §1 runs; it installs first, builds .venv from
-    requirements.txt and runs to the end (here §2 alone, tiny)."""
-    (toolkit / ".venv").unlink()
-    result = run_report(toolkit, "make", "report", env={**TINY_ENV, "SECTIONS": "qd1"})
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "report.bash: installing what the toolkit needs first" in result.stderr
-    assert "creating .venv from requirements.txt" in result.stderr
-    stamp = toolkit / ".venv" / "requirements.stamp"
-    assert stamp.read_bytes() == (REPO / "requirements.txt").read_bytes()
-    status = record.load(toolkit / "results")["status"]
-    assert status["env"]["exit"] == 0 and status["qd1"]["exit"] == 0
-    assert status["bs_sweep"]["exit"] is None  # skipped: not among the sections asked for
-    assert "## §2 QD=1 baselines" in (toolkit / "out" / "report.md").read_text()
-    assert (toolkit / "tables" / "qd1_baseline.csv").is_file()

@@ -16,7 +16,7 @@ import pandas as pd
 from analysis.render import markdown as md
 from analysis.run import record
 from tests.browser import check_in_browser, find_chromium
-from tests.toolkit import SETTINGS, unless_installable
+from tests.toolkit import REPO, SETTINGS, unless_installable
 
 # Every section, each as small as it can honestly be: two repetitions of 1 s, short lists; no
 # host ceiling, one engine and no peak search (each tested where it is: test_host.py,
@@ -65,9 +65,18 @@ def require_browser() -> None:
 
 
 def test_make_report_quick_on_the_default_target(toolkit, tmp_path):
+    """README's first command, `make report`, on a copy where nothing of the toolkit's is
+    installed yet: no .venv (the distribution's packages are here, as make test installed them).
+    report.bash records the sections' outcomes through Python before §1 runs: it installs first,
+    builds .venv from requirements.txt, and runs every section to the end."""
     require_browser()
+    (toolkit / ".venv").unlink()
     result = run_report(toolkit, "make", "report", env=TINY_ENV)
     assert result.returncode == 0, result.stderr[-3000:]
+    assert "report.bash: installing what the toolkit needs first" in result.stderr
+    assert "creating .venv from requirements.txt" in result.stderr
+    stamp = toolkit / ".venv" / "requirements.stamp"
+    assert stamp.read_bytes() == (REPO / "requirements.txt").read_bytes()
     report = toolkit / "out" / "report.md"
     text = report.read_text()
     positions = [text.index(h) for h in HEADINGS]
