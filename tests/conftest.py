@@ -28,7 +28,12 @@ SAMPLES = REPO / "tests" / "fixtures" / "fio-samples"
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from tests.toolkit import beside_others, free_port, wait_listening  # after REPO is on the path
+from tests.toolkit import (  # after REPO is on the path
+    beside_others,
+    free_port,
+    unless_installable,
+    wait_listening,
+)
 
 TARGET_SIZE = 16 * 1024 * 1024
 COMMON = ["--bs=4k", "--lat_percentiles=1", "--output-format=json+", "--randrepeat=0"]
@@ -102,7 +107,7 @@ def fio_runs():
     tests that need it skip, saying why.
     """
     if shutil.which("fio") is None:
-        pytest.skip("fio is not installed")
+        unless_installable("fio is not installed")
     (REPO / "tmp").mkdir(exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="pytest-fio-", dir=REPO / "tmp"))
     procs = {}

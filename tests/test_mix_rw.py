@@ -28,7 +28,16 @@ from analysis.render import markdown as md
 from analysis.rules.cases import frame_of_groups
 from analysis.sections import mix_rw
 from tests.conftest import SAMPLES
-from tests.toolkit import PUNCTUAL, REPO, TINY, assert_row_is_fios, load_json, loop_device, run
+from tests.toolkit import (
+    PUNCTUAL,
+    REPO,
+    TINY,
+    assert_row_is_fios,
+    load_json,
+    loop_device,
+    run,
+    unless_installable,
+)
 
 NIGHT = (SAMPLES / "NightHydra__AdvancedComputerSystemsProjects" / "Project3" / "raw_data"
          / "data_analysis" / "read_write_sweep.json")
@@ -194,7 +203,7 @@ rate_iops=500
 @pytest.fixture(scope="module")
 def rated_run():
     if shutil.which("fio") is None:
-        pytest.skip("fio is not installed")
+        unless_installable("fio is not installed")
     (REPO / "tmp").mkdir(exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="pytest-mix-", dir=REPO / "tmp"))
     try:

@@ -27,7 +27,7 @@ from statistics import median
 import pytest
 
 from tests.conftest import REPO
-from tests.toolkit import fixture_locks
+from tests.toolkit import fixture_locks, unless_installable
 from tools.model_drive.cache import CacheModel, Event
 from tools.model_drive.cli import main, parse_bytes
 from tools.model_drive.drive import model_drive
@@ -242,7 +242,7 @@ def scenario(tmp_path_factory) -> Scenario:
     """Once per module: a write of FIRST_S on a fresh drive, IDLE_S idle, a write of SECOND_S,
     then a blkdiscard of the whole device."""
     if shutil.which("fio") is None:
-        pytest.skip("fio is not installed")
+        unless_installable("fio is not installed")
     if not cgroups_available():
         pytest.skip("no blkio (v1) or io (v2) cgroup controller here")
     work = tmp_path_factory.mktemp("model-drive")

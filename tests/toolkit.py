@@ -66,7 +66,7 @@ def fio_workdir(prefix: str):
     runs, with `target.img`, 16 MiB of random data, in it; the test skips without fio. Removed
     afterwards, also when the test fails."""
     if shutil.which("fio") is None:
-        pytest.skip("fio is not installed")
+        unless_installable("fio is not installed")
     (REPO / "tmp").mkdir(exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=prefix, dir=REPO / "tmp"))
     try:
