@@ -17,9 +17,10 @@ usage() {
     cat <<EOF
 Usage: sudo bash $TK_PROG [--target PATH] [--install-only [--for-tests] | --no-install]
 
-§1 of the report. Installs what is missing (quietly when nothing is): $(packages_of run | xargs)
-from the distribution (lib/packages.tsv), and .venv from the pinned requirements.txt; with
---for-tests also what make test uses: $(packages_of test | xargs), and the NVMe VM. Then records kernel,
+§1 of the report. Installs what is missing (quietly when nothing is), from the distribution
+(lib/packages.tsv): $(packages_of run | xargs),
+and .venv from the pinned requirements.txt; with --for-tests also what make test uses:
+$(packages_of test | xargs), and the NVMe VM. Then records kernel,
 distribution, CPU, governor, memory, fio version, which engines work, and for the target: path,
 type, model, serial, firmware, capacity, block sizes, scheduler, rotational flag, NUMA node, PCIe
 link, mount state and a SMART/NVMe health summary (or "unavailable on this device" and why).
