@@ -27,7 +27,15 @@ from analysis.rules.cases import frame_of_groups, section_frame
 from analysis.run import record
 from analysis.sections import bs_sweep
 from tests.conftest import REPO, SAMPLES
-from tests.toolkit import PUNCTUAL, TINY, assert_row_is_fios, fio_reps, loop_device, run
+from tests.toolkit import (
+    PUNCTUAL,
+    TINY,
+    assert_row_is_fios,
+    fio_reps,
+    fixture_locks,
+    loop_device,
+    run,
+)
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -100,6 +108,7 @@ def cap(rw: str, bs: int) -> int:
 
 
 @pytest.fixture(scope="module")
+@fixture_locks(scripts="shared")  # real-time fio: never beside the NVMe guest
 def capped_results():
     """results/bs_sweep/<rw>-<bs>/rep{1,2}.json of real fio runs, each job capped to
     `cap(rw, bs)` bytes/s; all jobs of a repetition run at once (about 3 s each).

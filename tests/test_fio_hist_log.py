@@ -12,10 +12,11 @@ import pytest
 
 from analysis.core.stats import merge_bins, percentiles_from_bins
 from analysis.fio.hist_log import HistLogError, percentile_series, read_hist_log
-from tests.toolkit import PUNCTUAL
+from tests.toolkit import PUNCTUAL, fixture_locks
 
 
 @pytest.fixture(scope="module")
+@fixture_locks(scripts="shared")  # real-time fio: never beside the NVMe guest
 def hist_run(tmp_path_factory):
     """4 s of 128 KiB sequential writes at QD 8, 2,000 a second, with a 1 s histogram log; no
     lat_percentiles, so the json+ bins are of clat, as the histogram log is.

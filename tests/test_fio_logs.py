@@ -39,7 +39,7 @@ from analysis.fio.log_files import (
 from analysis.fio.log_series import per_second, read_per_second, series_stats
 from analysis.fio.output import load_document
 from tests.conftest import SAMPLES
-from tests.toolkit import PUNCTUAL, fio_workdir
+from tests.toolkit import PUNCTUAL, fio_workdir, fixture_locks
 
 SSD860 = (SAMPLES / "louwrentius__fio-plot" / "benchmark_data" / "HPMICROSERVERG8" / "SATA300"
           / "FULL" / "SAMSUNG860PRO")
@@ -55,6 +55,7 @@ DIRS = ("read", "write")
 
 
 @pytest.fixture(scope="module")
+@fixture_locks(scripts="shared")  # real-time fio: never beside the NVMe guest
 def runs():
     """Three real fio runs, in parallel, two on a file under the repo's tmp/:
 

@@ -33,6 +33,7 @@ from tests.toolkit import (
     REPO,
     TINY,
     assert_row_is_fios,
+    fixture_locks,
     load_json,
     loop_device,
     run,
@@ -201,6 +202,7 @@ rate_iops=500
 
 
 @pytest.fixture(scope="module")
+@fixture_locks(scripts="shared")  # real-time fio: never beside the NVMe guest
 def rated_run():
     if shutil.which("fio") is None:
         unless_installable("fio is not installed")
