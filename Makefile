@@ -109,7 +109,7 @@ sample-report: install-nvme-vm
 # Three workers, a file each at a time (module-scoped runs stay shared within a file): most tests wait
 # on fio's runtime. A test marked `alone` runs with nothing beside it (tests/toolkit.py). The files
 # go in the order tests/conftest.py gives them (the NVMe VM's first, the unit tests beside it).
-PYTEST := $(PYTHON) -m pytest -q -n 3 --dist loadfile --no-loadscope-reorder
+PYTEST := $(PYTHON) -m pytest -q -n 4 --dist loadfile --no-loadscope-reorder
 
 test: install-tests lint
 	$(PYTEST) -rs --durations=15 tests

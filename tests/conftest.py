@@ -196,11 +196,32 @@ def pytest_addoption(parser):
 # (-m "not e2e and not device and not root") never runs a script or touches a device.
 E2E_FIXTURES = {"toolkit", "trees", "work", "client_output", "lab"}  # scripts, fio servers, the report
 DEVICE_FIXTURES = {"zram", "zram_raw", "trees"}  # /dev/zram0
+# The end-to-end files that judge exit codes, files, plans and records, no rate and no latency,
+# and run no fio at real-time priority: one at a time may run beside the NVMe VM (beside_vm).
+BESIDE_VM = {"test_faults.py", "test_fleet.py", "test_history.py", "test_order.py",
+             "test_qd1_e2e.py", "test_report_e2e.py", "test_run_loop.py", "test_safety.py"}
 
 
 def kinds_of(item) -> set[str]:
     """What a test is besides a unit test (none: a unit test, no script, no device)."""
     return {m for m in ("alone", "e2e", "device") if item.get_closest_marker(m)}
+
+
+def scripts_mode(item) -> str | None:
+    """How a test holds the scripts lock (tests/toolkit.py, beside_others): not at all (a unit
+    test), shared, or shared or in the one slot beside the NVMe VM (marked `beside_vm`)."""
+    kinds = kinds_of(item)
+    if not kinds:
+        return None
+    return "beside_vm" if item.get_closest_marker("beside_vm") and "alone" not in kinds \
+        else "shared"
+
+
+def fixtures_lock(item) -> bool:
+    """Whether a module fixture of the test holds the scripts lock (fixture_locks): such a
+    file waits for the VM like an end-to-end one, whatever its tests are marked."""
+    defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+    return any(getattr(d.func, "tk_locks", (False, None))[1] for ds in defs.values() for d in ds)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -210,6 +231,8 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.e2e)
         if uses & DEVICE_FIXTURES:
             item.add_marker(pytest.mark.device)
+        if item.path.name in BESIDE_VM:
+            item.add_marker(pytest.mark.beside_vm)
         if item.get_closest_marker("root"):
             item.add_marker(pytest.mark.device)
             if os.geteuid() != 0:
@@ -218,20 +241,32 @@ def pytest_collection_modifyitems(config, items):
     # The order make test's workers take the files in (xdist keeps it: --no-loadscope-reorder):
     # the NVMe VM's file first, whose boot holds off every script and device test for minutes
     # (tests/test_nvme_e2e.py), so that the other workers spend them on the unit-test files; then
-    # the files holding an `alone` test, whose exclusive turns come together instead of each
-    # waiting out a long test on another worker (tests/toolkit.py); then the other end-to-end
-    # files. Within each, the files with the most tests first, so that the last ones are short;
-    # within a file, its unit tests first, which may run while the VM's boot holds the scripts.
-    marked = {}
+    # the files marked `beside_vm`, one of which at a time may run beside the guest once its §6
+    # has run; then the files holding an `alone` test, whose exclusive turns come together instead
+    # of each waiting out a long test on another worker (tests/toolkit.py); then the other
+    # end-to-end files, and those whose module fixture runs fio. Within each, the slow files and
+    # those with the most tests first, so that the last ones are short; within a file, its unit
+    # tests first.
+    marked, beside, locked = {}, set(), set()
     for item in items:
         marked.setdefault(item.path, set()).update(kinds_of(item))
+        if item.get_closest_marker("beside_vm"):
+            beside.add(item.path)
+        if fixtures_lock(item):
+            locked.add(item.path)
     count = collections.Counter(item.path for item in items)
+    # files of a few long tests (a minute or two each), which ended the suite alone on one worker
+    # when they started last; first in their group, they run beside the others' short ones
+    slow = {"test_wss_burst_e2e.py", "test_wss_burst_model.py"}
 
     def turn(item):
         kinds = marked[item.path]
-        group = (0 if item.path.name == "test_nvme_e2e.py" else 1 if not kinds
-                 else 2 if "alone" in kinds else 3)
-        return group, -count[item.path], str(item.path), bool(kinds_of(item))
+        group = (0 if item.path.name == "test_nvme_e2e.py"
+                 else 1 if not kinds and item.path not in locked
+                 else 2 if item.path in beside and "alone" not in kinds
+                 else 3 if "alone" in kinds else 4)
+        return (group, item.path.name not in slow, -count[item.path], str(item.path),
+                bool(kinds_of(item)))
 
     items.sort(key=turn)
 
@@ -256,8 +291,7 @@ def pytest_fixture_setup(fixturedef, request):
         return
     locks = getattr(fixturedef.func, "tk_locks", None)
     if locks is None:
-        kinds = kinds_of(item)
-        locks = ("alone" in kinds, "shared" if kinds else None)
+        locks = ("alone" in kinds_of(item), scripts_mode(item))
     with beside_others(alone=locks[0], scripts=locks[1]):
         yield
 
@@ -266,9 +300,9 @@ def pytest_fixture_setup(fixturedef, request):
 def machine_lock(request):
     """Every test holds the machine lock (tests/toolkit.py): shared, or exclusive for a test
     marked `alone`, so that nothing runs beside it on another worker; and, but for the unit
-    tests, the scripts lock shared, so that none runs beside the NVMe VM."""
-    kinds = kinds_of(request.node)
-    with beside_others(alone="alone" in kinds, scripts="shared" if kinds else None):
+    tests, the scripts lock shared, so that none runs beside the NVMe VM (a `beside_vm` test: but
+    one at a time, once the guest's §6 has run)."""
+    with beside_others(alone="alone" in kinds_of(request.node), scripts=scripts_mode(request.node)):
         yield
 
 

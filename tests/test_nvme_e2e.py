@@ -31,7 +31,15 @@ import pandas as pd
 import pytest
 
 from analysis.run import host_ceiling, record
-from tests.toolkit import REPO, fixture_locks, make_copy, script_env, unless_installable
+from tests.toolkit import (
+    REPO,
+    fixture_locks,
+    make_copy,
+    open_the_slot,
+    script_env,
+    unless_installable,
+    when_it_exists,
+)
 from tests.toolkit import TINY as TINY_ARGS
 from tools.nvme_vm import Controller, Namespace, VmSpec, WriteCache, available, nvme_vm
 from tools.nvme_vm.scenarios import Scenario, run_scenarios
@@ -132,15 +140,17 @@ for c in /sys/class/nvme/nvme*; do echo "${{c##*/}} $(cat "$c/serial")"; done >"
 
 
 @pytest.fixture(scope="module")
-@fixture_locks(scripts="exclusive")  # no script or device test beside it (unit tests may run):
-def guest():  # the guest's CPUs are emulated on the host's, and §6's rates with them
+@fixture_locks(scripts="exclusive")  # no script or device test beside it (unit tests may run),
+def guest():  # but one `beside_vm` test once §6's rates are measured (tests/toolkit.py)
     """The toolkit copy and each scenario's result, after one boot of the VM."""
     unless_installable(available())
     tk = make_copy()
     LEFT_BEFORE.update((REPO / "tmp").glob("nvme-vm-*"))  # a killed run's, not this one's
     try:
         with nvme_vm(SPEC) as vm:
-            results = run_scenarios(vm, scenarios(tk), rwdirs=[tk])
+            first = vm.shared / "scenarios" / "burst" / "rc"  # run_scenarios' folder for it
+            with when_it_exists(first, open_the_slot):
+                results = run_scenarios(vm, scenarios(tk), rwdirs=[tk])
             print(f"NVMe VM: {vm.accelerator}, {vm.boots[0]:.0f} s boot to power-off; "
                   + ", ".join(f"{n} {r.seconds or 0:.0f} s" for n, r in results.items()))
             keep = {name: {f: p.read_bytes() for f, p in r.files.items()}

@@ -19,6 +19,7 @@ import socket
 import statistics
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -87,20 +88,69 @@ def fio_workdir(prefix: str):
 # but the unit tests (no script, no device: a few CPU-seconds each) may, and fill the VM's minutes.
 # `scripts` is taken before the turnstile, so a test waiting for the VM to end waits outside it:
 # held inside, it kept every unit test on the other workers waiting too.
+# The guest's QEMU keeps about one of the two CPUs busy, so one functional end-to-end test at a
+# time (marked `beside_vm`: it judges exit codes, files and plans, no rate, no real-time fio) may
+# run beside it, in a third lock's one slot, once the guest's §6 scenario, whose rates are judged,
+# has ended (open_the_slot). Two such tests beside it slowed the boot from 321 s to 580 s.
 LOCKS = REPO / "tmp" / ".tests"
+_SLOT: list = []  # the slot's file while the VM's fixture holds it closed
+
+
+def _take_scripts(scripts, mode: str | None, slot) -> None:
+    if mode == "exclusive":  # the VM: the slot closed first, so no neighbour slips in
+        fcntl.flock(slot, fcntl.LOCK_EX)
+        _SLOT.append(slot)
+        fcntl.flock(scripts, fcntl.LOCK_EX)
+    elif mode == "shared":
+        fcntl.flock(scripts, fcntl.LOCK_SH)
+    elif mode == "beside_vm":  # with the others, or in the slot while the VM holds `scripts`
+        while True:
+            for lock, how in ((scripts, fcntl.LOCK_SH), (slot, fcntl.LOCK_EX)):
+                try:
+                    fcntl.flock(lock, how | fcntl.LOCK_NB)
+                    return
+                except BlockingIOError:
+                    pass
+            time.sleep(0.2)
+
+
+def open_the_slot() -> None:
+    """The VM's fixture lets one `beside_vm` test run beside the guest from now on."""
+    while _SLOT:
+        fcntl.flock(_SLOT.pop(), fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def when_it_exists(path: Path, then, every: float = 0.5):
+    """Call `then()` once `path` exists, watching from a thread while the block runs."""
+    done = threading.Event()
+
+    def watch():
+        while not done.wait(every):
+            if path.exists():
+                then()
+                return
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+        watcher.join()
 
 
 @contextlib.contextmanager
 def beside_others(alone: bool, scripts: str | None = None):
     """Hold the tests' machine lock for the block: exclusive when `alone`, else shared; and the
     scripts lock first when `scripts` is 'shared' (a test that runs scripts or devices, or runs
-    alone) or 'exclusive' (the NVMe VM). Every holder takes them in one order (scripts, turnstile,
-    machine), so no two wait on each other."""
+    alone), 'beside_vm' (such a test that may also take the one slot beside the VM) or
+    'exclusive' (the NVMe VM). Every holder takes them in one order (slot, scripts, turnstile,
+    machine), and one waiting for the slot holds nothing, so no two wait on each other."""
     LOCKS.mkdir(parents=True, exist_ok=True)
     with open(LOCKS / "turnstile", "a") as turnstile, open(LOCKS / "machine", "a") as machine, \
-            open(LOCKS / "scripts", "a") as others:
-        if scripts:
-            fcntl.flock(others, fcntl.LOCK_EX if scripts == "exclusive" else fcntl.LOCK_SH)
+            open(LOCKS / "scripts", "a") as others, open(LOCKS / "beside-vm", "a") as slot:
+        _take_scripts(others, scripts, slot)
         fcntl.flock(turnstile, fcntl.LOCK_EX)
         try:
             fcntl.flock(machine, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
@@ -111,6 +161,9 @@ def beside_others(alone: bool, scripts: str | None = None):
         finally:
             fcntl.flock(machine, fcntl.LOCK_UN)
             fcntl.flock(others, fcntl.LOCK_UN)
+            fcntl.flock(slot, fcntl.LOCK_UN)
+            if slot in _SLOT:
+                _SLOT.remove(slot)
 
 
 def unless_installable(why: str | None) -> None:
