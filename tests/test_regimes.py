@@ -61,6 +61,17 @@ def test_noise_keeps_a_large_gap_in_one_regime():
     assert split_regimes(wild).one_level
 
 
+def test_a_short_repetition_straddling_the_cliff_hides_no_other_gap():
+    """4 s: too short for the burst rule's cliff (15 s at least), so the straddling repetition
+    stands between the two levels; its spread is a drop, not noise, and is left out of it."""
+    straddle = np.array([200.0, 200, 20, 20])
+    r = split_regimes([flat(200), straddle, flat(20)])
+    assert [g.reps for g in r.regimes] == [(0,), (1,), (2,)]
+    assert r.noise_cv == pytest.approx(0.0091, rel=0.01)
+    r = split_regimes([flat(200), flat(200), straddle])
+    assert [g.reps for g in r.regimes] == [(0, 1), (2,)]
+
+
 def test_a_stalled_repetition_is_its_own_regime():
     r = split_regimes([flat(200), np.zeros(4), flat(200)])
     assert [(g.reps, g.level_MBps) for g in r.regimes] == [((0, 2), pytest.approx(200, rel=.01)),

@@ -16,10 +16,10 @@ fastest first, and two neighbours belong to different regimes when the slower on
 * further below it than the per-second noise explains: ln(faster / slower) is at least ``z``
   (Z) standard errors. A repetition's standard error is the noise's CV x sqrt((1 + phi) /
   (1 - phi) / its seconds): the CV is the spread of every repetition's seconds about its own
-  median, relative to it, pooled over the repetitions (a short repetition's own four seconds say
-  little; the case's twelve say more), and phi their lag-1 autocorrelation, pooled the same way
-  (seconds that resemble their neighbours are worth fewer independent ones; a long repetition
-  estimates phi, four seconds hardly do).
+  median, relative to it, pooled over the repetitions but the noisiest (a short repetition's own
+  four seconds say little, the case's say more; the noisiest may hold a drop, not noise), and
+  phi their lag-1 autocorrelation, pooled the same way (seconds that resemble their neighbours
+  are worth fewer independent ones; a long repetition estimates phi, four seconds hardly do).
 
 Neighbours that are not apart join one regime, so a case at one level is one regime. Z is
 calibrated on seeded simulations (bench/simulations/regimes_sim.py, `bash bench/statistics
@@ -31,9 +31,9 @@ of 3% is split at most 5% of the time, and a 2x split is found.
 (analysis.core.segments.find_cliffs): a lasting, abrupt drop of at least 25%, with at least 10 s
 after it and segments of at least 5 s, so only a repetition of 15 s or more can show one (the
 standard profile's 30 s can; the quick profile's 4 s cannot, and a repetition that straddles the
-cliff there stands at a level between the two). Such a repetition measured two states: it is a
-regime of its own, with its cliff, and is left out of the noise estimate (its spread is the
-drop, not noise).
+cliff there stands at a level between the two, and is left out of the noise as the noisiest).
+A repetition with a cliff measured two states: it is a regime of its own, with its cliff, and
+is left out of the noise estimate (its spread is the drop, not noise).
 
 Worked example (the sample report's 128 KiB sequential write, three repetitions of 4 s)::
 
@@ -57,7 +57,7 @@ import numpy as np
 from analysis.core.segments import DEFAULT_CLIFF, Cliff, find_cliffs
 
 # Standard errors a gap between two levels must span (calibrated: see the module docstring)
-Z = 3.0
+Z = 4.5
 MIN_DROP_PCT = DEFAULT_CLIFF["min_drop_pct"]
 MAX_PHI = 0.9  # the autocorrelation the standard error allows for, at most
 
@@ -130,16 +130,18 @@ def pooled_noise(series: Sequence[np.ndarray], levels: Sequence[float]) -> tuple
     """(CV, phi) of the per-second noise: each repetition's seconds relative to its own median,
     their spread about their mean pooled over the repetitions (n - 1 each), and their lag-1
     autocorrelation pooled the same way, within 0 and MAX_PHI (a few seconds estimate it low,
-    never usefully below 0). (0, 0) when no repetition has two seconds at a positive level."""
-    ss = lag = 0.0
-    df = 0
+    never usefully below 0). With three repetitions or more the noisiest is left out: one that
+    straddles a cliff too short for the burst rule to see holds a drop, not noise, and would
+    hide every other gap. (0, 0) when no repetition has two seconds at a positive level."""
+    parts = []  # (sum of squares, sum of lag-1 products, degrees of freedom) per repetition
     for x, level in zip(series, levels, strict=True):
         if x.size < 2 or level <= 0:
             continue
         rel = x / level - float(np.mean(x / level))
-        ss += float(np.sum(rel * rel))
-        lag += float(np.sum(rel[1:] * rel[:-1]))
-        df += x.size - 1
+        parts.append((float(np.sum(rel * rel)), float(np.sum(rel[1:] * rel[:-1])), x.size - 1))
+    if len(parts) >= 3:
+        parts.remove(max(parts, key=lambda p: p[0] / p[2]))
+    ss, lag, df = (sum(p[k] for p in parts) for k in range(3))
     if not df or ss <= 0:
         return 0.0, 0.0
     return math.sqrt(ss / df), min(MAX_PHI, max(0.0, lag / ss))
