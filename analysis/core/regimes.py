@@ -104,7 +104,8 @@ def split_regimes(reps: Sequence[np.ndarray], *, z: float = Z,
         if x.size == 0:
             raise ValueError(f"repetition {i + 1} has no per-second samples")
     levels = [float(np.median(x)) for x in series]
-    cliffs = {i: c[0] for i, x in enumerate(series) if (c := find_cliffs(x))}
+    # the burst detector's own rule and settings, not a second one
+    cliffs = {i: c[0] for i, x in enumerate(series) if (c := find_cliffs(x, **DEFAULT_CLIFF))}
     steady = [i for i in range(len(series)) if i not in cliffs]
     cv, phi = pooled_noise([series[i] for i in steady], [levels[i] for i in steady])
     # seconds that resemble their neighbours (AR(1) phi) are worth fewer independent ones
