@@ -30,7 +30,7 @@ PATTERNS = ((1, 1, .5), (1, .5, 1), (.5, 1, 1), (1, .5, .5), (.5, 1, .5), (.5, .
 def grid(quick: bool) -> list[dict]:
     sims = 1000 if quick else 4000
     noises = (0.1, 0.3) if quick else (0.1, 0.15, 0.2, 0.3)
-    phis = (0.0, 0.6) if quick else (0.0, 0.3, 0.6)
+    phis = (0.0, 0.3, 0.6)
     cells = [{"kind": kind, "noise": c, "phi": f, "seconds": s, "sims": sims}
              for kind in ("one level", "2x split") for s in (4, 30)
              for c in noises for f in phis]
