@@ -25,7 +25,8 @@ Neighbours that are not apart join one regime, so a case at one level is one reg
 calibrated on seeded simulations (bench/simulations/regimes_sim.py, `bash bench/statistics
 --only regimes`; docs/methodology.md quotes the rates): at 3 repetitions of 4 s, the quick
 profile's, a one-level case with 10-30% per-second noise, AR(1) phi up to 0.3 and run offsets
-of 3% is split at most 5% of the time, and a 2x split is found.
+of 3% is split in at most 4.3% of cases, and a 2x split is found with its repetitions in 98% or
+more at 10% noise (in 72-73% at 20%: four seconds of such noise are too few).
 
 **A cliff inside a repetition** is found by the burst detector's rule, with its defaults
 (analysis.core.segments.find_cliffs): a lasting, abrupt drop of at least 25%, with at least 10 s
