@@ -10,7 +10,14 @@ import sys
 import time
 from multiprocessing import Pool
 
-from bench.simulations import compare_sim, effects_sim, history_sim, stable_sim, tails_sim
+from bench.simulations import (
+    compare_sim,
+    effects_sim,
+    history_sim,
+    regimes_sim,
+    stable_sim,
+    tails_sim,
+)
 
 RULES = {
     "compare": (compare_sim, "compare: a whole comparison of two trees (6 cases × 6 metrics)"),
@@ -18,6 +25,7 @@ RULES = {
     "tails": (tails_sim, "tail intervals (95%)"),
     "stable": (stable_sim, "--until-stable 5, 3 planned repetitions, at most 6"),
     "effects": (effects_sim, "the test for an effect (findings) and the gain rule"),
+    "regimes": (regimes_sim, "regimes: a case's repetitions split by level (3 repetitions)"),
 }
 
 

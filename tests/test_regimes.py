@@ -1,0 +1,140 @@
+"""analysis.core.regimes: a case's repetitions split by the level of their per-second write rate.
+Worked cases by hand, then the rule's rates on small seeded cells of bench/statistics (the full
+grid is `bash bench/statistics --only regimes`), each asserted within three binomial standard
+errors of the rate the rule claims. Pure Python: no fio, no device."""
+
+from __future__ import annotations
+
+import doctest
+import math
+
+import numpy as np
+import pytest
+
+from analysis.core import regimes
+from analysis.core.regimes import pooled_noise, split_regimes
+from analysis.history.calibration import ar1
+from bench.simulations import regimes_sim
+
+
+def flat(level: float, seconds: int = 4, wobble: float = 0.01) -> np.ndarray:
+    """A repetition at one level with a small, fixed wobble (a noise the rule can see)."""
+    return level * (1 + wobble * np.resize([1.0, -1.0, 0.5, -0.5], seconds))
+
+
+def test_the_docstring_is_a_worked_example_that_holds():
+    assert doctest.testmod(regimes).failed == 0
+
+
+def test_200_200_20_is_two_regimes_the_slow_one_after():
+    """The sample report's 128 KiB sequential write: one mean over it described neither."""
+    r = split_regimes([flat(200), flat(200), flat(20)])
+    assert [g.reps for g in r.regimes] == [(0, 1), (2,)]
+    assert [g.level_MBps for g in r.regimes] == pytest.approx([200, 20], rel=0.01)
+    assert not r.one_level and r.cliffs == ()
+    assert r.description == "2 at 200 MB/s (reps 1-2); 1 at 20 MB/s after (rep 3)"
+
+
+def test_a_slow_repetition_first_is_not_after():
+    r = split_regimes([flat(20), flat(200), flat(200)])
+    assert [g.reps for g in r.regimes] == [(1, 2), (0,)]
+    assert r.description == "2 at 200 MB/s (reps 2-3); 1 at 20 MB/s (rep 1)"
+
+
+def test_one_level_is_one_regime():
+    r = split_regimes([flat(200), flat(196), flat(204)])
+    assert r.one_level and [g.reps for g in r.regimes] == [(0, 1, 2)]
+    assert r.description == "3 at 200 MB/s (reps 1-3)"
+
+
+def test_a_run_offset_below_the_cliffs_drop_never_splits_however_quiet():
+    """15% apart on a drive with 1% noise is far beyond the noise, but a run-to-run offset, not
+    another state: the cliff rule's 25% drop must be passed too; 30% apart is a regime."""
+    assert split_regimes([flat(200, 30), flat(170, 30), flat(200, 30)]).one_level
+    r = split_regimes([flat(200, 30), flat(140, 30), flat(200, 30)])
+    assert [g.reps for g in r.regimes] == [(0, 2), (1,)]
+
+
+def test_noise_keeps_a_large_gap_in_one_regime():
+    """Two repetitions 40% apart, but seconds that wander +-50%: not told apart."""
+    wild = [np.array([300.0, 100, 280, 120]), np.array([180.0, 60, 170, 70])]
+    assert split_regimes(wild).one_level
+
+
+def test_a_short_repetition_straddling_the_cliff_hides_no_other_gap():
+    """4 s: too short for the burst rule's cliff (15 s at least), so the straddling repetition
+    stands between the two levels; its spread is a drop, not noise, and is left out of it."""
+    straddle = np.array([200.0, 200, 20, 20])
+    r = split_regimes([flat(200), straddle, flat(20)])
+    assert [g.reps for g in r.regimes] == [(0,), (1,), (2,)]
+    assert r.noise_cv == pytest.approx(0.0091, rel=0.01)
+    r = split_regimes([flat(200), flat(200), straddle])
+    assert [g.reps for g in r.regimes] == [(0, 1), (2,)]
+
+
+def test_a_stalled_repetition_is_its_own_regime():
+    r = split_regimes([flat(200), np.zeros(4), flat(200)])
+    assert [(g.reps, g.level_MBps) for g in r.regimes] == [((0, 2), pytest.approx(200, rel=.01)),
+                                                            ((1,), 0.0)]
+
+
+def test_a_cliff_inside_repetition_2_is_found_and_reported_on_its_own():
+    """30 s repetitions; the second falls from 200 to 20 MB/s 12 s in, the third stays there."""
+    cliff_rep = np.concatenate([flat(200, 12, 0.0), flat(20, 18, 0.0)])
+    r = split_regimes([flat(200, 30), cliff_rep, flat(20, 30)])
+    assert r.cliffs == ((1, 12.0),)
+    assert [(g.reps, g.cliff is not None) for g in r.regimes] == [
+        ((0,), False), ((1,), True), ((2,), False)]
+    assert r.description == ("1 at 200 MB/s (rep 1); 1 fell from 200 to 20 MB/s at 12 s "
+                             "(rep 2); 1 at 20 MB/s after (rep 3)")
+
+
+def test_bad_input_is_refused():
+    with pytest.raises(ValueError, match="no repetitions"):
+        split_regimes([])
+    with pytest.raises(ValueError, match="repetition 2 has no per-second samples"):
+        split_regimes([flat(200), np.array([])])
+
+
+def test_pooled_noise_recovers_a_known_cv_and_autocorrelation():
+    """Three long repetitions at different levels, CV 20%, AR(1) 0.5: the levels cancel."""
+    rng = np.random.default_rng(41)
+    reps = [level * (1 + 0.2 * ar1(rng, (600,), 0.5)) for level in (200.0, 100.0, 20.0)]
+    cv, phi = pooled_noise(reps, [float(np.median(r)) for r in reps])
+    assert cv == pytest.approx(0.2, rel=0.1) and phi == pytest.approx(0.5, abs=0.08)
+    assert pooled_noise([flat(200, 1)], [200.0]) == (0.0, 0.0)
+
+
+# --------------------------------------------------------------------------- rates
+
+def within(rate: float, claimed: float, sims: int) -> float:
+    """Three binomial standard errors at the claimed rate."""
+    return 3 * math.sqrt(claimed * (1 - claimed) / sims)
+
+
+@pytest.mark.parametrize(("noise", "phi"), [(0.2, 0.3), (0.3, 0.3), (0.3, 0.0)])
+def test_one_level_is_split_at_most_5_percent_of_the_time(noise, phi):
+    """3 x 4 s, run offsets of 3%: the calibration's worst cells (bench, 4,000 cases: 2.4%,
+    4.3%, 1.1%)."""
+    sims = 1500
+    got = regimes_sim.run({"kind": "one level", "noise": noise, "phi": phi, "seconds": 4,
+                           "sims": sims})["rate"]
+    assert got <= 0.05 + within(got, 0.05, sims), got
+
+
+@pytest.mark.parametrize(("noise", "phi"), [(0.1, 0.0), (0.1, 0.3)])
+def test_a_2x_split_is_found_with_the_right_repetitions_95_percent_of_the_time(noise, phi):
+    """3 x 4 s, every order of two at L and one at L/2 or one at L and two at L/2 (bench, 4,000
+    cases: 99.9%, 99.5%)."""
+    sims = 1200
+    got = regimes_sim.run({"kind": "2x split", "noise": noise, "phi": phi, "seconds": 4,
+                           "sims": sims})
+    assert got["rate"] >= 0.95 - within(got["rate"], 0.95, sims), got
+    assert got["split"] >= got["rate"]
+
+
+def test_a_cliff_in_the_middle_of_a_30_s_repetition_is_found():
+    sims = 200
+    got = regimes_sim.run({"kind": "cliff", "noise": 0.1, "phi": 0.3, "seconds": 30,
+                           "sims": sims})["rate"]
+    assert got >= 0.95 - within(got, 0.95, sims), got
