@@ -15,9 +15,11 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from analysis.core.effects import ALPHA, bh_adjust, trend
+from analysis.core.regimes import Regimes, describe, split_regimes
 from analysis.core.stats import (
     PCT_COLUMNS,
     STANDARD_PCTS,
@@ -28,6 +30,8 @@ from analysis.core.stats import (
     tail_intervals,
 )
 from analysis.fio.direction import Direction
+from analysis.fio.log_files import FioLogError, find_logs
+from analysis.fio.log_series import read_per_second
 from analysis.fio.output import JobGroup
 from analysis.run import cpu_load, record, repetition
 from analysis.run.host_ceiling import PUNTED, is_host_bound, read_ceilings
@@ -65,11 +69,21 @@ CI_COLUMNS = ["iops_ci95", "bw_MBps_ci95", "lat_us_ci95"]
 # over the table's rows (Benjamini-Hochberg), is below 0.05: the level moved while it was
 # measured. Three repetitions at least.
 DRIFT_COLUMNS = ["drift_pct", "drift_p", "drifting"]
+# What the case's writes measured (analysis.core.regimes, from each repetition's per-second
+# write rate): "one level"; the regimes, where its repetitions stood at several levels or one
+# held a cliff (then the row's statistics are empty: one mean over two states describes neither,
+# and each regime's own row is in the section's regimes table); "not logged" for a tree whose
+# repetitions logged no write rate; empty for a case that only reads.
+REGIME_COLUMNS = ["regime", "regime_split"]
 METRIC_COLUMNS = ["iops_mean", "iops_std", "iops_cv", "bw_MBps_mean", "bw_MBps_std",
                   "lat_us_mean", "lat_us_std", *PCT_COLUMNS.values(), "lat_max_us",
                   *PCT_STD_COLUMNS.values(),
                   "unstable", "pct_source", "little_product", *HOST_COLUMNS, *CI_COLUMNS,
-                  "half_width_pct", *TAIL_COLUMNS, *DRIFT_COLUMNS]
+                  "half_width_pct", *TAIL_COLUMNS, *DRIFT_COLUMNS, *REGIME_COLUMNS]
+# The statistics a split case's rows leave empty (NaN): every measured value, not its shape
+SPLIT_BLANKS = [c for c in METRIC_COLUMNS if c not in ("unstable", "pct_source", "drifting",
+                                                        "host_ceiling_device", "host_bound",
+                                                        *REGIME_COLUMNS)]
 
 
 @dataclass(frozen=True)
@@ -94,6 +108,9 @@ class Case:
     numbers: tuple[int, ...] = ()
     # Each good repetition's per-CPU load (rep<k>.cpu), None where the run recorded none.
     cpu_loads: tuple[cpu_load.CpuLoad | None, ...] = ()
+    # Each good repetition's MB/s written each second (its 1 s bandwidth log, lib/jobfile.bash
+    # regime_log_lines), None where it wrote nothing or logged none: the regime it measured.
+    write_MBps: tuple[np.ndarray | None, ...] = ()
 
 
 def load_case(case_dir: Path, expected: dict[str, str] | None = None) -> Case:
@@ -108,7 +125,21 @@ def load_case(case_dir: Path, expected: dict[str, str] | None = None) -> Case:
             continue
         numbers.append(int(path.stem.removeprefix("rep")))
     loads = tuple(cpu_load.read_load(case_dir, k) for k in numbers)
-    return Case(case_dir.name, reps, left_out, tuple(numbers), loads)
+    rates = tuple(write_rate(case_dir, k) for k in numbers)
+    return Case(case_dir.name, reps, left_out, tuple(numbers), loads, rates)
+
+
+def write_rate(case_dir: Path, k: int) -> np.ndarray | None:
+    """MB/s written in each whole second of repetition k, from its 1 s bandwidth log; None
+    without a log, or where the repetition wrote nothing."""
+    paths = find_logs(case_dir, f"rep{k}", "bw")
+    if not paths:
+        return None
+    try:
+        rate = read_per_second(paths, "bw").complete()
+    except (FioLogError, ValueError):
+        return None  # a damaged log: the repetition's regime is unknown, its JSON still counts
+    return rate.values.get("write")
 
 
 def read_section(results_dir: Path) -> list[Case]:
@@ -218,7 +249,7 @@ def empty_direction_row(case: Case, direction: str) -> dict:
     """A direction the job never issued (writes of a 100% read mix): zero I/O, no latency."""
     row = summarize_direction(case, "total")
     row.update({col: math.nan for col in METRIC_COLUMNS
-                if col not in ("unstable", "pct_source", "drifting")})
+                if col not in ("unstable", "pct_source", "drifting", *REGIME_COLUMNS)})
     row.update(direction=direction, iops_mean=0.0, iops_std=0.0, bw_MBps_mean=0.0,
                bw_MBps_std=0.0, unstable=False, pct_source="", drifting=False)
     return row
@@ -257,7 +288,7 @@ def summarize_direction(case: Case, direction: str) -> dict:
         "cpu_sys_pct": rep_stats([g.sys_cpu_pct for g in case.reps])["mean"],
         "host_ceiling_iops": math.nan, "host_ceiling_device": "", **busiest_columns(case),
         "host_bound": False, **intervals, "drift_pct": drift.slope_pct, "drift_p": drift.p,
-        "drifting": False,
+        "drifting": False, "regime": "", "regime_split": False,
     }
 
 
@@ -283,7 +314,27 @@ def busiest_columns(case: Case) -> dict:
 
 def summary_rows(case: Case, always: tuple[str, ...] = ()) -> list[dict]:
     """A row per direction that did I/O; a mixed case also gets a `total` row. Directions in
-    `always` get a row even without I/O (zero IOPS), and then `total` does too."""
+    `always` get a row even without I/O (zero IOPS), and then `total` does too. A case whose
+    writes stood at several levels keeps its rows, their statistics empty (REGIME_COLUMNS)."""
+    rows = direction_rows(case, always)
+    found = case_regimes(case)
+    text = regime_text(case, found)
+    for row in rows:
+        row["regime"] = text
+        if is_split(case, found):
+            row.update({col: math.nan for col in SPLIT_BLANKS}, regime_split=True,
+                       unstable=False, drifting=False)
+    return rows
+
+
+def is_split(case: Case, found: Regimes | None) -> bool:
+    """Repetitions of one case that measured more than one state. A single repetition that held
+    a cliff (§6's burst, one long series its section analyses itself) keeps its mean, its
+    regime text naming the cliff."""
+    return found is not None and not found.one_level and len(case.reps) > 1
+
+
+def direction_rows(case: Case, always: tuple[str, ...] = ()) -> list[dict]:
     directions = list(dict.fromkeys(d for g in case.reps for d in g.directions))
     rows = {d: summarize_direction(case, d) for d in directions}
     for d in always:
@@ -294,6 +345,54 @@ def summary_rows(case: Case, always: tuple[str, ...] = ()) -> list[dict]:
     if len(directions) > 1 or always:
         out.append(summarize_direction(case, "total"))
     return out
+
+
+def writes(case: Case) -> bool:
+    return any(g.directions.get("write") is not None and g.directions["write"].io_bytes > 0
+               for g in case.reps)
+
+
+def case_regimes(case: Case) -> Regimes | None:
+    """The regimes of a case's writes, from every repetition's per-second write rate; None for
+    a case that only reads, or whose repetitions did not all log their writes."""
+    rates = case.write_MBps
+    if not writes(case) or len(rates) != len(case.reps) or \
+            any(r is None or len(r) == 0 for r in rates):
+        return None
+    return split_regimes(rates)
+
+
+def regime_text(case: Case, found: Regimes | None) -> str:
+    if found is not None:
+        return "one level" if found.one_level else found.description
+    return "not logged" if writes(case) else ""
+
+
+def regime_rows(case: Case, always: tuple[str, ...] = ()) -> list[dict]:
+    """A split case's rows per regime, each over its own repetitions only; none for a case at
+    one level. `regime` names the regime (its repetitions and level), `regimes` the case's."""
+    found = case_regimes(case)
+    if not is_split(case, found):
+        return []
+    out = []
+    for k, regime in enumerate(found.regimes):
+        part = Case(case.name, [case.reps[i] for i in regime.reps], [],
+                    tuple(case.numbers[i] for i in regime.reps if i < len(case.numbers)),
+                    tuple(case.cpu_loads[i] for i in regime.reps if i < len(case.cpu_loads)),
+                    tuple(case.write_MBps[i] for i in regime.reps))
+        for row in direction_rows(part, always):
+            row.update(regime=describe([regime]), regime_split=True, regime_rank=k + 1,
+                       regimes=found.description)
+            out.append(row)
+    return out
+
+
+def one_state(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows whose repetitions measured one state of the drive: what a finding may compare
+    or quote (a split case's rows have no mean; its regimes are in the regimes table)."""
+    if "regime_split" not in table:
+        return table
+    return table[~table.regime_split.astype(bool)]
 
 
 def case_rows(table: pd.DataFrame) -> pd.DataFrame:
@@ -309,6 +408,16 @@ def frame_of_cases(cases: list[Case], always: tuple[str, ...] = (),
     rows = [row for case in cases if case.reps for row in summary_rows(case, always)]
     return mark_host_bound(mark_drifting(pd.DataFrame(rows, columns=CASE_COLUMNS + METRIC_COLUMNS)),
                            ceilings or {})
+
+
+REGIME_TABLE_COLUMNS = [*CASE_COLUMNS, "regime_rank", "regimes", *METRIC_COLUMNS]
+
+
+def frame_of_regimes(cases: list[Case], always: tuple[str, ...] = ()) -> pd.DataFrame:
+    """Each split case's rows per regime (regime_rows), fastest regime first: the section's
+    regimes table. Empty when every case that writes held one level."""
+    rows = [row for case in cases if case.reps for row in regime_rows(case, always)]
+    return pd.DataFrame(rows, columns=REGIME_TABLE_COLUMNS)
 
 
 def mark_drifting(table: pd.DataFrame) -> pd.DataFrame:

@@ -27,7 +27,9 @@ from analysis.rules.cases import (
     UNSTABLE_HALF_WIDTH,
     Case,
     frame_of_cases,
+    frame_of_regimes,
     nines,
+    one_state,
     read_manifest,
     read_section,
     report_left_out,
@@ -112,6 +114,11 @@ def run_section(argv: list[str], *, section: str, description: str,
     if state_blocks:
         path = ws.path(snippet_path(section))
         path.write_text(path.read_text() + drive_state_part(state_blocks, state_figures, ws.link))
+    regimes = frame_of_regimes(cases, always)
+    if not regimes.empty:
+        written.append(run.write_table(f"tables/{section}_regimes.csv", regimes))
+        path = ws.path(snippet_path(section))
+        path.write_text(path.read_text() + regimes_part(regimes))
     anomalies = [a for a in (unstable_anomaly(table), host_anomaly(table)) if a]
     if state_part.anomaly_text(story):
         anomalies.append(Anomaly("steady_state", state_part.anomaly_text(story)))
@@ -124,7 +131,8 @@ def run_section(argv: list[str], *, section: str, description: str,
     facts_file.write(ws.path(facts_path), section, run.facts)
     written.append(ws.show(facts_path))
     print(f"\nwrote {', '.join(written)}")
-    return 1 if missing or any(math.isnan(v) for v in table.iops_mean) else 0
+    return 1 if missing or any(math.isnan(r.iops_mean) and not r.regime_split
+                               for r in table.itertuples()) else 0
 
 
 # --- repetitions left out, points left with none ------------------------------------------------
@@ -323,7 +331,7 @@ def nines_frame(run: SectionRun, rows: pd.DataFrame, label: Callable[[object], s
     p99 … p99.999 with at least one I/O above it, the pooled percentile, its 95% interval, the
     I/Os above it and whether that is enough to quote it (analysis.core.stats.tail_intervals)."""
     out = []
-    for r in rows.itertuples():
+    for r in one_state(rows).itertuples():
         case = run.case(r.case)
         for p, t in (nines(case, r.direction) if case else {}).items():
             out.append([label(r), r.case, r.direction, p, t.value / 1000, t.low / 1000,
@@ -380,6 +388,24 @@ def drive_state_part(blocks: list[str], figures: list[tuple[str, str]],
     return "\n".join(parts)
 
 
+def regimes_part(regimes: pd.DataFrame) -> str:
+    """The snippet's part for the cases whose repetitions wrote at separate levels, or held a
+    cliff: each regime over its own repetitions (analysis.rules.cases.frame_of_regimes). Their
+    rows in the section's table stay empty: one mean over two states describes neither."""
+    rows = [[md.pattern(r.rw, r.bs) + (f", QD {int(r.iodepth)}" if r.iodepth > 1 else "")
+             + (f", {int(r.numjobs)} jobs" if r.numjobs > 1 else "")
+             + ("" if r.direction in ("write", "total") else f" ({r.direction}s)"),
+             r.regime, md.pm(r.iops_mean, r.iops_ci95), md.pm(r.bw_MBps_mean, r.bw_MBps_ci95),
+             md.pm(r.lat_us_mean, r.lat_us_ci95), md.num(r.lat_p99_us), md.num(r.lat_max_us)]
+            for r in regimes.itertuples()]
+    table = md.table(["pattern", "repetitions in the regime", "IOPS", "MB/s", "mean lat (µs)",
+                      "p99 (µs)", "max (µs)"], rows)
+    why = ("These cases' repetitions wrote at separate levels (the drive's write cache, then "
+           "after it filled), so their rows above have no mean: each level is summarised over "
+           "its own repetitions (methodology, \"Write regimes\").")
+    return f"\n### Write regimes\n\n{why}\n\n{table}\n"
+
+
 def widest(row) -> str:
     """'latency ±7.2%': the mean whose 95% interval is widest relative to it, which marked the
     point."""
@@ -395,8 +421,11 @@ def is_drifting(row) -> bool:
 
 
 def flag(row) -> str:
-    """A table row's mark: ' ⚠' where the mean is not known to ±5%, and ' drifting +2.1%/round'
-    where its rounds show a trend (analysis.rules.cases.mark_drifting)."""
+    """A table row's mark: ' ⚠' where the mean is not known to ±5%, ' drifting +2.1%/round'
+    where its rounds show a trend (analysis.rules.cases.mark_drifting), and ' (write regimes
+    below)' where its repetitions measured more than one state (no mean)."""
+    if getattr(row, "regime_split", False) is True:
+        return " (write regimes below)"
     mark = " ⚠" if row.unstable or is_drifting(row) else ""
     return mark + (f" drifting {row.drift_pct:+.1f}%/round" if is_drifting(row) else "")
 

@@ -20,6 +20,7 @@ from analysis.render import exceedance
 from analysis.render import markdown as md
 from analysis.render.bars import BarSet, grouped_bars
 from analysis.render.plots import Panel, Series, line_chart
+from analysis.rules.cases import one_state
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections.common import (
     NOT_RESOLVED,
@@ -384,7 +385,7 @@ def stability_rows(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def findings(df: pd.DataFrame) -> list[str]:
-    ms = mixes(df)
+    ms = mixes(one_state(df))
     out = [throughput_finding(ms), latency_finding(ms), write_penalty_finding(ms),
            mixing_cost_finding(ms), who_pays_finding(ms)]
     out = [f for f in out if f]

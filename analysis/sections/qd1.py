@@ -14,7 +14,7 @@ from analysis.core.workspace import Workspace
 from analysis.render import exceedance
 from analysis.render import markdown as md
 from analysis.render.bars import bar_chart
-from analysis.rules.cases import case_rows, read_manifest
+from analysis.rules.cases import case_rows, one_state, read_manifest
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections.common import (
     NOT_RESOLVED,
@@ -121,6 +121,7 @@ def read_vs_write(rr, rw_, target_kind: str) -> str:
 
 
 def findings(df: pd.DataFrame, target_kind: str = "") -> list[str]:
+    df = one_state(df)
     out = []
     rr, rw_ = _row(df, "randread", 4096), _row(df, "randwrite", 4096)
     sr, sw = _row(df, "read", 131072), _row(df, "write", 131072)
@@ -210,6 +211,7 @@ def print_summary(df: pd.DataFrame) -> None:
 
 def record_facts(df: pd.DataFrame, facts: Facts) -> None:
     """The QD=1 latency of the random patterns for the conclusion; Little's Law misses."""
+    df = one_state(df)
     random = df[df.rw.str.startswith("rand")]
     for r in (random if not random.empty else df).itertuples():
         facts.headline("qd1_latency", r.pattern,

@@ -31,7 +31,7 @@ from analysis.fio.log_series import read_per_second, series_stats
 from analysis.render import markdown as md
 from analysis.render.bars import bar_chart
 from analysis.render.plots import Panel, Series, line_chart
-from analysis.rules.cases import Case, load_section, read_manifest
+from analysis.rules.cases import Case, load_section, one_state, read_manifest
 from analysis.sections import SECTIONS, burst_part, recovery_part, snippet_path
 from analysis.sections.common import (
     NOT_RESOLVED,
@@ -130,6 +130,7 @@ def wss_table(table: pd.DataFrame, cases: dict[str, Case], results_dir: Path) ->
 
 
 def wss_findings(df: pd.DataFrame, target_kind: str = "") -> list[str]:
+    df = one_state(df)
     out = []
     for pattern, part in df.groupby("pattern", sort=False):
         first, last = part.iloc[0], part.iloc[-1]
@@ -231,6 +232,7 @@ def compress_table(table: pd.DataFrame, cases: dict[str, Case]) -> pd.DataFrame:
 
 
 def compress_findings(df: pd.DataFrame, target_kind: str) -> list[str]:
+    df = one_state(df)
     base = df[df.data.str.startswith("random")]
     if base.empty or len(df) < 2:
         return []
