@@ -382,7 +382,7 @@ def regime_rows(case: Case, always: tuple[str, ...] = ()) -> list[dict]:
                     tuple(case.write_MBps[i] for i in regime.reps))
         for row in direction_rows(part, always):
             row.update(regime=describe([regime]), regime_split=True, regime_rank=k + 1,
-                       regimes=found.description)
+                       regime_MBps=regime.level_MBps, regimes=found.description)
             out.append(row)
     return out
 
@@ -410,7 +410,9 @@ def frame_of_cases(cases: list[Case], always: tuple[str, ...] = (),
                            ceilings or {})
 
 
-REGIME_TABLE_COLUMNS = [*CASE_COLUMNS, "regime_rank", "regimes", *METRIC_COLUMNS]
+# regime_MBps: the regime's level, the median of its repetitions' seconds (a repetition that
+# crossed the cliff within its few seconds moves its mean, bw_MBps_mean, more than its median)
+REGIME_TABLE_COLUMNS = [*CASE_COLUMNS, "regime_rank", "regime_MBps", "regimes", *METRIC_COLUMNS]
 
 
 def frame_of_regimes(cases: list[Case], always: tuple[str, ...] = ()) -> pd.DataFrame:
