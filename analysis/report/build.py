@@ -1,7 +1,8 @@
 """out/report.md and out/report.html: the whole report of one results tree.
 
 In order: the title (device, date); §1 environment; the methodology, from each section's
-manifest; every section's snippet (a section that did not run says why); "Anomalies and
+manifest; every section's snippet (a section that did not run says why); the shapes several
+sections measured, side by side (analysis.report.shapes); "Anomalies and
 limitations", from the data (each section's tables/<section>_facts.json, the manifests, §1's
 warnings and the report run's outcomes); the conclusion with the headline numbers. Then a
 one-screen summary on the terminal.
@@ -27,6 +28,7 @@ from analysis.history.command import report_section as history_section
 from analysis.render import html
 from analysis.render import markdown as md
 from analysis.report.hosts import host_trees
+from analysis.report.shapes import largest_spread, load_frames, shapes_block, shared_shapes
 from analysis.rules.cases import read_manifest
 from analysis.run import record
 from analysis.run.manifest import matrix_entries
@@ -290,7 +292,7 @@ def headlines(states: list[SectionState]) -> dict[str, list[tuple[str, str]]]:
     return out
 
 
-def conclusion(states: list[SectionState]) -> list[str]:
+def conclusion(states: list[SectionState], between: str = "") -> list[str]:
     rows = []
     for kind, found in headlines(states).items():
         if not found:
@@ -304,7 +306,7 @@ def conclusion(states: list[SectionState]) -> list[str]:
              "limitations); the numbers above are from the sections that did.")
     return ["## Conclusion", "", md.table(["headline", "measured on", "result"], rows,
                                           ["l", "l", "l"]), "",
-            close, ""]
+            close, *([""] + [between] if between else []), ""]
 
 
 def environment_text(ws: Workspace, env: dict) -> str:
@@ -335,7 +337,9 @@ def assemble(ws: Workspace) -> tuple[str, list[SectionState]]:
         else:
             parts += [f"## {s.info.heading}", "", f"Not in this report: {s.problem()}.", ""]
     parts += history_section(ws)
-    parts += anomalies(states, env, status.get("env")) + conclusion(states)
+    shapes = shared_shapes(load_frames(ws.results))
+    parts += shapes_block(shapes)
+    parts += anomalies(states, env, status.get("env")) + conclusion(states, largest_spread(shapes))
     return "\n".join(parts), states
 
 
