@@ -381,10 +381,15 @@ def test_the_health_samples_come_from_the_live_smart_log(guest):
     assert (health / "last" / "nvme-smart-log.json").exists()
 
 
+def _our_qemus() -> str:
+    """QEMU processes of this checkout's VMs (their images are under its tmp/): another checkout
+    on the machine may run a VM of its own."""
+    return subprocess.run(["pgrep", "-f", f"qemu-system-x86_64.*{REPO / 'tmp'}/nvme-vm-"],
+                          capture_output=True, text=True, check=False).stdout
+
+
 def test_no_vm_is_left_behind(guest):
-    left = subprocess.run(["pgrep", "-f", "qemu-system-x86_64.*nvme-vm-"], capture_output=True,
-                          text=True, check=False)
-    assert left.stdout == ""
+    assert _our_qemus() == ""
     assert set((REPO / "tmp").glob("nvme-vm-*")) <= LEFT_BEFORE
 
 
@@ -411,8 +416,7 @@ def test_ctrl_c_stops_the_vm_and_leaves_nothing():
     assert proc.returncode == 130, err
     assert "interrupted; the VM was stopped" in err
     assert set((REPO / "tmp").glob("nvme-vm-*")) == before
-    assert not subprocess.run(["pgrep", "-f", "qemu-system-x86_64.*nvme-vm-"],
-                              capture_output=True, check=False).stdout
+    assert _our_qemus() == ""
 
 
 def _qemu_of(work: Path) -> bool:
