@@ -19,14 +19,16 @@ ORDER_CASE=() ORDER_REP=() ORDER_KNOWN=0 # the order so far (case_order) and how
 ORDER_REPS=() # per case: how many of its repetitions the order holds
 
 # --- results ----------------------------------------------------------------------------------
-move_results_aside() {
-    [[ -d $RESULTS_DIR ]] || return 0
+move_results_aside() { move_folder_aside "$RESULTS_DIR" --fresh; }
+
+move_folder_aside() { # FOLDER WHY: a section's (or the state's) folder, its record entry and steps
+    [[ -d $1 ]] || return 0
     local aside
-    aside="$RESULTS_DIR.$(date +%Y%m%d-%H%M%S)"
-    mv -- "$RESULTS_DIR" "$aside"
-    step_forget "$RESULTS_DIR"
-    section_aside "$RESULTS_DIR" "$aside"
-    info "--fresh: earlier results moved to $aside"
+    aside="$1.$(date +%Y%m%d-%H%M%S)"
+    mv -- "$1" "$aside"
+    step_forget "$1"
+    section_aside "$1" "$aside"
+    info "$2: earlier results moved to $aside"
 }
 
 check_manifest() {
