@@ -54,7 +54,7 @@ Protocol: one request per line, fields separated by tabs; one reply line per req
                                      -> ok | redo<TAB>FOLDER ... (--fresh-state: moved aside)
                                         | refused<TAB>what happened and the ways out
                                         | bad<TAB>reason
-    purge-fill<TAB>DEVICE            -> ok<TAB>NUSE NSZE (a whole NVMe namespace; else empty)
+    purge-fill<TAB>DEVICE            -> ok<TAB>NUSE NSZE NSFEAT (a whole NVMe namespace; else empty)
                                         | bad<TAB>reason
     purge-check<TAB>DEVICE<TAB>METHOD<TAB>REGION<TAB>RECORD<TAB>NUSE BEFORE (or empty)
                                      (the purge just done: RECORD written)
