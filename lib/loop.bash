@@ -122,11 +122,13 @@ run_repetition() {
     gap_step "fio of $name rep $k exiting"
     cpu_snapshot after >>"$dir/.rep$k.cpu.partial" 2>/dev/null || true
     if declare -F section_after_repetition >/dev/null; then section_after_repetition "$i" "$k"; fi
-    if [[ -n $CHECK_LATER ]]; then
+    # A failed fio is checked at once: its fault may be one that stops the run (diagnose_fault).
+    if [[ -n $CHECK_LATER ]] && ((rc == 0)); then
         PENDING_CHECKS+=("$i $k $rc")
         CHECK_LATER="" PARTIAL=""
         return 0
     fi
+    CHECK_LATER=""
     check_repetition "$i" "$k" "$rc"
     gap_step "checking the result of $name rep $k"
     check_pending
