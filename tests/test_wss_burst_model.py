@@ -71,10 +71,12 @@ def test_cache_steady_state_and_recovery_of_a_model_drive(toolkit):
     # each probe followed its planned idle: fio's own timestamps, the toolkit's steps in the
     # gap kept beside it (issue 41: the sample's first idle was 24 s, not 2 s)
     late = table.idle_s - table.gap_s
-    assert late.between(-0.2, 1.0).all(), table.to_string()
+    assert late.between(-0.2, 1.5).all(), table.to_string()  # fio starts in 0.3-1 s here
     wss = toolkit / "results" / "wss_burst"
     for gap in (2, 4, 8):
         steps = pd.read_csv(wss / f"recovery-{gap}s" / "rep1.gap", sep="\t")
+        print(f"gap {gap} s:", "; ".join(f"{r.what} +{r.t - steps.t.iloc[0]:.3f} s"
+                                        for r in steps.itertuples()))
         assert list(steps.columns) == ["t", "what"] and steps.t.is_monotonic_increasing
         assert steps.what.iloc[0].startswith("fio of ") and steps.what.iloc[0].endswith("exiting")
         assert "checking that writing to" in " ".join(steps.what)
