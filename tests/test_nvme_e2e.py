@@ -353,8 +353,8 @@ def test_section_6_finds_the_cliff_and_the_cache_of_qemus_throttle(guest):
     fill = next((tk / "results" / "burst" / "wss_burst").glob("burst-*/rep1.fill")).read_text()
     assert fill.split() == ["2097152", "2097152", "20"], fill
     assert "100% full" not in text
-    assert ("(its NUSE is no fill level: the namespace reports no thin provisioning (NSFEAT bit "
-            "0 clear))") in text
+    assert ("on a drive of unknown fill (its NUSE is no fill level: the namespace reports no thin "
+            "provisioning (NSFEAT bit 0 clear), and the state was not set)") in text
     # its temperature never moves and it keeps no throttle counter (HCTMA 0): no "not thermal"
     assert "Not thermal" not in text and "Whether heat played a part cannot be told" in text
     # QEMU reports no NAND writes: the write amplification says so, never a number
