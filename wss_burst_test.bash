@@ -212,14 +212,24 @@ section_prepare() {
 }
 
 # The burst case samples the drive's temperature and throttle counters while it runs. A recovery
-# probe waits until its gap has passed since the write before it ended (the analysis measures
-# the idle from fio's own timestamps).
+# probe waits until its gap has passed since the write before it ended, counting what the toolkit
+# did since (the analysis measures the idle from fio's own timestamps). Nothing but the safety
+# check before a write runs in that gap: the health snapshot after the burst runs in the
+# background beside it, and the check of the burst's and the probes' results waits until the
+# last probe has run (CHECK_LATER). The toolkit's steps in the gap are kept beside the probe
+# (rep<k>.gap), so that an idle longer than planned is explained from them.
+HEALTH_LAST_PID=""
+
 section_before_repetition() {
     if [[ ${CASE_NAMES[$1]} == recovery-* ]]; then
-        local gap wait_ms
+        local gap wait_ms dir="$RESULTS_DIR/${CASE_NAMES[$1]}"
         gap=$(case_option "$1" @idle)
         wait_ms=$((gap * 1000 - ($(now_ms) - ${LAST_WRITE_END_MS:-0})))
-        ((wait_ms <= 0)) || sleep "$((wait_ms / 1000)).$(printf '%03d' $((wait_ms % 1000)))"
+        if ((wait_ms > 0)); then
+            sleep "$((wait_ms / 1000)).$(printf '%03d' $((wait_ms % 1000)))"
+            gap_step "the idle left of the planned ${gap} s"
+        fi
+        { printf 't\twhat\n' && printf '%s\n' "${GAP_STEPS[@]}"; } >"$dir/rep$2.gap"
         return 0
     fi
     [[ ${CASE_NAMES[$1]} == burst-* ]] || return 0
@@ -245,14 +255,43 @@ section_before_repetition() {
     # t = 0 of the health samples: fio starts right after this.
     printf '%s\n' "$EPOCHREALTIME" >"$dir/rep$2.start"
 }
+
 section_after_repetition() {
     LAST_WRITE_END_MS=$(now_ms)
-    [[ ${CASE_NAMES[$1]} == burst-* ]] || return 0
-    local dir="$RESULTS_DIR/${CASE_NAMES[$1]}"
-    health_sampler_stop
+    local name=${CASE_NAMES[$1]}
+    # A probe follows the burst and each probe but the last: their checks wait (lib/loop.bash)
+    if ((${#RECOVERY_NAMES[@]})) && [[ $name == burst-* || $name == recovery-* ]] &&
+        [[ $name != "${RECOVERY_NAMES[-1]}" ]]; then
+        CHECK_LATER=1
+    fi
+    health_last_reaped
+    [[ $name == burst-* ]] || return 0
+    local dir="$RESULTS_DIR/$name"
     # the counters right after the burst; the sampler's first capture is right before it
     rm -rf -- "$dir/health/last"
-    collect_health_raw "$dir/health/last" "$TARGET_PATH" || true
+    if ((${#RECOVERY_NAMES[@]})); then
+        # Out of the probe's idle: the sampler is told to stop and reaped after the probe
+        # (stopping it waited 1.5 s under QEMU's TCG), and the snapshot runs beside the idle at
+        # the lowest priority, so that it slows the probe's fio starting as little as it can.
+        [[ -z $HEALTH_SAMPLER_PID ]] || kill -TERM "$HEALTH_SAMPLER_PID" 2>/dev/null || true
+        { renice -n 19 -p "$BASHPID" >/dev/null 2>&1 || true
+          collect_health_raw "$dir/health/last" "$TARGET_PATH" || true; } &
+        HEALTH_LAST_PID=$!
+        gap_step "starting the health snapshot after the burst (it runs beside the idle)"
+    else
+        health_sampler_stop
+        collect_health_raw "$dir/health/last" "$TARGET_PATH" || true
+    fi
+}
+
+# The health snapshot after the burst and the sampler, reaped once the probe after it has run (it
+# takes seconds; the probe, more). Before the analysis reads them: at the latest after the last
+# probe.
+health_last_reaped() {
+    [[ -n $HEALTH_LAST_PID ]] || return 0
+    health_sampler_stop # told to stop after the burst: reaped now
+    wait "$HEALTH_LAST_PID" 2>/dev/null || true
+    HEALTH_LAST_PID=""
 }
 
 main() {

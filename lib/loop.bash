@@ -10,6 +10,15 @@ FAILED=() # one line per repetition (or fleet host) that failed
 # time before a write (§6's burst) counts from it
 LAST_WRITE_END_MS=""
 RUN_ROUND=0 # run_all's calls so far: more than one when a section adds cases as it goes
+# What the toolkit did since the last repetition's fio ended, one "EPOCH<TAB>what it did" per
+# step, each stamped as it ends: a section whose next repetition must follow at a stated idle
+# (§6's recovery probes) keeps them beside it, so that an idle that came out longer is explained
+# from the record, step by step.
+GAP_STEPS=()
+# A section's after-hook sets CHECK_LATER=1 where its next repetition must follow this one at a
+# stated idle: the check of this one's result is then made after that repetition (PENDING_CHECKS:
+# "INDEX REP FIO_RC"), out of the idle.
+CHECK_LATER="" PENDING_CHECKS=()
 # The order of the repetitions (analysis/run/order.py): `rounds` (repetition 1 of every case, then
 # 2..., the cases shuffled in each round by the seed); `fixed-first` for a section whose method
 # fixes the order of some cases (@fixed=1: first, as declared, each case's repetitions back to
@@ -19,14 +28,16 @@ ORDER_CASE=() ORDER_REP=() ORDER_KNOWN=0 # the order so far (case_order) and how
 ORDER_REPS=() # per case: how many of its repetitions the order holds
 
 # --- results ----------------------------------------------------------------------------------
-move_results_aside() {
-    [[ -d $RESULTS_DIR ]] || return 0
+move_results_aside() { move_folder_aside "$RESULTS_DIR" --fresh; }
+
+move_folder_aside() { # FOLDER WHY: a section's (or the state's) folder, its record entry and steps
+    [[ -d $1 ]] || return 0
     local aside
-    aside="$RESULTS_DIR.$(date +%Y%m%d-%H%M%S)"
-    mv -- "$RESULTS_DIR" "$aside"
-    step_forget "$RESULTS_DIR"
-    section_aside "$RESULTS_DIR" "$aside"
-    info "--fresh: earlier results moved to $aside"
+    aside="$1.$(date +%Y%m%d-%H%M%S)"
+    mv -- "$1" "$aside"
+    step_forget "$1"
+    section_aside "$1" "$aside"
+    info "$2: earlier results moved to $aside"
 }
 
 check_manifest() {
@@ -91,8 +102,7 @@ on_exit() {
 # goes on.
 run_repetition() {
     local i=$1 k=$2 name=${CASE_NAMES[$1]}
-    local dir="$RESULTS_DIR/$name" rc=0 reply writes=0 why
-    local final="$dir/rep$k.json"
+    local dir="$RESULTS_DIR/$name" rc=0 reply
     PARTIAL="$dir/.rep$k.json.partial"
     if [[ $TARGET_KIND == block ]] && case_writes "$i"; then
         reply=$(service_ask safety "$TARGET_PATH" "$DESTROY")
@@ -100,6 +110,7 @@ run_repetition() {
             diagnose_fault "$name rep $k" "$TARGET_PATH" 0 1 # a device gone is no safety refusal
             die "$EXIT_UNSAFE" "${reply#refused$'\t'}"
         fi
+        gap_step "checking that writing to $TARGET_PATH is still safe"
     fi
     if declare -F section_before_repetition >/dev/null; then section_before_repetition "$i" "$k"; fi
     # Best effort: a full results folder must fail the repetition, and be named, where fio's
@@ -107,8 +118,40 @@ run_repetition() {
     cpu_snapshot before >"$dir/.rep$k.cpu.partial" 2>/dev/null || true
     TK_LOG="$dir/rep$k" run_fio "$dir/rep$k.stderr" --output-format=json+ --output="$PARTIAL" \
         "$dir/job.fio" || rc=$?
+    GAP_STEPS=()
+    gap_step "fio of $name rep $k exiting"
     cpu_snapshot after >>"$dir/.rep$k.cpu.partial" 2>/dev/null || true
     if declare -F section_after_repetition >/dev/null; then section_after_repetition "$i" "$k"; fi
+    # A failed fio is checked at once: its fault may be one that stops the run (diagnose_fault).
+    if [[ -n $CHECK_LATER ]] && ((rc == 0)); then
+        PENDING_CHECKS+=("$i $k $rc")
+        CHECK_LATER="" PARTIAL=""
+        return 0
+    fi
+    CHECK_LATER=""
+    check_repetition "$i" "$k" "$rc"
+    gap_step "checking the result of $name rep $k"
+    check_pending
+}
+
+gap_step() { GAP_STEPS+=("${EPOCHREALTIME/,/.}"$'\t'"$1"); } # WHAT: the step that just ended
+
+check_pending() { # the checks CHECK_LATER put off, in the order their repetitions ran
+    local entry
+    for entry in "${PENDING_CHECKS[@]}"; do
+        # shellcheck disable=SC2086  # "INDEX REP RC", split on purpose
+        check_repetition $entry
+    done
+    PENDING_CHECKS=()
+}
+
+# check_repetition INDEX REP FIO_RC: its result renamed into place when it is a good repetition
+# of its case (analysis/run/repetition.py), else kept aside and the fault diagnosed.
+check_repetition() {
+    local i=$1 k=$2 rc=$3 name=${CASE_NAMES[$1]} reply writes=0 why
+    local dir="$RESULTS_DIR/$name"
+    local final="$dir/rep$k.json"
+    PARTIAL="$dir/.rep$k.json.partial"
     reply=$(service_ask check-result "$PARTIAL" "$RESULTS_DIR" "$name")
     if [[ $reply == ok ]]; then
         mv -f -- "$dir/.rep$k.cpu.partial" "$dir/rep$k.cpu" 2>/dev/null || true
@@ -306,6 +349,7 @@ run_all() {
         batch+=("$j")
     done
     ((${#batch[@]} == 0)) || run_all_batch "${batch[@]}"
+    check_pending # a check put off for a repetition that nothing followed
 }
 
 # J...: run_all's progress line, the batch, and the bookkeeping after it (run_all's own counters:

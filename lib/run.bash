@@ -92,6 +92,7 @@ section_main() {
     mkdir -p "$TK_ROOT/tmp/$SECTION"
     [[ -z $TARGET_CREATE ]] || create_file_target
     choose_engine
+    redo_state
     [[ -z $FRESH ]] || move_results_aside
     section_folder_removed "$RESULTS_DIR"
     mkdir -p "$RESULTS_DIR"

@@ -29,6 +29,8 @@ readonly STEADY_WINDOW=5 STEADY_RANGE_PCT=20 STEADY_SLOPE_PCT=10
 STEADY_OPTS="rw=randwrite bs=4k iodepth=32"
 STEADY_TRACK=iops
 STEADY_ROUNDS=1
+# The folders --fresh-state moves aside before the state is prepared anew (check_state_asked).
+STATE_REDO=()
 # The short sequential write that measures the target's write speed for the time estimates.
 readonly SPEED_PROBE_S=3
 
@@ -60,11 +62,12 @@ resolve_state() {
 
 # PURGE_METHOD, PURGE_WHAT (for the plan) and PURGE_CMD (the command) from --purge and what the
 # target supports (analysis/device/purge.py); a method it does not support, or one that would
-# erase more than the target, is refused here, before anything is touched. Nothing to plan when
-# the tree's purge is done, or the state needs none.
+# erase more than the target, is refused here, before anything is touched. It is resolved also
+# when the tree's purge is done: a --purge the target cannot do is refused, not passed over, and
+# one the tree was not purged with is refused or, with --fresh-state, done (check_state_asked).
 resolve_purge() {
-    PURGE_METHOD="" PURGE_WHAT="" PURGE_CMD=()
-    [[ $STATE_USED != as-is ]] && ! state_step_done purge || return 0
+    PURGE_METHOD="" PURGE_WHAT="" PURGE_CMD=() STATE_REDO=()
+    [[ $STATE_USED != as-is ]] || return 0
     local reply code
     reply=$(service_ask purge-plan "$TARGET_PATH" "$PURGE" "$REGION_BYTES" "$TARGET_BYTES")
     case $reply in
@@ -76,6 +79,37 @@ resolve_purge() {
             die "$code" "${reply#refused$'\t'"$code"$'\t'}" ;;
         *) die "$EXIT_FAIL" "could not plan the purge of $TARGET_PATH: ${reply#*$'\t'}" ;;
     esac
+    check_state_asked
+}
+
+# The tree's state is prepared once, and every section of it is measured in that state: a run
+# asking for another --state or --purge (or target, or region) than it was prepared with is
+# refused with exit 2, before anything is touched (analysis/run/tree_state.py says how it was
+# prepared and the ways out). Exit 2, not 3: nothing is unsafe, the options contradict the
+# tree's record, as another section's settings do (docs/architecture.md). With --fresh-state,
+# STATE_REDO lists the folders to move aside first (the state, the sections measured in it), and
+# the state is then prepared anew (redo_state).
+check_state_asked() {
+    local reply
+    reply=$(service_ask state-check "$RESULTS" "$STATE_USED" "$TARGET_PATH" "$REGION_BYTES" \
+        "$PURGE" "$PURGE_METHOD" "$FRESH_STATE")
+    case $reply in
+        ok) ;;
+        redo$'\t'*) read -r -a STATE_REDO <<<"${reply#redo$'\t'}" ;;
+        refused$'\t'*) die "$EXIT_USAGE" "${reply#refused$'\t'}" ;;
+        *) die "$EXIT_FAIL" "could not read how the drive state of $RESULTS was prepared: ${reply#*$'\t'}" ;;
+    esac
+}
+
+# --fresh-state, where the tree's state was prepared otherwise: the state and the sections
+# measured in it moved aside (never deleted, their record entries and steps with them), so that
+# this run prepares the state anew and no section of the tree claims a state it was not
+# measured in.
+redo_state() {
+    ((${#STATE_REDO[@]})) || return 0
+    local folder
+    for folder in "${STATE_REDO[@]}"; do move_folder_aside "$RESULTS/$folder" --fresh-state; done
+    STATE_REDO=()
 }
 
 # What the state still has to write, "" when nothing: for the plan and a refusal.
@@ -126,6 +160,8 @@ state_plan_lines() {
     case $STATE_USED in
         as-is) info "           not controlled: the numbers describe the drive in whatever state it is in" ;;
         purged | sustained)
+            ((${#STATE_REDO[@]} == 0)) ||
+                info "           prepared anew (--fresh-state): first moved aside: ${STATE_REDO[*]}"
             if state_step_done purge; then
                 info "           done for this results tree: $(state_step_line purge)"
             else
@@ -147,7 +183,8 @@ state_plan_lines() {
 }
 
 
-state_step_done() { step_done "$RESULTS/state" "$1"; } # STEP
+# A step of the tree's state is done, unless --fresh-state is about to prepare it anew.
+state_step_done() { ((${#STATE_REDO[@]} == 0)) && step_done "$RESULTS/state" "$1"; } # STEP
 state_step_line() { step_what "$RESULTS/state" "$1"; }  # STEP
 
 # The state of a results tree is set once, for one target and region: a section of the same tree

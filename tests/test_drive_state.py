@@ -172,6 +172,53 @@ def test_partition_whole_by_default_purge_planned_then_done(toolkit):
 
 
 @pytest.mark.root
+def test_a_purge_or_state_the_tree_was_not_prepared_with_is_done_or_refused(toolkit):
+    """Issue 41's measurement on a loop device: --state purged --purge discard, then the same with
+    --purge format --fresh. It exited 0 saying the state was "done for this results tree:
+    discard"; now Format NVM, which a loop device cannot do, is refused by its plan (exit 2,
+    naming what the device supports) before anything moves. Another --state on the same tree is
+    refused (exit 2) with the ways out, the record untouched; with --fresh-state the state and
+    the section measured in it are moved aside and the state is prepared anew."""
+    results = toolkit / "results"
+    with loop_device(toolkit / "tmp" / "state.img", size_mb=32) as dev:
+        first = run(toolkit, "qd1_test.bash", "--target", dev, "--destroy", dev, "--state",
+                    "purged", "--purge", "discard", *SHORT)
+        assert first.returncode == 0, first.stderr
+        purged_at = load_json(results / "state" / "purge.json")["ended"]
+
+        format_ = run(toolkit, "qd1_test.bash", "--target", dev, "--destroy", dev, "--state",
+                      "purged", "--purge", "format", "--fresh", *SHORT)
+        assert format_.returncode == 2, format_.stderr
+        assert f"--purge format: {dev} cannot be purged that way: it is not a whole NVMe " \
+               "namespace; it supports discard" in format_.stderr
+        assert "done for this results tree" not in format_.stderr
+        assert not list(results.glob("qd1.*"))  # refused before --fresh moved anything
+
+        sustained = run(toolkit, "qd1_test.bash", "--target", dev, "--destroy", dev, "--state",
+                        "sustained", *SHORT)
+        assert sustained.returncode == 2, sustained.stderr
+        assert "was prepared with other settings: --state purged (now sustained)" in \
+            sustained.stderr
+        assert "qd1 holds results measured in it" in sustained.stderr
+        assert "--results DIR" in sustained.stderr and "--fresh-state" in sustained.stderr
+        assert load_json(results / "state" / "purge.json")["ended"] == purged_at
+
+        redo = run(toolkit, "qd1_test.bash", "--target", dev, "--destroy", dev, "--state",
+                   "sustained", "--fresh-state", *SHORT, "--round", "1", "--max-rounds", "5")
+        assert redo.returncode == 0, redo.stderr
+    assert "prepared anew (--fresh-state): first moved aside: state qd1" in redo.stderr
+    (old_state,) = results.glob("state.*")
+    (old_qd1,) = results.glob("qd1.*")
+    assert load_json(old_state / "purge.json")["ended"] == purged_at
+    assert load_json(results / "state" / "purge.json")["ended"] > purged_at
+    assert (results / "state" / "precondition.json").is_file()
+    doc = record.load(results)
+    assert doc["sections"]["state"]["state"] == "sustained"
+    assert doc["sections"][old_qd1.name]["state"] == "purged"
+    assert record.section(results / "qd1")["state"] == "sustained"
+
+
+@pytest.mark.root
 def test_sustained_rounds_each_section_and_what_earlier_sections_wrote(toolkit):
     """--state sustained on a loop device over a RAM file: the region is written twice
     sequentially, then §2's own rounds (4 KiB random writes at QD=1, tracking mean latency)

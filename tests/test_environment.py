@@ -286,7 +286,24 @@ def test_health_identity_and_warnings_from_a_real_nvme_capture(file_raw, tmp_pat
     text = render_env_text(env)
     assert "  temperature:" in text and "37 °C" in text
     assert "critical warning:     0x04" in text
+    # the spare beside its threshold (smart-log spare_thresh), never alone (issue 41)
+    assert (log["avail_spare"], log["spare_thresh"]) == (100, 5)
+    assert "available spare:      100 % (threshold 5 %)" in text
     assert UNAVAILABLE_TEXT not in text
+
+
+def test_qemus_namespace_use_and_counters_are_not_read_as_facts_it_did_not_give(tmp_path):
+    """The committed sample's §1 capture, QEMU's emulated NVMe: nuse = nsze with nothing written
+    and NSFEAT bit 0 clear (no fill level), spare 0 % beside its threshold 0 %, thermal counters
+    that HCTMA 0 says it does not keep."""
+    raw = tmp_path / "env-raw"
+    shutil.copytree(REPO / "docs" / "sample" / "results" / "env-raw", raw)
+    text = render_env_text(build_env(raw))
+    assert ("namespace use:  nuse 4,194,304 of nsze 4,194,304 blocks (not a fill level: no thin "
+            "provisioning, NSFEAT bit 0 clear), ncap 4,194,304") in text
+    assert "allocated" not in text
+    assert "available spare:      0 % (threshold 0 %)" in text
+    assert "(counters the drive does not keep: HCTMA bit 0 clear)" in text
 
 
 UNAVAILABLE_TEXT = "unavailable on this device ("

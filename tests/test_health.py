@@ -58,6 +58,8 @@ def test_smartctl_nvme_fields_equal_the_log(name):
     assert got["power_on_hours"] == log["power_on_hours"] == doc["power_on_time"]["hours"]
     assert got["unsafe_shutdowns"] == log["unsafe_shutdowns"]
     assert got["warning_temp_time_min"] == log["warning_temp_time"]
+    assert got["available_spare"] == log["available_spare"] == 100
+    assert got["available_spare_threshold"] == log["available_spare_threshold"]
     assert got["model"] == doc["model_name"]
     assert got["capacity_bytes"] == doc["user_capacity"]["bytes"]
     assert got["smart_passed"] is True
@@ -110,6 +112,7 @@ def test_nvme_smart_log_fields_equal_raw(name):
     assert got["temperature_c"] == doc["temperature"] - 273
     assert got["percentage_used"] == doc["percent_used"]
     assert got["available_spare"] == doc["avail_spare"]
+    assert got["available_spare_threshold"] == doc["spare_thresh"] == 5
     assert got["data_units_read"] == doc["data_units_read"]
     assert got["data_units_written"] == doc["data_units_written"]
     assert got["host_written_bytes"] == doc["data_units_written"] * NVME_DATA_UNIT_BYTES
@@ -151,8 +154,13 @@ def test_nvme_id_ctrl_identity_is_stripped():
         "firmware": doc["fr"],
         "capacity_bytes": doc["tnvmcap"],
         "warning_temp_c": 84,  # WCTEMP 357 K
+        "thermal_management": True,  # HCTMA 1: it keeps the thermal-management counters
     }
     assert got["model"] == "WDC PC SN730 SDBQNTY-256G-1001"
+    # QEMU's controller (the committed sample's id-ctrl): HCTMA 0, no such counters kept
+    qemu = json.loads((FIXTURES.parents[2] / "docs/sample/results/env-raw/nvme-id-ctrl.json")
+                      .read_text())
+    assert qemu["hctma"] == 0 and parse_nvme_id_ctrl(qemu)["thermal_management"] is False
 
 
 def test_summary_prefers_nvme_smart_log_and_keeps_smartctl_identity(tmp_path):

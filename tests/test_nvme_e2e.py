@@ -358,9 +358,15 @@ def test_section_6_finds_the_cliff_and_the_cache_of_qemus_throttle(guest):
     assert head["steady_state"]["value"] * 1e6 == pytest.approx(CACHE.slow, rel=0.15)
     text = (tk / "out" / "burst" / "section_6_wss_burst.md").read_text()
     assert "QEMU NVMe Ctrl" in text
-    # how full the namespace was as the burst began: its NUSE, which QEMU reports as its size
-    assert "on a drive 100% full (the namespace's utilization: 2,097,152 of 2,097,152 blocks)" \
-        in text
+    # how full the namespace was as the burst began: not its NUSE, which QEMU reports as its
+    # size whatever was written, its NSFEAT saying no thin provisioning (issue 41)
+    fill = next((tk / "results" / "burst" / "wss_burst").glob("burst-*/rep1.fill")).read_text()
+    assert fill.split() == ["2097152", "2097152", "20"], fill
+    assert "100% full" not in text
+    assert ("on a drive of unknown fill (its NUSE is no fill level: the namespace reports no thin "
+            "provisioning (NSFEAT bit 0 clear), and the state was not set)") in text
+    # its temperature never moves and it keeps no throttle counter (HCTMA 0): no "not thermal"
+    assert "Not thermal" not in text and "Whether heat played a part cannot be told" in text
     # QEMU reports no NAND writes: the write amplification says so, never a number
     assert "**Write amplification:** not known: the drive reports no NAND writes" in text
     print(f"cache {cache / 1e6:,.0f} MB against QEMU's {CACHE.cache_bytes / 1e6:,.0f} MB; steady "

@@ -6,7 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from analysis.device.nvme_ns import describe_namespace, format_in_use, parse_nvme_id_ns
+from analysis.device.nvme_ns import (
+    describe_namespace,
+    format_in_use,
+    nuse_is_fill,
+    parse_nvme_id_ns,
+)
 
 FIXTURE = Path(__file__).parent / "fixtures" / "health" / "nvme-id-ns-qemu-4k.json"
 
@@ -23,7 +28,21 @@ def test_qemus_4k_namespace():
     assert ns["used_bytes"] == doc["nuse"] * 4096
     assert describe_namespace(ns) == [
         ("LBA format", "4 of 8 in use: 4096 B data + 0 B metadata (formats offer 512 B, 4096 B)"),
-        ("namespace use", "nuse 131,072 of nsze 131,072 blocks (100% allocated), ncap 131,072")]
+        ("namespace use", ("nuse 131,072 of nsze 131,072 blocks (not a fill level: no thin "
+                          "provisioning, NSFEAT bit 0 clear), ncap 131,072"))]
+
+
+def test_nuse_is_a_fill_level_only_with_thin_provisioning():
+    """QEMU reports nuse = nsze with nothing written, NSFEAT 0x14 (bit 0 clear): no fill level
+    (issue 41). No thin-provisioned namespace was recorded here (QEMU cannot make one), so the
+    other side is the same document with NSFEAT bit 0 set."""
+    doc = json.loads(FIXTURE.read_text())
+    assert doc["nsfeat"] == 0x14 and not nuse_is_fill(doc)
+    thin = dict(doc, nsfeat=doc["nsfeat"] | 1, nuse=32768)
+    assert nuse_is_fill(thin)
+    assert describe_namespace(parse_nvme_id_ns(thin))[1] == (
+        "namespace use", "nuse 32,768 of nsze 131,072 blocks (25% allocated), ncap 131,072")
+    assert not nuse_is_fill(None) and not nuse_is_fill({"nuse": 1})
 
 
 def test_format_index_bits():

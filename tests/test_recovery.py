@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analysis.rules.recovery import analyse_recovery, regained
+from analysis.rules.recovery import analyse_recovery, explain_gap, regained
 
 GIB = 2**30
 FAST, SLOW, CACHE = 2000.0, 500.0, 40.0
@@ -71,12 +71,51 @@ def test_probe_too_short_is_a_lower_bound():
     assert not after.used and "starting cache is unknown" in after.note
 
 
-def test_a_resumed_probe_is_left_out():
+def test_a_late_probe_without_timestamps_is_left_out_unguessed():
+    """A tree written before the toolkit kept its steps: the idle is said, not guessed at."""
     rng = np.random.default_rng(2)
-    rec = analyse_recovery([(10, 3600.0, probe(0.67, 30, rng))], FAST, SLOW, CACHE)
-    assert not rec.probes[0].used and "resumed" in rec.probes[0].note
+    rec = analyse_recovery([(10, 3600.0, probe(0.67, 30, rng))], FAST, SLOW, CACHE, gaps=[None])
+    (p,) = rec.probes
+    assert not p.used and p.note == (
+        "idle 3600 s, not the planned 10 s: the record holds no timestamps of what ran in "
+        "between (a tree written before they were kept): left out")
+    assert "resumed" not in p.note
     assert rec.rate_GiB_per_min is None and rec.full_how == "unknown"
     assert rec.message == "no probe could be used to measure the recovery rate"
+
+
+# The sample's first probe (docs/sample, issue 41): the burst's fio ended at 978.63 (its
+# timestamp_ms), the probe's first I/O at 1002.63, planned 2 s. Stamps as lib/loop.bash writes
+# them, in the order the steps ran.
+BURST_END, PROBE_START = 1795666978.627, 1795667002.631
+STEPS = [(1795666978.790, "fio of burst-write-128k rep 1 exiting"),
+         (1795666979.100, "stopping the health sampler"),
+         (1795666990.400, "checking the result of burst-write-128k rep 1"),
+         (1795667001.200, "checking that writing to /dev/nvme0n1 is still safe")]
+
+
+def test_the_toolkits_steps_explain_a_late_idle():
+    why = explain_gap(STEPS, BURST_END, PROBE_START)
+    assert why == ("the toolkit's own steps took 24.0 s (checking the result of "
+                   "burst-write-128k rep 1 11.3 s, checking that writing to /dev/nvme0n1 is "
+                   "still safe 10.8 s, starting fio 1.4 s)")
+    # steps outside the gap (an earlier write's) are not this gap's
+    assert explain_gap([(BURST_END - 5, "earlier"), *STEPS], BURST_END, PROBE_START) == why
+
+
+def test_a_late_probe_the_record_explains_counts_at_its_measured_idle():
+    """Nothing writes between a probe and the write before it: the drive idled the whole
+    measured time, and the probe is a point of the fit at that idle."""
+    rng = np.random.default_rng(4)
+    on_time = (4, 4.3, probe(4.0 * 4 / 60, 30, rng))
+    late = (2, 24.0, probe(4.0 * 24 / 60, 30, rng))
+    why = explain_gap(STEPS, BURST_END, PROBE_START)
+    rec = analyse_recovery([late, on_time], FAST, SLOW, CACHE, gaps=[why, ""])
+    first, second = rec.probes
+    assert first.used and first.note == (f"idle 24 s, not the planned 2 s: {why}; nothing wrote "
+                                         "in between: counted at its measured idle")
+    assert second.used and second.note == ""
+    assert rec.rate_GiB_per_min == pytest.approx(4.0, rel=0.05)
 
 
 def test_noise_only_power():

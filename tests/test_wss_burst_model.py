@@ -68,6 +68,27 @@ def test_cache_steady_state_and_recovery_of_a_model_drive(toolkit):
     print(table.to_string())
     assert list(table.gap_s) == [2, 4, 8]
     assert table.used.all(), table.to_string()
+    # each probe followed its planned idle: fio's own timestamps, the toolkit's steps in the
+    # gap kept beside it (issue 41: the sample's first idle was 24 s, not 2 s)
+    late = table.idle_s - table.gap_s
+    assert late.between(-0.2, 1.5).all(), table.to_string()  # fio starts in 0.3-1 s here
+    wss = toolkit / "results" / "wss_burst"
+    for gap in (2, 4, 8):
+        steps = pd.read_csv(wss / f"recovery-{gap}s" / "rep1.gap", sep="\t")
+        print(f"gap {gap} s:", "; ".join(f"{r.what} +{r.t - steps.t.iloc[0]:.3f} s"
+                                        for r in steps.itertuples()))
+        assert list(steps.columns) == ["t", "what"] and steps.t.is_monotonic_increasing
+        assert steps.what.iloc[0].startswith("fio of ") and steps.what.iloc[0].endswith("exiting")
+        assert "checking that writing to" in " ".join(steps.what)
+        assert not any(w.startswith("checking the result") for w in steps.what), steps
+    first = pd.read_csv(wss / "recovery-2s" / "rep1.gap", sep="\t").what.tolist()
+    assert "starting the health snapshot after the burst (it runs beside the idle)" in first
+    # the checks put off until the last probe were made: every result in place
+    assert all((wss / c / "rep1.json").is_file() for c in
+               ("burst-write-128k", "recovery-2s", "recovery-4s", "recovery-8s"))
+    assert not list(wss.glob("*/.rep*.json.partial"))
+    assert (wss / "burst-write-128k" / "health" / "last" / "health_device.txt").is_file() or \
+        (wss / "burst-write-128k" / "health" / "last" / "smartctl.err").is_file()
     # the idle fio's timestamps measured agrees with the model's record of each gap
     resumes = [e.idle_s for e in events if e.kind == "resume"]
     assert len(resumes) >= 3

@@ -85,6 +85,18 @@ def _target_rows(t: dict) -> list[tuple[str, object]]:
     ]
 
 
+def _spare(h: dict) -> str | None:
+    """Available spare beside its threshold, the level below which the drive warns: a spare of
+    0 % means little without it (QEMU reports 0 % against a threshold of 0 %)."""
+    spare, threshold = h.get("available_spare"), h.get("available_spare_threshold")
+    if spare is None:
+        return None
+    if "available_spare_threshold" not in h:  # an env.json written before it was kept
+        return f"{spare} % (threshold not recorded)"
+    return f"{spare} % " + (f"(threshold {threshold} %)" if threshold is not None
+                            else "(the drive reports no threshold)")
+
+
 def _health_rows(h: dict) -> list[tuple[str, object]]:
     def num(key, unit=""):
         return None if h.get(key) is None else f"{h[key]:,}{unit}"
@@ -98,7 +110,7 @@ def _health_rows(h: dict) -> list[tuple[str, object]]:
          else f"0x{h['critical_warning']:02x}"),
         ("temperature", num("temperature_c", " °C")),
         ("percentage used", num("percentage_used", " %")),
-        ("available spare", num("available_spare", " %")),
+        ("available spare", _spare(h)),
         ("host reads", _bytes(h.get("host_read_bytes"))),
         ("host writes", _bytes(h.get("host_written_bytes"))),
         ("byte counters", h.get("host_bytes_basis")),
@@ -111,7 +123,9 @@ def _health_rows(h: dict) -> list[tuple[str, object]]:
         ("time above crit temp", num("critical_comp_time_min", " min")),
         ("thermal throttling", None if thermal[0] is None else
          f"T1 {thermal[0]} times ({h.get('thermal_management_t1_total_time_s')} s), "
-         f"T2 {thermal[1]} times ({h.get('thermal_management_t2_total_time_s')} s)"),
+         f"T2 {thermal[1]} times ({h.get('thermal_management_t2_total_time_s')} s)"
+         + (" (counters the drive does not keep: HCTMA bit 0 clear)"
+            if h.get("thermal_management") is False else "")),
         ("smartctl exit bits", "; ".join(h.get("smartctl_exit_bits") or []) or None),
     ]
 

@@ -52,8 +52,11 @@ SUMMARY_KEYS = (
     "critical_warning",
     "temperature_c",
     "warning_temp_c",  # the temperature at which the drive starts to throttle (NVMe WCTEMP)
+    # NVMe HCTMA bit 0: the drive keeps the thermal-management counters (throttling it counts)
+    "thermal_management",
     "percentage_used",
     "available_spare",
+    "available_spare_threshold",  # below it, the drive warns (critical warning bit 0)
     "data_units_read",
     "data_units_written",
     "host_read_bytes",
@@ -75,6 +78,7 @@ SUMMARY_KEYS = (
 _NVME_CLI_KEYS = {
     "percent_used": "percentage_used",
     "avail_spare": "available_spare",
+    "spare_thresh": "available_spare_threshold",
     "data_units_read": "data_units_read",
     "data_units_written": "data_units_written",
     "media_errors": "media_errors",
@@ -95,7 +99,8 @@ _NVME_CLI_KEYS = {
 # smartctl's nvme_smart_health_information_log key -> summary key. smartctl (7.3) does not put the
 # thermal-management counters in its JSON, which is why NVMe devices also get nvme smart-log.
 # smartctl's names for the same counters: two renamed, and no thermal-management ones.
-_SMARTCTL_RENAMED = {"percent_used": "percentage_used", "avail_spare": "available_spare"}
+_SMARTCTL_RENAMED = {"percent_used": "percentage_used", "avail_spare": "available_spare",
+                     "spare_thresh": "available_spare_threshold"}
 _SMARTCTL_NVME_KEYS = {_SMARTCTL_RENAMED.get(key, key): summary
                        for key, summary in _NVME_CLI_KEYS.items() if not key.startswith("thm_")}
 
@@ -297,12 +302,14 @@ def parse_nvme_id_ctrl(doc: dict) -> dict:
     """`nvme id-ctrl DEV -o json` -> identity. mn/sn/fr are space-padded; tnvmcap 0 means the
     controller does not report it."""
     wctemp = as_int(doc.get("wctemp"))  # kelvin; 0: not reported
+    hctma = as_int(doc.get("hctma"))
     return {
         "model": _strip(doc.get("mn")),
         "serial": _strip(doc.get("sn")),
         "firmware": _strip(doc.get("fr")),
         "capacity_bytes": as_int(doc.get("tnvmcap")) or None,
         "warning_temp_c": wctemp - KELVIN_OFFSET if wctemp else None,
+        "thermal_management": None if hctma is None else bool(hctma & 0x1),
     }
 
 

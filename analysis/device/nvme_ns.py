@@ -4,8 +4,10 @@ the capacity and the utilisation (nuse), in bytes.
 The format in use is FLBAS's bits 3:0, with bits 6:5 as its upper bits when the namespace has
 more than 16 formats (NVMe 2.0); each format's data size is 2^ds bytes and ms bytes of metadata
 go with each block. nsze, ncap and nuse count logical blocks of the format in use. nuse is what
-the namespace holds allocated: a Format NVM or a deallocation of the whole range drops it where
-the controller tracks it (QEMU's reports nuse = nsze until told otherwise).
+the namespace holds allocated only where it supports thin provisioning (NSFEAT bit 0): there a
+Format NVM or a deallocation drops it. Elsewhere the spec lets nuse equal ncap whatever was
+written (QEMU's emulated NVMe reports nuse = nsze, NSFEAT 0x14: bit 0 clear, with nothing
+written), so it is no fill level, and a report says what the toolkit wrote instead.
 """
 
 from __future__ import annotations
@@ -15,6 +17,13 @@ from analysis.device.health import as_int
 
 def format_in_use(flbas: int) -> int:
     return (flbas & 0xF) | (((flbas >> 5) & 0x3) << 4)
+
+
+def nuse_is_fill(doc: dict | None) -> bool:
+    """Whether the namespace's nuse is its fill level: NSFEAT bit 0 (thin provisioning) set. An
+    id-ns without nsfeat (or none at all) gives no such fact."""
+    nsfeat = as_int(doc.get("nsfeat")) if isinstance(doc, dict) else None
+    return nsfeat is not None and bool(nsfeat & 0x1)
 
 
 def parse_nvme_id_ns(doc: dict | None) -> dict | None:
@@ -43,6 +52,7 @@ def parse_nvme_id_ns(doc: dict | None) -> dict | None:
         "size_bytes": None if blocks["nsze"] is None else blocks["nsze"] * block,
         "capacity_bytes": None if blocks["ncap"] is None else blocks["ncap"] * block,
         "used_bytes": None if blocks["nuse"] is None else blocks["nuse"] * block,
+        "nuse_is_fill": nuse_is_fill(doc),
     }
 
 
@@ -56,7 +66,11 @@ def describe_namespace(ns: dict | None) -> list[tuple[str, str]]:
     rows = [("LBA format", lba)]
     if ns.get("size_bytes") is not None and ns.get("used_bytes") is not None:
         share = ns["used_bytes"] / ns["size_bytes"] * 100 if ns["size_bytes"] else 0
+        what = (f"{share:.0f}% allocated" if ns.get("nuse_is_fill") else
+                "not a fill level: no thin provisioning, NSFEAT bit 0 clear"
+                if "nuse_is_fill" in ns else  # an env.json written before NSFEAT was read
+                "not read as a fill level: NSFEAT, which says whether it is one, not recorded")
         use = (f"nuse {ns['nuse_blocks']:,} of nsze {ns['nsze_blocks']:,} blocks "
-               f"({share:.0f}% allocated), ncap {ns['ncap_blocks']:,}")
+               f"({what}), ncap {ns['ncap_blocks']:,}")
         rows.append(("namespace use", use))
     return rows

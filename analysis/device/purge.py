@@ -249,10 +249,12 @@ def plan(path: str, method: str, region_bytes: int, capacity: int) -> tuple[str,
 
 
 def fill(path: str) -> str:
-    """'NUSE NSZE' of a whole NVMe namespace (how full it is, in blocks), else ''."""
+    """'NUSE NSZE NSFEAT' of a whole NVMe namespace (in blocks; NSFEAT says whether NUSE is a
+    fill level: analysis.device.nvme_ns.nuse_is_fill), else ''."""
     t = inspect(path)
     value = nuse(t)
-    return "" if value is None else f"{value} {int(t.id_ns.get('nsze', 0))}"
+    return "" if value is None else \
+        f"{value} {int(t.id_ns.get('nsze', 0))} {int(t.id_ns.get('nsfeat', 0))}"
 
 
 def check(path: str, method: str, region_bytes: int, record_path: Path,

@@ -94,7 +94,7 @@ class CliffCause:
 
 def cliff_cause(cliff_s: float, health, *, within_s: float = 10.0, rise_c: float = 5.0,
                 fall_c: float = 2.0, fall_within_s: float = 60.0,
-                warn_c: float | None = None) -> CliffCause:
+                warn_c: float | None = None, counters_kept: bool | None = None) -> CliffCause:
     """Thermal or cache, from the health samples (analysis.device.health_log.samples_table:
     t_s on the burst's time axis, temperature_c, the THROTTLE_KEYS counters) around the cliff.
 
@@ -107,8 +107,13 @@ def cliff_cause(cliff_s: float, health, *, within_s: float = 10.0, rise_c: float
       and eased once the drive slowed, the signature of throttling on a drive that counts none.
     * the temperature reached the drive's warning threshold (``warn_c``: NVMe's WCTEMP) there:
       a drive throttles at it, whether or not it counts the time;
-    Otherwise 'cache' when samples cover the cliff, else 'unknown'. A cache that runs out while
-    the drive is hot but not throttling stays 'cache' unless the temperature turns at the cliff.
+    Otherwise 'cache' when the samples cover the cliff and could have shown heat: the
+    temperature moved during the run, or a throttle counter could be read (``counters_kept``: the
+    drive says it keeps them, NVMe HCTMA bit 0; or one of them is above 0, so the drive counts).
+    A temperature that never moved beside counters a drive does not keep (QEMU's: 50 °C
+    throughout, HCTMA 0, every counter 0) shows nothing either way: 'unknown'. A cache that runs
+    out while the drive is hot but not throttling stays 'cache' unless the temperature turns at
+    the cliff.
     """
     if health is None or len(health) == 0:
         return CliffCause("unknown", "no health samples were taken")
@@ -144,7 +149,15 @@ def cliff_cause(cliff_s: float, health, *, within_s: float = 10.0, rise_c: float
                     f"the temperature rose {peak - tc[0]:.0f} °C to its peak of {peak:.0f} °C "
                     f"at {tt[peak_i]:g} s, at the cliff, and fell {peak - later.min():.0f} °C "
                     "after it"))
-    if not temps.empty or any(health[k].notna().any() for k in health.columns if k != "t_s"):
+    counters = [k for k in health.columns if k not in ("t_s", "temperature_c")]
+    read = bool(counters_kept) or any((health[k].fillna(0) > 0).any() for k in counters)
+    moved = temps.temperature_c.nunique() > 1
+    if moved or read:
         return CliffCause("cache", "no throttle counter moved and the temperature did not turn "
                           "at the cliff")
+    if not temps.empty:
+        flat = f"the temperature did not move ({temps.temperature_c.iloc[0]:g} °C throughout)"
+        kept = ("and the drive keeps no throttle counter (HCTMA bit 0 clear" if counters_kept is
+                False else "and no throttle counter could be read (none reported, or all 0")
+        return CliffCause("unknown", f"{flat} {kept}): the drive showed nothing either way")
     return CliffCause("unknown", "the health samples hold no temperature or counter")

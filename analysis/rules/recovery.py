@@ -45,7 +45,7 @@ class Probe:
     fell_at_s: float | None  # the first second at or below the midpoint, None if never
     censored: bool          # still fast at its end: R is a lower bound
     used: bool              # in the rate's fit
-    note: str               # why not used, '' when used
+    note: str               # why not used; for one used, why its idle is not the planned one
 
 
 @dataclass(frozen=True)
@@ -75,27 +75,58 @@ def regained(bw, fast_MBps: float, slow_MBps: float, tail_s: int = 2) -> tuple[f
     return r, fell, censored
 
 
+def explain_gap(steps: list[tuple[float, str]], prev_end_s: float, start_s: float,
+                shown: int = 3) -> str:
+    """What the toolkit did between a write's end and the probe's start, from the timestamps it
+    kept (``steps``: (epoch s, the step that ended then), as lib/loop.bash stamps them): 'the
+    toolkit's own steps took 22.6 s: checking the result of ... 12.3 s, ...', the longest
+    ``shown`` of them in the order they ran, and fio's own start (the time from the last step
+    to the probe's first I/O)."""
+    inside = sorted((t, what) for t, what in steps if prev_end_s <= t <= start_s)
+    spans, last = [], prev_end_s
+    for t, what in inside:
+        spans.append((t - last, what))
+        last = t
+    spans.append((start_s - last, "starting fio"))
+    longest = sorted(sorted(range(len(spans)), key=lambda i: -spans[i][0])[:shown])
+    listed = ", ".join(f"{spans[i][1]} {spans[i][0]:.1f} s" for i in longest)
+    return f"the toolkit's own steps took {start_s - prev_end_s:.1f} s ({listed})"
+
+
 def analyse_recovery(probes: list[tuple[float, float, np.ndarray]], fast_MBps: float,
                      slow_MBps: float, cache_GiB: float, full_pct: float = 90.0,
-                     late_s: float = 5.0) -> Recovery:
-    """``probes``: (planned gap s, measured idle s, per-second MB/s) in the order they ran.
-    A probe whose measured idle exceeds its gap by more than ``late_s`` did not follow the one
-    before it (a resumed run): left out with a note, as are the probes after a censored one."""
+                     late_s: float = 5.0, gaps: list[str | None] | None = None) -> Recovery:
+    """``probes``: (planned gap s, measured idle s, per-second MB/s) in the order they ran;
+    ``gaps``: for each, what the toolkit did between the write before it and its start, from the
+    record (explain_gap), or None where the record holds no timestamps (an older tree).
+    A probe whose measured idle exceeds its gap by more than ``late_s`` is explained: where the
+    record shows the toolkit's own steps filled the gap (nothing writes between a probe and the
+    write before it), the drive idled for the whole measured time and the probe counts at it;
+    where the record holds nothing, the probe is left out. So are the probes after a censored
+    one."""
     out, unsure = [], ""
-    for gap, idle, bw in probes:
+    for n, (gap, idle, bw) in enumerate(probes):
         r, fell, censored = regained(bw, fast_MBps, slow_MBps)
-        note = unsure
-        if not note and (math.isnan(idle) or idle > gap + late_s):
-            note = (f"idle {idle:.0f} s, not the planned {gap:g} s: the probe did not follow the "
-                    "write before it (a resumed run?)")
+        note, late = unsure, ""
+        why = gaps[n] if gaps else None
+        if not note and math.isnan(idle):
+            note = "no idle measured: the write before it has no result"
+        elif not note and idle > gap + late_s:
+            late = f"idle {idle:.0f} s, not the planned {gap:g} s: "
+            if why is None:
+                note = (late + "the record holds no timestamps of what ran in between (a tree "
+                        "written before they were kept): left out")
+            else:
+                late += f"{why}; nothing wrote in between: counted at its measured idle"
         full = cache_GiB > 0 and r >= full_pct / 100 * cache_GiB
         if not note and censored:
             note = "still at burst speed when the probe ended: a lower bound"
             unsure = "after a probe that ended at burst speed: its starting cache is unknown"
         elif not note and full:
             note = f"regained {100 * r / cache_GiB:.0f}% of the cache: full"
+        used = not note
         out.append(Probe(gap, idle, r, r * GIB / MB / fast_MBps if fast_MBps > 0 else math.nan,
-                         fell, censored, not note, note))
+                         fell, censored, used, note or late))
     used = [p for p in out if p.used]
     rate = None
     if used:

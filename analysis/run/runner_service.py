@@ -48,7 +48,13 @@ Protocol: one request per line, fields separated by tabs; one reply line per req
     purge-plan<TAB>DEVICE<TAB>METHOD<TAB>REGION<TAB>CAPACITY  (--purge: analysis.device.purge)
                                      -> ok<TAB>METHOD<TAB>what it does<TAB>COMMAND WORD...
                                         | refused<TAB>EXIT CODE<TAB>reason
-    purge-fill<TAB>DEVICE            -> ok<TAB>NUSE NSZE (a whole NVMe namespace; else empty)
+    state-check<TAB>TREE<TAB>STATE<TAB>TARGET<TAB>REGION<TAB>PURGE ASKED<TAB>PURGE METHOD<TAB>FRESH
+                                     (the run's --state and --purge against how the tree's
+                                     state was prepared: analysis.run.tree_state)
+                                     -> ok | redo<TAB>FOLDER ... (--fresh-state: moved aside)
+                                        | refused<TAB>what happened and the ways out
+                                        | bad<TAB>reason
+    purge-fill<TAB>DEVICE            -> ok<TAB>NUSE NSZE NSFEAT (a whole NVMe namespace; else empty)
                                         | bad<TAB>reason
     purge-check<TAB>DEVICE<TAB>METHOD<TAB>REGION<TAB>RECORD<TAB>NUSE BEFORE (or empty)
                                      (the purge just done: RECORD written)
@@ -67,7 +73,15 @@ from pathlib import Path
 from analysis.device import purge
 from analysis.device.safety import Refusal, check_write
 from analysis.fio.output import FioOutputError, read_groups
-from analysis.run import faults, order, record, repetition, steady_rounds, uring_probe
+from analysis.run import (
+    faults,
+    order,
+    record,
+    repetition,
+    steady_rounds,
+    tree_state,
+    uring_probe,
+)
 
 
 def check_result(path: str, section_dir: str = "", case: str = "") -> str:
@@ -188,6 +202,16 @@ def purge_plan(device: str, method: str, region: str, capacity: str) -> str:
     return "\t".join(["ok", chosen, what, *cmd])
 
 
+def state_check(tree: str, state: str, target: str, region: str, asked: str, method: str,
+                fresh: str) -> str:
+    try:
+        verdict, text = tree_state.check(Path(tree), state, target, region, asked, method,
+                                         bool(fresh))
+    except record.RecordError as e:
+        return f"bad\t{e}"
+    return verdict if verdict == "ok" else f"{verdict}\t{text}"
+
+
 def purge_fill(device: str) -> str:
     try:
         return f"ok\t{purge.fill(device)}"
@@ -245,6 +269,8 @@ def reply_to(line: str) -> str:
         return record_set(*fields[1:])
     if fields[0] == "purge-plan" and len(fields) == 5:
         return purge_plan(*fields[1:])
+    if fields[0] == "state-check" and len(fields) == 8:
+        return state_check(*fields[1:])
     if fields[0] == "purge-fill" and len(fields) == 2:
         return purge_fill(fields[1])
     if fields[0] == "purge-check" and len(fields) == 6:

@@ -22,6 +22,7 @@ from analysis.core.workspace import Workspace
 from analysis.device.health import health_summary
 from analysis.device.health_log import counter_moves, samples_table
 from analysis.device.health_log import events as health_events
+from analysis.device.nvme_ns import nuse_is_fill
 from analysis.fio.hist_log import logged_latency, percentile_series, read_hist_log
 from analysis.fio.job_options import time_option_s
 from analysis.fio.log_files import find_logs, latency_unit
@@ -31,6 +32,7 @@ from analysis.render import markdown as md
 from analysis.render.plots import Event, Series, Span, timeseries_chart
 from analysis.rules import burst as rules
 from analysis.rules.cases import Case, read_manifest
+from analysis.run import record
 from analysis.sections.facts import Facts
 
 TABLE = "tables/wss_burst_burst.csv"
@@ -130,13 +132,16 @@ def analyse(results_dir: Path, cases: dict[str, Case]) -> BurstRun | None:
         temps = health.set_index("t_s").temperature_c
         table["temperature_c"] = [_nearest(temps, t) for t in table.t_s]
     before = results_dir / "health" / "before"
-    warn_c = health_summary(before).get("warning_temp_c") if before.is_dir() else None
-    causes = tuple(rules.cliff_cause(c.time_s, health, warn_c=warn_c) for c in result.cliffs)
+    drive = health_summary(before) if before.is_dir() else {}
+    causes = tuple(rules.cliff_cause(c.time_s, health, warn_c=drive.get("warning_temp_c"),
+                                     counters_kept=drive.get("thermal_management"))
+                   for c in result.cliffs)
     return BurstRun(cases[name], table, result, health, reason,
                     health_events(health) if not health.empty else [],
                     logged_latency(job.fio_version, job.options),
                     causes[0] if causes else None, causes, _number(case_dir / "rep1.idle"),
-                    fill_text(case_dir / "rep1.fill", read_manifest(results_dir)))
+                    fill_text(case_dir / "rep1.fill", read_manifest(results_dir),
+                              _prefill_step(results_dir)))
 
 
 def thermal_reason(b: BurstRun | None) -> str:
@@ -148,6 +153,14 @@ def thermal_reason(b: BurstRun | None) -> str:
     return ""
 
 
+def _prefill_step(results_dir: Path) -> str | None:
+    """What wrote the section's region before it measured (its prefill step in the record)."""
+    try:
+        return record.load(results_dir.parent)["steps"].get(f"{results_dir.name}/prefill")
+    except record.RecordError:
+        return None
+
+
 def _number(path: Path) -> float | None:
     try:
         return float(path.read_text().split()[0])
@@ -155,23 +168,35 @@ def _number(path: Path) -> float | None:
         return None
 
 
-def fill_text(path: Path, manifest: dict) -> str:
+def fill_text(path: Path, manifest: dict, prefill: str | None = None) -> str:
     """How full the drive was when the burst began: the namespace's utilization (NVMe NUSE of
-    NSZE, recorded then), else what the state wrote, else unknown."""
+    NSZE, recorded then) where NSFEAT says it is one (thin provisioning: a namespace without it
+    may report NUSE = NSZE whatever was written, as QEMU's does); else what the toolkit wrote (the
+    state, else this section's prefill, ``prefill``: its step in the record); else unknown. An
+    older tree's rep1.fill holds no NSFEAT: its NUSE is not read as a fill level."""
     try:
-        nuse, nsze = (int(v) for v in path.read_text().split()[:2])
+        fields = [int(v) for v in path.read_text().split()[:3]]
     except (OSError, ValueError):
-        nuse = nsze = 0
-    if nsze:
+        fields = []
+    nuse, nsze = fields[:2] if len(fields) >= 2 else (0, 0)
+    nsfeat = fields[2] if len(fields) > 2 else None
+    if nsze and nuse_is_fill({"nsfeat": nsfeat}):
         return (f"{100 * nuse / nsze:.0f}% full (the namespace's utilization: {nuse:,} of "
                 f"{nsze:,} blocks)")
+    unreported = ("the drive reports no fill level" if not nsze else
+                  "its NUSE is no fill level: the namespace reports no thin provisioning "
+                  "(NSFEAT bit 0 clear)" if nsfeat is not None else
+                  "its NUSE is not read as a fill level: NSFEAT, which says whether it is one, "
+                  "was not recorded")
     region, target = int(manifest.get("region_bytes") or 0), int(manifest.get("target_bytes") or 0)
-    if manifest.get("state") in ("purged", "sustained") and target and \
-            manifest.get("target_kind") == "block":
-        rest = "" if region >= target else ", and the rest as it was"
-        return (f"its region ({md.share(region, target)} of the drive) written by the state"
-                f"{rest}; the drive reports no utilization")
-    return "of unknown fill (the drive reports no utilization and the state was not set)"
+    if target and manifest.get("target_kind") == "block":
+        rest = "" if region >= target else ", the rest left as it was"
+        share = f"whose region ({md.share(region, target)} of it) was written"
+        if manifest.get("state") in ("purged", "sustained"):
+            return f"{share} by the state{rest} ({unreported})"
+        if prefill:
+            return f"{share} once by this section's prefill{rest} ({unreported})"
+    return f"of unknown fill ({unreported}, and the state was not set)"
 
 
 def _nearest(series: pd.Series, t: float, within_s: float = 5.0) -> float:
@@ -240,6 +265,8 @@ def findings(b: BurstRun) -> list[str]:
             "bandwidth, not the cache itself.")
         if b.cause is not None and b.cause.kind == "cache":
             out[-1] += f" Not thermal: {b.cause.evidence}."
+        elif b.cause is not None:
+            out[-1] += f" Whether heat played a part cannot be told: {b.cause.evidence}."
     else:
         out.append(
             f"{head} no lasting drop of {r.settings['min_drop_pct']:.0f}% or more over "
@@ -254,6 +281,7 @@ def findings(b: BurstRun) -> list[str]:
                    "staircase: each level is its own row above)"
                    + (f"; thermal: {cause.evidence}" if cause and cause.kind == "thermal" else
                       f"; not thermal: {cause.evidence}" if cause and cause.kind == "cache" else
+                      f"; its cause is unknown ({cause.evidence})" if cause else
                       "; its cause is unknown (no health samples around it)") + ".")
     s = r.steady
     text = f"**Steady state (SNIA PTS rule):** {s.message.rstrip('.')}."

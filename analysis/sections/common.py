@@ -211,6 +211,21 @@ def left_out_anomalies(cases: list[Case], missing: list[str], rerun: str) -> lis
     return out
 
 
+def drive_fact(results_dir: Path, key: str):
+    """A fact §1 recorded of this section's target (the tree's env.json, `target.<key>`, e.g.
+    write_cache), so that a section explains nothing §1 contradicts; None where §1 did not run
+    or described another target."""
+    try:
+        target = json.loads((Path(results_dir).parent / "env.json").read_text()).get("target")
+    except (OSError, ValueError, AttributeError):
+        return None
+    measured = read_manifest(results_dir).get("target")
+    if not isinstance(target, dict) or (measured and measured not in (
+            target.get("path"), target.get("resolved"), target.get("device"))):
+        return None
+    return target.get(key)
+
+
 def stored_settings(results_dir: Path, given: dict, defaults: dict) -> dict:
     """Analysis thresholds: those given now win, then those stored with the results by the last
     analysis (so `make analysis` redraws with the thresholds the user chose), then the defaults.

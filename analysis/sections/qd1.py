@@ -20,6 +20,7 @@ from analysis.sections.common import (
     NOT_RESOLVED,
     SectionRun,
     clat_note,
+    drive_fact,
     flag,
     interval,
     interval_note,
@@ -90,9 +91,10 @@ def random_vs_sequential(op: str, rand, seq) -> str:
     return text + f" ({seq.lat_us_mean / rand.lat_us_mean:.1f}× the time for 32× the data)."
 
 
-def read_vs_write(rr, rw_, target_kind: str) -> str:
+def read_vs_write(rr, rw_, target_kind: str, write_cache: str | None = None) -> str:
     """4 KiB random write latency against read, tested; what could explain it, as a
-    possibility tied to what was measured."""
+    possibility tied to what was measured and never one §1 contradicts (``write_cache``: the
+    kernel's view of the drive's volatile write cache, 'write back' or 'write through', §1)."""
     mean, *p99 = adjusted([row_change(rw_, rr, "lat_us_mean"),
                            *([row_change(rw_, rr, "lat_p99_us")]
                              if not (pd.isna(rw_.lat_p99_us) or pd.isna(rr.lat_p99_us)) else [])])
@@ -108,19 +110,31 @@ def read_vs_write(rr, rw_, target_kind: str) -> str:
     if target_kind == "file":
         why = ("on a file target the filesystem, the page cache and the storage under it take "
                "part in both, so this run cannot say which part is the drive's")
+    elif faster and write_cache == "write through":
+        why = ("on a drive this fits writes acknowledged from a buffer before they reach the "
+               "medium, while a read must fetch its data; §1 finds no volatile write cache "
+               "(write through), which a power-protected buffer would not be reported as; this "
+               "run measures the latency, not the buffer")
     elif faster:
         why = ("on a drive this fits writes acknowledged from a write cache before they reach "
-               "the medium, while a read must fetch its data; this run measures the latency, "
-               "not the cache")
+               "the medium, while a read must fetch its data"
+               + (" (§1: write cache write back)" if write_cache == "write back" else "")
+               + "; this run measures the latency, not the cache")
+    elif write_cache == "write back":
+        why = ("the drive has a volatile write cache (§1: write back), so at QD=1 it did not "
+               "hide the writes' cost here; this run measures the latency, not the cause")
     else:
-        why = ("on a drive this fits a medium whose program time no write cache hides at "
-               "QD=1; this run measures the latency, not the cause")
+        why = ("on a drive this fits a medium whose program time no write cache hides at QD=1"
+               + (" (§1: write through, no volatile write cache)"
+                  if write_cache == "write through" else "")
+               + "; this run measures the latency, not the cause")
     interval = f"95% interval {mean.interval_text()}; " if mean.tested else ""
     return (text + f", {_speed_phrase(rw_.lat_us_mean, rr.lat_us_mean)} ({interval}{why})"
             f"{p99_text}.")
 
 
-def findings(df: pd.DataFrame, target_kind: str = "") -> list[str]:
+def findings(df: pd.DataFrame, target_kind: str = "",
+             write_cache: str | None = None) -> list[str]:
     df = one_state(df)
     out = []
     rr, rw_ = _row(df, "randread", 4096), _row(df, "randwrite", 4096)
@@ -131,7 +145,7 @@ def findings(df: pd.DataFrame, target_kind: str = "") -> list[str]:
             out.append(random_vs_sequential(op, rand, seq))
 
     if rr is not None and rw_ is not None:
-        out.append(read_vs_write(rr, rw_, target_kind))
+        out.append(read_vs_write(rr, rw_, target_kind, write_cache))
 
     tails = df.assign(p99_ratio=df.lat_p99_us / df.lat_us_mean,
                       p999_ratio=df.lat_p99_9_us / df.lat_us_mean).dropna(subset=["p99_ratio"])
@@ -168,7 +182,8 @@ def findings(df: pd.DataFrame, target_kind: str = "") -> list[str]:
 
 
 def render_markdown(df: pd.DataFrame, setup: str, link=md.link_from_out,
-                    nines: pd.DataFrame | None = None, target_kind: str = "") -> str:
+                    nines: pd.DataFrame | None = None, target_kind: str = "",
+                    write_cache: str | None = None) -> str:
     rows = []
     for r in df.itertuples():
         mark = flag(r)
@@ -184,7 +199,7 @@ def render_markdown(df: pd.DataFrame, setup: str, link=md.link_from_out,
     return snippet(f"## {SECTIONS[SECTION].heading}", setup, blocks,
                    [("QD=1 mean latency", FIG_LATENCY), ("QD=1 IOPS", FIG_IOPS),
                     ("QD=1 latency distribution: share of I/Os slower than each latency",
-                     exceedance.figure(SECTION))], findings(df, target_kind), link)
+                     exceedance.figure(SECTION))], findings(df, target_kind, write_cache), link)
 
 
 def draw_figures(df: pd.DataFrame, ws: Workspace) -> None:
@@ -240,7 +255,8 @@ def produce(run: SectionRun) -> list[str]:
                                                   "QD=1 latency distribution")),
                run.write_text(SNIPPET, render_markdown(
                    df, run.setup, run.ws.link, nines,
-                   read_manifest(run.results_dir).get("target_kind", "")))]
+                   read_manifest(run.results_dir).get("target_kind", ""),
+                   drive_fact(run.results_dir, "write_cache")))]
     print_summary(df)
     return written
 

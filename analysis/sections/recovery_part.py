@@ -4,7 +4,9 @@ Right after the burst, wss_burst_test.bash idles for each gap of --recovery-gaps
 at full speed for --recovery-probe seconds (cases recovery-<gap>s, @idle=<gap> in the manifest).
 The idle is measured from fio's own output: a job's end is its document's timestamp_ms (written
 as the job finishes), its start that minus job_runtime, so the idle before a probe is its start
-minus the end of the write before it (the burst, or the previous probe).
+minus the end of the write before it (the burst, or the previous probe). What the toolkit did in
+that time is in rep<k>.gap beside the probe (one "epoch s<TAB>the step that ended then" a line,
+lib/loop.bash): an idle longer than planned is explained from it.
 """
 
 from __future__ import annotations
@@ -52,6 +54,16 @@ def _span_ms(path: Path) -> tuple[float, float]:
     return end - float(doc["jobs"][0]["job_runtime"]), end
 
 
+def _gap_steps(path: Path) -> list[tuple[float, str]] | None:
+    """The toolkit's steps between the write before a probe and the probe (rep<k>.gap), None for
+    a tree written before they were kept."""
+    try:
+        table = pd.read_csv(path, sep="\t", dtype={"t": float, "what": str})
+    except (OSError, ValueError):
+        return None
+    return list(zip(table.t.astype(float), table.what.astype(str), strict=True))
+
+
 def _gap_s(name: str, manifest: dict) -> float:
     """The planned idle: the case's @idle in the manifest, else the number in its name."""
     idle = matrix_entries(manifest).get(name, {}).get("@idle")
@@ -68,13 +80,16 @@ def analyse(results_dir: Path, cases: dict[str, Case], manifest: dict, burst_nam
     prev_end = math.nan
     if burst_name is not None and (results_dir / burst_name / "rep1.json").exists():
         prev_end = _span_ms(results_dir / burst_name / "rep1.json")[1]
-    probes, series = [], {}
+    probes, series, gaps = [], {}, []
     for name in names:
-        start, end = _span_ms(results_dir / name / f"rep{cases[name].numbers[0]}.json")
-        bw = read_per_second(find_logs(results_dir / name, f"rep{cases[name].numbers[0]}",
-                                       "bw")).complete().total()
+        rep = f"rep{cases[name].numbers[0]}"
+        start, end = _span_ms(results_dir / name / f"{rep}.json")
+        bw = read_per_second(find_logs(results_dir / name, rep, "bw")).complete().total()
         series[name] = np.asarray(bw, dtype=float)
         probes.append((_gap_s(name, manifest), (start - prev_end) / 1000, series[name]))
+        steps = _gap_steps(results_dir / name / f"{rep}.gap")
+        gaps.append(None if steps is None or math.isnan(prev_end) else
+                    rules.explain_gap(steps, prev_end / 1000, start / 1000))
         prev_end = end
     why = ""
     if burst is None:
@@ -87,7 +102,7 @@ def analyse(results_dir: Path, cases: dict[str, Case], manifest: dict, burst_nam
     result = None
     if not why:
         result = rules.analyse_recovery(probes, burst.plateau.median_MBps, burst.post.median_MBps,
-                                        burst.cliff.written_GiB)
+                                        burst.cliff.written_GiB, gaps=gaps)
     rows = []
     for name, (gap, idle, bw) in zip(names, probes, strict=True):
         p = result.probes[names.index(name)] if result else None
@@ -106,7 +121,7 @@ def blocks(r: RecoveryRun) -> list[str]:
     rows = [[f"{row.gap_s:g} s", md.num(row.idle_s), f"{row.probe_s} s", md.num(row.mean_MBps),
              ("≥ " if row.censored else "") + (f"{row.regained_GiB:.3f}"
                                                if not math.isnan(row.regained_GiB) else "–"),
-             "yes" if row.used else (row.note or "no")]
+             ("yes" + (f": {row.note}" if row.note else "")) if row.used else (row.note or "no")]
             for row in r.table.itertuples()]
     table = md.table(["idle (planned)", "idle measured (s)", "probe", "mean MB/s",
                       "regained (GiB)", "in the rate"], rows, ["r", "r", "r", "r", "r", "l"])
@@ -131,9 +146,12 @@ def findings(r: RecoveryRun) -> list[str]:
         text += (f" A full cache ({rec.cache_GiB:.2f} GiB, the burst's estimate) was back after "
                  f"{rec.full_idle_s:.0f} s idle (observed).")
     elif rec.full_how == "extrapolated":
+        longest = max(p.idle_s for p in rec.probes if p.used)
         text += (f" At that rate the whole cache ({rec.cache_GiB:.2f} GiB) is back after about "
-                 f"{rec.full_idle_s:.0f} s ({rec.full_idle_s / 60:.1f} min) idle (extrapolated beyond the longest gap: "
-                 "a drive may recover slower as its cache fills, so read it as a lower bound).")
+                 f"{rec.full_idle_s:.0f} s ({rec.full_idle_s / 60:.1f} min) idle (extrapolated "
+                 f"{rec.full_idle_s / longest:.1f}× beyond the longest idle measured, "
+                 f"{longest:.0f} s: a drive may recover slower as its cache fills, so read it as "
+                 "a lower bound).")
     return [text]
 
 
