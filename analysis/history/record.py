@@ -40,7 +40,8 @@ SECTION_TABLES = {
     "qd_sweep": [("analysis.sections.qd_sweep", "TABLE")],
     "wss_burst": [("analysis.sections.wss_burst", "TABLE_WSS"),
                   ("analysis.sections.wss_burst", "TABLE_COMPRESS"),
-                  ("analysis.sections.burst_part", "TABLE")],
+                  ("analysis.sections.burst_part", "TABLE"),
+                  ("analysis.sections.burst_part", "LEVELS_TABLE")],
 }
 
 
