@@ -144,7 +144,7 @@ def markdown(recs: list[dict], source: str, unresolved_fails: bool) -> str:
     lines = ["## Targets", "", intro, ""]
     if rows:
         lines.append(md.table(["target", "case", "threshold", "measured (95% interval)",
-                               "verdict", "why"], rows))
+                               "verdict", "why"], rows, ["l", "l", "r", "r", "l", "l"]))
     else:
         lines.append("The file holds no target.")
     return "\n".join(lines) + "\n"

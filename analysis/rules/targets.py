@@ -135,7 +135,9 @@ def matching_rows(table: pd.DataFrame, match: dict) -> pd.DataFrame:
             return rows.iloc[0:0]
         rows = rows[[_same(cell, wanted, column) for cell in rows[column]]]
     if "direction" not in match and "direction" in rows.columns and not rows.empty:
-        rows = case_rows(rows)
+        # rows left that are no case's own (§6's levels: one case, several phases) stay, to be
+        # named as several
+        rows = case_rows(rows) if not case_rows(rows).empty else rows
     return rows
 
 
