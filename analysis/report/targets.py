@@ -239,7 +239,11 @@ def main(argv: list[str]) -> int:
         targets = [t for t in targets if t.section in wanted]
     unresolved_fails = args.unresolved == "fail"
     recs = records(judge_tree(ws, targets), unresolved_fails)
-    written = write(ws, recs, str(args.file), unresolved_fails)
+    # the file as the reader knows it: from the toolkit folder where it lies inside it
+    source = args.file.resolve()
+    shown = str(source.relative_to(Path.cwd().resolve())) if source.is_relative_to(
+        Path.cwd().resolve()) else str(args.file)
+    written = write(ws, recs, shown, unresolved_fails)
     failing = [r for r in recs if r["failing"]]
     print(f"targets: {len(recs)} judged, {len(failing)} failing the gate: " + ", ".join(written))
     for r in failing:
