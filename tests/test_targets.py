@@ -333,7 +333,7 @@ def test_targets_on_a_model_drives_level_after_the_cliff(toolkit):
   section: wss_burst
   case: {{phase: after_cliff}}
   metric: bw_MBps_mean
-  min: {after.bw_MBps_mean!r}
+  min: {float(after.bw_MBps_mean)!r}
 """)
     rc = command.main([str(toolkit / "results"), str(at_mean), "--root", str(toolkit),
                        "--unresolved", "pass"])
