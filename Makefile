@@ -35,6 +35,8 @@ install-nvme-vm:
 help:
 	@echo "make report    §1 env, every section, then out/report.md and .html (default target)"
 	@echo "               RESULTS=results/drive-a keeps this drive's results and report apart"
+	@echo "               TARGETS=examples/targets.yaml judges a lab's targets: out/targets.md,"
+	@echo "               out/junit.xml for CI, exit 4 when one fails (docs/targets.md)"
 	@echo "make env       install dependencies, capture out/env.txt and results/env.json (every"
 	@echo "               target installs what it needs first: lib/packages.tsv, requirements.txt)"
 	@awk -F'\t' '$$1 ~ /^[0-9]+$$/ {printf "make %-9s §%s %s\n", $$4, $$1, $$7}' lib/sections.tsv
@@ -56,6 +58,8 @@ help:
 
 # §1 and every section, each even when an earlier one failed, then out/report.md and .html;
 # fails at the end if any section did. RESULTS=results/drive-a keeps a drive's run apart.
+# TARGETS=FILE judges a lab's targets at the end (out/targets.md, out/junit.xml; exit 4 when one
+# fails): report.bash reads it from the environment, as it does every setting.
 report:
 	bash report.bash
 

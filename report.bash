@@ -41,8 +41,14 @@ Each section's messages are kept in DIR/report-logs/<section>.log, and the exit 
 tree's record DIR/run.json, which the report reads (a section that failed or was skipped is named
 in the report with the reason).
 
-Exit codes: 0 every section ran; 1 a section failed (the report holds the others); 2 bad usage;
-130 interrupted.
+With --targets FILE (TARGETS; make report TARGETS=FILE), a lab's targets are judged once every
+section has run, each with its 95% interval: the Targets table at the top of the report and in
+out/targets.md, out/junit.xml for the CI server (--unresolved pass: a target not resolved does
+not fail the run). The sections themselves are not given the targets.
+
+Exit codes: 0 every section ran (and every target passed); 1 a section failed (the report holds
+the others, and the targets are still judged); 2 bad usage; 4 every section ran and a target
+failed, was not run or was host-bound; 130 interrupted.
 EOF
 }
 
@@ -81,11 +87,22 @@ choose_sections() { # ARGS...: sets CHOSEN and PASSED
             --sections) need_value "$@" && chosen=$2 && shift ;;
             --history=*) export HISTORY=${1#--history=} ;;
             --history) need_value "$@" && export HISTORY=$2 && shift ;;
+            # The targets are judged once, on the whole tree, at the end: not by each section.
+            --targets=*) TARGETS=${1#--targets=} ;;
+            --targets) need_value "$@" && TARGETS=$2 && shift ;;
+            --unresolved=*) TARGETS_UNRESOLVED=${1#--unresolved=} ;;
+            --unresolved) need_value "$@" && TARGETS_UNRESOLVED=$2 && shift ;;
             *) PASSED+=("$1") ;;
         esac
         shift
     done
     CHOSEN=("${SECTION_IDS[@]}")
+    # Kept here, never passed on: the sections would each judge (and fail) their own.
+    resolve_targets_file # checked before anything runs
+    LAB_TARGETS=${TARGETS:-} LAB_UNRESOLVED=${TARGETS_UNRESOLVED:-fail}
+    unset TARGETS TARGETS_UNRESOLVED
+    [[ $LAB_UNRESOLVED == fail || $LAB_UNRESOLVED == pass ]] ||
+        die "$EXIT_USAGE" "--unresolved $LAB_UNRESOLVED: expected fail or pass"
     [[ -n $chosen ]] || return 0
     split_list --sections "$chosen"
     for id in "${LIST_ITEMS[@]}"; do
@@ -169,10 +186,16 @@ main() {
     for arg in "$@"; do [[ $arg == --dry-run ]] && exit "$failed"; done
 
     info ""
-    # Into the run history first (HISTORY, else results/history.sqlite), so that the report can
-    # show this drive's earlier runs beside this one; 'make history' shows every drive's trends.
+    # The lab's targets first (out/targets.md, out/junit.xml; without them the last run's are
+    # removed), so that the history records each verdict and the report opens with them.
+    local targets_rc=0
+    TARGETS=$LAB_TARGETS TARGETS_UNRESOLVED=$LAB_UNRESOLVED judge_targets "" || targets_rc=$?
+    ((targets_rc == 0 || targets_rc == EXIT_TARGET)) || failed=1
+    # Into the run history (HISTORY, else results/history.sqlite), so that the report can show
+    # this drive's earlier runs beside this one; 'make history' shows every drive's trends.
     tk_python history add "$RESULTS" || failed=1
     tk_python report || failed=1
+    ((failed != 0 || targets_rc != EXIT_TARGET)) || failed=$EXIT_TARGET
     exit "$failed"
 }
 

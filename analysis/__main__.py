@@ -27,6 +27,7 @@ COMMANDS = {
     "record": ("analysis.run.record", "a results tree's record, run.json: TREE show|status|clear-status"),
     "fleet": ("analysis.run.fleet", "fio client/server output: probe FILE; split OUT LABEL=HOST,PORT=FILE"),
     "hosts": ("analysis.report.hosts", "a section across fleet hosts: table, figure and snippet"),
+    "targets": ("analysis.report.targets", "a lab's targets judged on a results tree: targets RESULTS FILE (exit 4: one failed)"),
     "history": ("analysis.history.command", "run history: history add TREE...; history [--device S]"),
     "runner": ("analysis.run.runner_service", "pipe helper for the run loop (check-result, safety)"),
     "peak-next": ("analysis.rules.peak_search", "§5's peak search: the next cases to run, if any"),

@@ -4,8 +4,9 @@
 # Sourced by every section script; never run on its own.
 
 # Exit codes of every script.
-readonly EXIT_OK=0 EXIT_FAIL=1 EXIT_USAGE=2 EXIT_UNSAFE=3 EXIT_INTERRUPTED=130
-export EXIT_OK EXIT_FAIL EXIT_USAGE EXIT_UNSAFE EXIT_INTERRUPTED
+# EXIT_TARGET: the run finished and a target of --targets failed (python -m analysis targets).
+readonly EXIT_OK=0 EXIT_FAIL=1 EXIT_USAGE=2 EXIT_UNSAFE=3 EXIT_TARGET=4 EXIT_INTERRUPTED=130
+export EXIT_OK EXIT_FAIL EXIT_USAGE EXIT_UNSAFE EXIT_TARGET EXIT_INTERRUPTED
 
 TK_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 readonly TK_ROOT
@@ -228,7 +229,8 @@ Profiles (the defaults of --runtime, --ramp, --repeat and --size):
   $(profile_summary quick)
 
 Exit codes: 0 done; 1 a run or a tool failed; 2 bad usage or bad input; 3 refused for safety;
-130 interrupted (finished repetitions are kept; rerun the same command to resume).
+4 done, and a target of --targets failed (out/targets.md, out/junit.xml); 130 interrupted
+(finished repetitions are kept; rerun the same command to resume).
 EOF
 }
 
@@ -239,8 +241,31 @@ parse_common_options() {
     parse_options "common $SECTION" "$@"
     # A hosts file named relative to where the user is: the scripts cd to the toolkit folder.
     [[ -z $HOSTS || ! -f $HOSTS || $HOSTS == /* ]] || HOSTS="$PWD/$HOSTS"
+    resolve_targets_file
     resolve_results_tree "$RESULTS"
     return 0
+}
+
+# TARGETS: the targets file, made absolute (the scripts cd to the toolkit folder) and checked
+# before anything runs, so a typo costs a second, not the run.
+resolve_targets_file() {
+    [[ -n ${TARGETS:-} ]] || return 0
+    [[ $TARGETS == /* ]] || TARGETS="$PWD/$TARGETS"
+    [[ -f $TARGETS && -r $TARGETS ]] ||
+        die "$EXIT_USAGE" "TARGETS=$TARGETS is not a readable file; give a targets file, e.g. examples/targets.yaml"
+    return 0
+}
+
+# Judges the lab's targets (TARGETS) on the results tree, writing out/targets.md and
+# out/junit.xml, or, without targets, removes the last run's (they are not this run's).
+# Returns 0, EXIT_TARGET when one failed, or EXIT_USAGE for a file it cannot read.
+judge_targets() { # SECTION: only that section's targets ("" for every section's)
+    if [[ -z ${TARGETS:-} ]]; then
+        tk_python targets "$RESULTS" --clear
+        return 0
+    fi
+    tk_python targets "$RESULTS" "$TARGETS" --unresolved "${TARGETS_UNRESOLVED:-fail}" \
+        ${1:+--sections "$1"}
 }
 
 # RESULTS: the results tree, made absolute here (the scripts cd to the toolkit folder later) and

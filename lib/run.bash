@@ -133,6 +133,12 @@ section_main() {
         tk_python "$SECTION" "${ANALYSIS_ARGS[@]}" || ((${#FAILED[@]})) || die "$EXIT_FAIL" "the analysis of $RESULTS_DIR failed (see above); the raw results are kept"
     fi
     exit_if_failed "repetition(s) failed"
+    # The lab's targets of this section (--targets): exit 4 when one fails.
+    if [[ -z ${TK_ANALYSIS_ELSEWHERE:-} && -n ${TARGETS:-} ]]; then
+        local rc=0
+        judge_targets "$SECTION" || rc=$?
+        ((rc == 0)) || exit "$rc"
+    fi
 }
 
 # After the analysis: list what failed (FAILED) and exit 1, the results of the rest being kept.

@@ -358,7 +358,7 @@ def test_a_version_1_history_keeps_its_runs_and_gains_the_settings_columns(tmp_p
         conn.execute("INSERT INTO runs (run_id, run_date, recorded_at, serial) "
                      "VALUES ('r1', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z', 'S1')")
     with open_store(str(v1)) as store:
-        assert store.version() == SCHEMA_VERSION == 3
+        assert store.version() == SCHEMA_VERSION == 4
         (run,) = store.runs()
         assert run["run_id"] == "r1" and run["state"] is None and run["region_bytes"] is None
         store.record({**run, "state": "purged", "region_bytes": 8 << 30}, [],

@@ -303,3 +303,53 @@ def tail_intervals(bins_per_rep: list[Mapping[int, int]], pcts: Iterable[float],
         out[p] = TailInterval(p, value, low - bucket_width_ns(low) / 2,
                               high + bucket_width_ns(high) / 2, tail, total, log_sd, len(reps))
     return out
+
+
+# The most repetitions a target's advice names: past it the measured value sits on the target,
+# and no practical number of runs would tell which side it is on.
+MOST_REPETITIONS = 100
+
+
+def repetitions_to_clear(std: float, n: int, gap: float, most: int = MOST_REPETITIONS) -> int | None:
+    """How many repetitions in all would likely make a mean's 95% interval clear a target `gap`
+    away from it, if the next repetitions spread as these `n` did (sample std `std`): the
+    smallest N > n with t_half_width(std, N) < |gap|. None when even `most` would not (the mean
+    sits on the target) or nothing is known of the spread (std NaN: one repetition).
+
+    >>> repetitions_to_clear(std=10.0, n=3, gap=8.0)   # 3 runs: ±24.8; 8: ±8.36; 9: ±7.69
+    9
+    >>> repetitions_to_clear(std=10.0, n=3, gap=0.5) is None
+    True
+    """
+    gap = abs(gap)
+    if math.isnan(std) or n < 2 or gap == 0:
+        return None
+    if std == 0:
+        return n + 1
+    for total in range(n + 1, most + 1):
+        if t_half_width(std, total) < gap:
+            return total
+    return None
+
+
+def batch_interval(values: Iterable[float], batches: int = 5) -> dict:
+    """The mean of a per-second series and its 95% interval by batch means: the series is cut
+    into `batches` equal stretches (the last seconds that do not fill one are left out) and the
+    t-interval is taken over their means, which are nearly independent where the seconds are not
+    (a drive's per-second bandwidth is autocorrelated: a t over the seconds themselves would be
+    too narrow). Returns rep_stats of the batch means plus `ci95` (t_half_width, NaN under two
+    batches), `batch_s` (seconds per batch) and `seconds` (all of the series).
+
+    >>> r = batch_interval([100, 102, 98, 101, 99, 100, 103, 97, 100, 100], batches=5)
+    >>> r["mean"], r["n"], r["batch_s"]
+    (100.0, 5, 2)
+    """
+    data = [float(v) for v in values]
+    size = len(data) // batches if batches > 0 else 0
+    if size < 1:
+        means = [math.fsum(data) / len(data)] if data else []
+        size = len(data)
+    else:
+        means = [math.fsum(data[i * size:(i + 1) * size]) / size for i in range(batches)]
+    s = rep_stats(means)
+    return {**s, "ci95": t_half_width(s["std"], s["n"]), "batch_s": size, "seconds": len(data)}

@@ -73,7 +73,8 @@ def add(argv: list[str]) -> int:
     with open_store(spec) as store:
         for tree in args.trees:
             record = read_tree(Workspace.of(args.root, tree))
-            new = store.record(record.run, record.rows, record.headlines, record.anomalies)
+            new = store.record(record.run, record.rows, record.headlines, record.anomalies,
+                                 record.targets)
             run = record.run
             print(f"history: {'recorded' if new else 'replaced'} run {run['run_id']} of "
                   f"{run['run_date'][:10]} ({device_key(run)}, "

@@ -85,7 +85,21 @@ MIGRATIONS: list[list[str]] = [
     [
         "ALTER TABLE headlines ADD COLUMN ci95 DOUBLE PRECISION",
     ],
+    # 4: each target's verdict where the run was judged against a lab's targets
+    # (analysis.report.targets: tables/targets.json)
+    [
+        """CREATE TABLE targets (
+            run_id TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
+            seq BIGINT NOT NULL, name TEXT NOT NULL, section TEXT, case_name TEXT,
+            direction TEXT, metric TEXT, bound TEXT, threshold DOUBLE PRECISION,
+            value DOUBLE PRECISION, low DOUBLE PRECISION, high DOUBLE PRECISION,
+            verdict TEXT NOT NULL, failing BIGINT, detail TEXT, origin TEXT,
+            PRIMARY KEY (run_id, seq))""",
+    ],
 ]
+TARGET_COLUMNS = ("run_id", "seq", "name", "section", "case_name", "direction", "metric",
+                  "bound", "threshold", "value", "low", "high", "verdict", "failing", "detail",
+                  "origin")
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -202,12 +216,12 @@ class Store:
 
     # --- runs ---------------------------------------------------------------------------------
     def record(self, run: dict, rows: list[dict], headlines: list[dict],
-               anomalies: list[dict]) -> bool:
+               anomalies: list[dict], targets: Sequence[dict] = ()) -> bool:
         """Store one run; a run already stored under its run_id is replaced (one run, however
         often it is recorded). Returns True when it was new."""
         try:
             known = self.execute("SELECT 1 FROM runs WHERE run_id = ?", (run["run_id"],)).fetchall()
-            for table in ("summary_rows", "headlines", "anomalies", "runs"):
+            for table in ("summary_rows", "headlines", "anomalies", "targets", "runs"):
                 self.execute(f"DELETE FROM {table} WHERE run_id = ?", (run["run_id"],))
             self._insert("runs", [run], RUN_COLUMNS)
             self._insert("summary_rows", rows, ("run_id", "section", "table_name", "row_no",
@@ -216,6 +230,7 @@ class Store:
                                                   "text", "value", "std", "unit", "settings",
                                                   "ci95"))
             self._insert("anomalies", anomalies, ("run_id", "section", "seq", "kind", "text"))
+            self._insert("targets", list(targets), TARGET_COLUMNS)
             self.conn.commit()
         except Exception:
             self.conn.rollback()
@@ -241,7 +256,8 @@ class Store:
         return self.query(f"SELECT * FROM runs{clause} ORDER BY run_date, run_id", params)
 
     def of_runs(self, table: str, run_ids: list[str]) -> list[dict]:
-        """The rows of `table` (headlines, anomalies, summary_rows) that belong to the runs."""
+        """The rows of `table` (headlines, anomalies, summary_rows, targets) that belong to the
+        runs."""
         if not run_ids:
             return []
         marks = ", ".join("?" * len(run_ids))

@@ -40,7 +40,8 @@ SECTION_TABLES = {
     "qd_sweep": [("analysis.sections.qd_sweep", "TABLE")],
     "wss_burst": [("analysis.sections.wss_burst", "TABLE_WSS"),
                   ("analysis.sections.wss_burst", "TABLE_COMPRESS"),
-                  ("analysis.sections.burst_part", "TABLE")],
+                  ("analysis.sections.burst_part", "TABLE"),
+                  ("analysis.sections.burst_part", "LEVELS_TABLE")],
 }
 
 
@@ -50,6 +51,7 @@ class RunRecord:
     rows: list[dict] = field(default_factory=list)
     headlines: list[dict] = field(default_factory=list)
     anomalies: list[dict] = field(default_factory=list)
+    targets: list[dict] = field(default_factory=list)  # the last judgment of the lab's targets
     sections: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what could not be read, for the user
 
@@ -207,4 +209,20 @@ def read_tree(ws: Workspace, *, analyse: bool = True) -> RunRecord:
             for i, h in enumerate(facts.headlines)]
         record.anomalies += [{"run_id": run_id, "section": section, "seq": i, "kind": a.kind,
                               "text": a.text} for i, a in enumerate(facts.anomalies)]
+    record.targets = target_rows(ws, run_id)
     return record
+
+
+def target_rows(ws: Workspace, run_id: str) -> list[dict]:
+    """Each target's verdict, where the run was judged against a lab's targets: the report's
+    `tables/targets.json` (analysis.report.targets writes it; read here as a file, the history
+    being below the report)."""
+    path = ws.path("tables/targets.json")
+    if not path.is_file():
+        return []
+    verdicts = json.loads(path.read_text()).get("verdicts", [])
+    return [{"run_id": run_id, "seq": i, **{k: v.get(k) for k in (
+                "name", "section", "direction", "metric", "bound", "threshold", "value", "low",
+                "high", "verdict", "detail", "origin")},
+             "case_name": v.get("case"), "failing": int(bool(v.get("failing")))}
+            for i, v in enumerate(verdicts)]

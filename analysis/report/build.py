@@ -1,8 +1,9 @@
 """out/report.md and out/report.html: the whole report of one results tree.
 
-In order: the title (device, date); §1 environment; the methodology, from each section's
-manifest; every section's snippet (a section that did not run says why); the shapes several
-sections measured, side by side (analysis.report.shapes); "Anomalies and
+In order: the title (device, date); the Targets table, where the run was judged against a lab's
+targets (out/targets.md: analysis.report.targets); §1 environment; the methodology, from each
+section's manifest; every section's snippet (a section that did not run says why); the shapes
+several sections measured, side by side (analysis.report.shapes); "Anomalies and
 limitations", from the data (each section's tables/<section>_facts.json, the manifests, §1's
 warnings and the report run's outcomes); the conclusion with the headline numbers. Then a
 one-screen summary on the terminal.
@@ -29,6 +30,7 @@ from analysis.render import html
 from analysis.render import markdown as md
 from analysis.report.hosts import host_trees
 from analysis.report.shapes import largest_spread, load_frames, shapes_block, shared_shapes
+from analysis.report.targets import report_section as targets_section
 from analysis.rules.cases import read_manifest
 from analysis.run import record
 from analysis.run.manifest import matrix_entries
@@ -322,7 +324,8 @@ def assemble(ws: Workspace) -> tuple[str, list[SectionState]]:
     states, status = gather(ws)
     env_path = ws.results / "env.json"
     env = json.loads(env_path.read_text()) if env_path.is_file() else {}
-    parts = [title(env), ""]
+    # A lab's targets first: what its CI server asks of this run (analysis.report.targets).
+    parts = [title(env), ""] + targets_section(ws)
     env_text = environment_text(ws, env)
     if env_text:
         parts += ["## §1 Environment", "", "```", env_text, "```", ""]

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from analysis.core.stats import batch_interval
 from analysis.core.steady import DEFAULT_STEADY, SNIA_ROUND_S
 from analysis.core.workspace import Workspace
 from analysis.device.health import health_summary
@@ -37,6 +38,9 @@ from analysis.sections.facts import Facts
 
 TABLE = "tables/wss_burst_burst.csv"
 HEALTH_TABLE = "tables/wss_burst_health.csv"  # the samples on fio's time axis
+# The burst's levels, one row per stretch (the plateau before the first cliff, the level after
+# each), with the 95% interval of each mean: what a target on the burst is judged against.
+LEVELS_TABLE = "tables/wss_burst_levels.csv"
 FIG_BW = "figs/wss_burst_burst_bw.png"
 FIG_P99 = "figs/wss_burst_burst_p99.png"
 SNIA_WINDOW = DEFAULT_STEADY["window"]
@@ -142,6 +146,33 @@ def analyse(results_dir: Path, cases: dict[str, Case]) -> BurstRun | None:
                     causes[0] if causes else None, causes, _number(case_dir / "rep1.idle"),
                     fill_text(case_dir / "rep1.fill", read_manifest(results_dir),
                               _prefill_step(results_dir)))
+
+
+def levels_table(b: BurstRun) -> pd.DataFrame:
+    """The burst's levels as rows a target can name (`phase`: burst, after_cliff, after_cliff_2
+    ...), each the mean MB/s of its seconds with a 95% interval by batch means
+    (analysis.core.stats.batch_interval): the seconds of one run are autocorrelated, so the
+    interval is taken over five stretches' means, not over the seconds.
+
+    A model drive writing 400 MB/s until its cache fills at 10.7 s, then 100 MB/s, over 30 s
+    gives a `burst` row near 400 and an `after_cliff` row near 100, each with its `bw_MBps_ci95`
+    and the seconds it rests on (`seconds`, `batch_s`)."""
+    r, job = b.result, b.case.reps[0]
+    stretches = [("burst", r.plateau)] + [
+        ("after_cliff" if k == 0 else f"after_cliff_{k + 1}", level)
+        for k, level in enumerate(r.levels)]
+    rows = []
+    for phase, level in stretches:
+        inside = b.table[(b.table.t_s > level.start_s) & (b.table.t_s <= level.end_s)]
+        stats = batch_interval(inside.bw_MBps)
+        rows.append({
+            "case": b.name, "phase": phase, "rw": job.rw, "bs": job.bs, "iodepth": job.iodepth,
+            "numjobs": job.numjobs or 1, "read_pct": 0, "direction": "write",
+            "start_s": level.start_s, "end_s": level.end_s, "seconds": stats["seconds"],
+            "n": stats["n"], "batch_s": stats["batch_s"], "bw_MBps_mean": stats["mean"],
+            "bw_MBps_std": stats["std"], "bw_MBps_ci95": stats["ci95"],
+            "bw_MBps_median": level.median_MBps})
+    return pd.DataFrame(rows)
 
 
 def thermal_reason(b: BurstRun | None) -> str:

@@ -388,6 +388,7 @@ def produce(run: SectionRun) -> list[str]:
     burst = burst_part.analyse(run.results_dir, cases)
     if burst is not None:
         written.append(run.write_table(burst_part.TABLE, burst.table))
+        written.append(run.write_table(burst_part.LEVELS_TABLE, burst_part.levels_table(burst)))
         if not burst.health.empty:
             written.append(run.write_table(burst_part.HEALTH_TABLE, burst.health))
         figures = burst_part.draw(burst, run.ws)
