@@ -37,7 +37,7 @@ from analysis.sections.common import (
     tail_cell,
     tail_range_cell,
 )
-from analysis.sections.facts import Facts
+from analysis.sections.facts import Facts, host_bound
 from analysis.sections.host_part import host_finding
 
 SECTION = "bs_sweep"
@@ -448,7 +448,8 @@ def record_facts(found: list[Sweep], facts: Facts) -> None:
             facts.headline("peak_seq_MBps", s.label,
                            f"{md.num(peak.bw_MBps_mean)} MB/s at {md.bs_label(s.found.peak_bs)} "
                            f"blocks, QD {int(peak.iodepth)}{rising}", peak.bw_MBps_mean, "MB/s",
-                           peak.bw_MBps_std, ci95=peak.get("bw_MBps_ci95"))
+                           peak.bw_MBps_std, ci95=peak.get("bw_MBps_ci95"),
+                           qualifiers=(host_bound(peak),))
 
 
 def produce(run: SectionRun) -> list[str]:

@@ -386,6 +386,9 @@ def draw(b: BurstRun, ws: Workspace) -> list[tuple[str, str]]:
 def record_facts(b: BurstRun, facts: Facts) -> None:
     """The write-cache estimate and the sustained speed for the conclusion; throttling."""
     r, label = b.result, workload(b)
+    # rounds shorter than SNIA's: the verdict and the cache estimate are indications only
+    short = (f"an indication only: a {r.run_s:.0f} s burst in {r.steady.round_s:g} s rounds, "
+             f"not SNIA's {SNIA_ROUND_S:g} s" if r.steady.round_s < SNIA_ROUND_S else "")
     if r.cliff is not None and b.thermal:
         facts.headline("slc_cache", label,
                        f"not measured: a thermal cliff at {r.cliff.time_s:.0f} s "
@@ -397,7 +400,8 @@ def record_facts(b: BurstRun, facts: Facts) -> None:
         facts.headline("slc_cache", label,
                        f"{r.cliff.written_GiB:.1f} GiB (a {r.cliff.drop_pct:.0f}% cliff at "
                        f"{r.cliff.time_s:.0f} s: {md.num(r.cliff.before_MBps)} → "
-                       f"{md.num(r.cliff.after_MBps)} MB/s)", r.cliff.written_GiB, "GiB")
+                       f"{md.num(r.cliff.after_MBps)} MB/s)", r.cliff.written_GiB, "GiB",
+                       qualifiers=(short,))
     else:
         facts.headline("slc_cache", label,
                        f"no cliff in {r.written_GiB:.1f} GiB written over {r.run_s:.0f} s (a "
@@ -406,7 +410,8 @@ def record_facts(b: BurstRun, facts: Facts) -> None:
     if s.reached:
         facts.headline("steady_state", label,
                        f"{md.num(s.level)} MB/s (SNIA rule met over rounds "
-                       f"{s.first_round}–{s.last_round} of {s.round_s:g} s)", s.level, "MB/s")
+                       f"{s.first_round}–{s.last_round} of {s.round_s:g} s)", s.level, "MB/s",
+                       qualifiers=(short,))
     else:
         last = r.post or r.plateau
         facts.headline("steady_state", label,

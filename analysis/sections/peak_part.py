@@ -18,7 +18,7 @@ from analysis.render import markdown as md
 from analysis.render.plots import Heat, heatmap
 from analysis.rules import peak_search
 from analysis.rules.cases import case_rows
-from analysis.sections.facts import Facts
+from analysis.sections.facts import Facts, host_bound
 
 PEAK_TABLE = "tables/qd_sweep_peak.csv"
 FIG_HEATMAP = "figs/qd_sweep_heatmap.png"  # jobs × depth, when several of each were measured
@@ -188,12 +188,12 @@ def peak_facts(peaks: pd.DataFrame, facts: Facts) -> set[str]:
                            f"{md.num(top.iops_mean)} IOPS at {config_text(top)} "
                            f"({md.num(top.lat_us_mean)} µs mean, p99 {md.num(top.lat_p99_us)} µs)"
                            + note, top.iops_mean, "IOPS", top.iops_std, settings="peak search",
-                           ci95=top.get("iops_ci95"))
+                           ci95=top.get("iops_ci95"), qualifiers=(host_bound(top),))
         else:
             facts.headline("peak_seq_MBps", pattern,
                            f"{md.num(top.bw_MBps_mean)} MB/s at {config_text(top)}" + note,
                            top.bw_MBps_mean, "MB/s", top.bw_MBps_std, settings="peak search",
-                           ci95=top.get("bw_MBps_ci95"))
+                           ci95=top.get("bw_MBps_ci95"), qualifiers=(host_bound(top),))
     return set(peaks.case)
 
 

@@ -1,0 +1,30 @@
+"""A headline keeps its qualifiers (issue 41): a number quoted in the conclusion says what limits
+it, as the section's own table and findings do."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from analysis.sections.facts import HOST_BOUND, Facts, host_bound
+from tests.toolkit import REPO
+
+
+def test_qualifiers_stay_with_the_number():
+    facts = Facts()
+    facts.headline("peak_seq_MBps", "128 KiB sequential read", "2,103 MB/s at QD 128", 2103.0,
+                   "MB/s", qualifiers=(host_bound(SimpleNamespace(host_bound=True)), ""))
+    facts.headline("peak_seq_MBps", "128 KiB sequential write", "900 MB/s at QD 32", 900.0,
+                   "MB/s", qualifiers=(host_bound(SimpleNamespace(host_bound=False)),))
+    bound, free = facts.headlines
+    assert bound.text == f"2,103 MB/s at QD 128 [{HOST_BOUND}]" and bound.value == 2103.0
+    assert free.text == "900 MB/s at QD 32"  # nothing to say: nothing added
+
+
+def test_the_samples_conclusion_carries_them():
+    """docs/sample/report.md (drawn from its committed results; test_sample_report keeps it
+    current): §5's peak was host-bound, §6's verdicts came from a 30 s burst in 3 s rounds."""
+    text = (REPO / "docs" / "sample" / "report.md").read_text()
+    conclusion = text[text.index("## Conclusion"):]
+    assert "2,103 MB/s at QD 128 × 2 jobs with io_uring" in conclusion
+    assert f"plateau was shown [{HOST_BOUND}]" in conclusion
+    assert conclusion.count("[an indication only: a 30 s burst in 3 s rounds, not SNIA's 60 s]") == 2
