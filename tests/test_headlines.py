@@ -24,7 +24,18 @@ def test_the_samples_conclusion_carries_them():
     """docs/sample/report.md (drawn from its committed results; test_sample_report keeps it
     current): §5's peak was host-bound, §6's verdicts came from a 30 s burst in 3 s rounds."""
     text = (REPO / "docs" / "sample" / "report.md").read_text()
-    conclusion = text[text.index("## Conclusion"):]
+    conclusion = text[text.index("## Conclusion"):].split("\n## ", 1)[0]
     assert "2,103 MB/s at QD 128 × 2 jobs with io_uring" in conclusion
     assert f"plateau was shown [{HOST_BOUND}]" in conclusion
     assert conclusion.count("[an indication only: a 30 s burst in 3 s rounds, not SNIA's 60 s]") == 2
+
+
+def test_the_sample_opens_with_its_conclusion_and_states_the_legend_once():
+    """Issue 42: the conclusion's table before §1 and §2; the tables' legend once (the
+    methodology's), not under every section's table."""
+    text = (REPO / "docs" / "sample" / "report.md").read_text()
+    headings = [line for line in text.splitlines() if line.startswith("## ")]
+    assert headings[0] == "## Conclusion" and headings[1] == "## §1 Environment"
+    assert "Mean ± half-width" not in text  # the snippets' own legend
+    assert text.count("mean ± the half-width of its 95% confidence interval") == 1
+    assert text.count("† marks") == 1

@@ -25,10 +25,9 @@ TINY_ENV = {"PROFILE": "quick", "RUNTIME": "1", "RAMP": "0", "REPEAT": "2", "SIZ
             "BS_LIST": "4k,1m", "RW_LIST": "randread,read", "MIX_LIST": "100,0",
             "QD_LIST": "1,4", "PARTS": "burst,wss", "DURATION": "10", "WSS_LIST": "16m",
             "HOST_CEILING": "0", "ENGINE": "libaio", "PEAK": "off"}
-HEADINGS = ["## §1 Environment", "## Methodology", "## §2 QD=1 baselines",
+HEADINGS = ["## Conclusion", "## §1 Environment", "## Methodology", "## §2 QD=1 baselines",
             "## §3 Block-size sweep", "## §4 Read/write mix", "## §5 Queue-depth sweep",
-            "## §6 Working set, burst and compressibility", "## Anomalies and limitations",
-            "## Conclusion"]
+            "## §6 Working set, burst and compressibility", "## Anomalies and limitations"]
 
 
 def run_report(root: Path, *command: str, env: dict) -> subprocess.CompletedProcess:
@@ -41,7 +40,7 @@ def run_report(root: Path, *command: str, env: dict) -> subprocess.CompletedProc
 def conclusion_rows(text: str) -> dict[tuple[str, str], str]:
     """(headline, measured on) -> the result, from the conclusion table (a headline is written
     once, on its first row)."""
-    part = text.split("## Conclusion", 1)[1]
+    part = text.split("## Conclusion", 1)[1].split("\n## ", 1)[0]
     out, headline = {}, ""
     for line in part.splitlines():
         if line.startswith("| ") and not line.startswith(("| headline", "| ---")):

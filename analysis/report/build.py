@@ -1,12 +1,13 @@
 """out/report.md and out/report.html: the whole report of one results tree.
 
 In order: the title (device, date); the Targets table, where the run was judged against a lab's
-targets (out/targets.md: analysis.report.targets); §1 environment; the methodology, from each
-section's manifest; every section's snippet (a section that did not run says why); the shapes
-several sections measured, side by side (analysis.report.shapes); "Anomalies and
-limitations", from the data (each section's tables/<section>_facts.json, the manifests, §1's
-warnings and the report run's outcomes); the conclusion with the headline numbers. Then a
-one-screen summary on the terminal.
+targets (out/targets.md: analysis.report.targets); the conclusion with the headline numbers;
+§1 environment; the methodology, from each section's manifest, which states the tables' legend
+once (each snippet's own copy is left out here); every section's snippet (a section that did not
+run says why); the shapes several sections measured, side by side (analysis.report.shapes);
+"Anomalies and limitations", from the data (each section's tables/<section>_facts.json, the
+manifests, §1's warnings and the report run's outcomes). Then a one-screen summary on the
+terminal.
 
 Each section's outcome (exit code or skipped, start time, last error line) is in the tree's record
 (<results>/run.json, analysis.run.record), set by report.bash as it runs the sections; without one
@@ -36,6 +37,7 @@ from analysis.run import record
 from analysis.run.manifest import matrix_entries
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections import facts as facts_file
+from analysis.sections.common import without_standard_note
 from analysis.sections.facts import HEADLINE_KINDS, Facts
 
 REPORT_MD = "out/report.md"
@@ -325,7 +327,9 @@ def assemble(ws: Workspace) -> tuple[str, list[SectionState]]:
     env_path = ws.results / "env.json"
     env = json.loads(env_path.read_text()) if env_path.is_file() else {}
     # A lab's targets first: what its CI server asks of this run (analysis.report.targets).
-    parts = [title(env), ""] + targets_section(ws)
+    shapes = shared_shapes(load_frames(ws.results))
+    # what most readers want first: the targets' verdicts, then the headline numbers
+    parts = [title(env), ""] + targets_section(ws) + conclusion(states, largest_spread(shapes))
     env_text = environment_text(ws, env)
     if env_text:
         parts += ["## §1 Environment", "", "```", env_text, "```", ""]
@@ -335,14 +339,13 @@ def assemble(ws: Workspace) -> tuple[str, list[SectionState]]:
     for s in states:
         if s.snippet is not None:
             own = s.facts.setup_line
-            parts += [s.snippet.replace(own, section_setup(s, shared), 1) if own else s.snippet,
-                      ""]
+            text = s.snippet.replace(own, section_setup(s, shared), 1) if own else s.snippet
+            parts += [without_standard_note(text), ""]  # the methodology states it once
         else:
             parts += [f"## {s.info.heading}", "", f"Not in this report: {s.problem()}.", ""]
     parts += history_section(ws)
-    shapes = shared_shapes(load_frames(ws.results))
     parts += shapes_block(shapes)
-    parts += anomalies(states, env, status.get("env")) + conclusion(states, largest_spread(shapes))
+    parts += anomalies(states, env, status.get("env"))
     return "\n".join(parts), states
 
 

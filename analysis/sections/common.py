@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -276,6 +277,28 @@ def standard_note(df: pd.DataFrame) -> str:
             "json+ histogram bins; latency is total (submission + completion); "
             f"MB/s = 10^6 B/s. ⚠ marks a mean whose 95% interval is wider than "
             f"±{UNSTABLE_HALF_WIDTH * 100:.0f}%.{tail}")
+
+
+# standard_note's text, whatever its counts: what the assembled report leaves out of each snippet,
+# where the methodology states it once (analysis.report.build)
+_STANDARD_NOTE = re.compile(
+    r"(?:Mean ± half-width of its 95% confidence interval \(t over [^)]*\)|One repetition, "
+    r"so no interval); percentiles of the pooled repetitions from fio's json\+ histogram bins; "
+    r"latency is total \(submission \+ completion\); MB/s = 10\^6 B/s\. ⚠ marks a mean whose "
+    r"95% interval is wider than ±\d+%\.(?: † marks a percentile with fewer than \d+ I/Os above "
+    r"it: too few to quote \(run longer\)\.)? ?")
+
+
+def without_standard_note(snippet: str) -> str:
+    """A snippet without its tables' standard legend; a line left empty by it goes too."""
+    lines = [_STANDARD_NOTE.sub("", line) if _STANDARD_NOTE.search(line) else line
+             for line in snippet.split("\n")]
+    out = []
+    for before, line in zip(["", *lines], lines):
+        if line == "" and before == "" and out:  # two blank lines where the legend stood
+            continue
+        out.append(line)
+    return "\n".join(out)
 
 
 def has_thin_tail(df: pd.DataFrame) -> bool:
