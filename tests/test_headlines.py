@@ -38,4 +38,5 @@ def test_the_sample_opens_with_its_conclusion_and_states_the_legend_once():
     assert headings[0] == "## Conclusion" and headings[1] == "## §1 Environment"
     assert "Mean ± half-width" not in text  # the snippets' own legend
     assert text.count("mean ± the half-width of its 95% confidence interval") == 1
-    assert text.count("† marks") == 1
+    assert "⚠ marks a mean whose 95% interval is wider" not in text
+    assert text.count("whose interval is wider than ±5% of its mean is marked ⚠") == 1
