@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from analysis.core import regimes
-from analysis.core.regimes import pooled_noise, split_regimes
+from analysis.core.regimes import TOO_SHORT, not_judged, pooled_noise, split_regimes
 from analysis.history.calibration import ar1
 from bench.simulations import regimes_sim
 
@@ -138,3 +138,13 @@ def test_a_cliff_in_the_middle_of_a_30_s_repetition_is_found():
     got = regimes_sim.run({"kind": "cliff", "noise": 0.1, "phi": 0.3, "seconds": 30,
                            "sims": sims})["rate"]
     assert got >= 0.95 - within(got, 0.95, sims), got
+
+
+def test_repetitions_too_short_to_show_their_noise_are_not_judged():
+    """A second each (the tiny profile's 1 s repetitions on a file): a 4x gap between single
+    seconds is no evidence of two states, since no repetition shows its own noise."""
+    r = split_regimes([np.array([100.0]), np.array([25.0]), np.array([200.0])])
+    assert r.one_level and r.description == TOO_SHORT and r.regimes[0].reps == (0, 1, 2)
+    # one repetition of two seconds is enough to judge the others against
+    assert not split_regimes([np.array([100.0, 101]), np.array([25.0]), np.array([99.0])]).one_level
+    assert not_judged([float("nan"), 3.0]).regimes[0].level_MBps == 3.0

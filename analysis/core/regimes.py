@@ -61,6 +61,8 @@ from analysis.core.segments import DEFAULT_CLIFF, Cliff, find_cliffs
 Z = 4.5
 MIN_DROP_PCT = DEFAULT_CLIFF["min_drop_pct"]
 MAX_PHI = 0.9  # the autocorrelation the standard error allows for, at most
+MIN_SECONDS = 2  # a repetition's own noise needs two seconds at least
+TOO_SHORT = f"not judged: no repetition of {MIN_SECONDS} s or more"
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,10 @@ def split_regimes(reps: Sequence[np.ndarray], *, z: float = Z,
     cliffs = {i: c[0] for i, x in enumerate(series) if (c := find_cliffs(x, **DEFAULT_CLIFF))}
     steady = [i for i in range(len(series)) if i not in cliffs]
     cv, phi = pooled_noise([series[i] for i in steady], [levels[i] for i in steady])
+    if not any(series[i].size >= MIN_SECONDS for i in steady):
+        # no repetition long enough to show its own noise: no gap can be judged beyond it, and
+        # one of 25% alone would split a case on a second's jitter (a 1 s repetition of a file)
+        return not_judged(levels)
     # seconds that resemble their neighbours (AR(1) phi) are worth fewer independent ones
     per_second_var = cv * cv * (1.0 + phi) / (1.0 - phi)
     keep = 1.0 - min_drop_pct / 100.0
@@ -126,6 +132,14 @@ def split_regimes(reps: Sequence[np.ndarray], *, z: float = Z,
     found += [Regime((i,), levels[i], c) for i, c in cliffs.items()]
     found.sort(key=lambda g: (-g.level_MBps, g.reps))
     return Regimes(tuple(found), tuple(levels), cv, phi, describe(found))
+
+
+def not_judged(levels: Sequence[float]) -> Regimes:
+    """The repetitions as one regime, TOO_SHORT to judge (each repetition's level given, NaN
+    where it logged not even one whole second): their row keeps its mean, and says so."""
+    whole = Regime(tuple(range(len(levels))), float(np.nanmedian(levels)) if
+                   not all(math.isnan(v) for v in levels) else math.nan)
+    return Regimes((whole,), tuple(levels), 0.0, 0.0, TOO_SHORT)
 
 
 def pooled_noise(series: Sequence[np.ndarray], levels: Sequence[float]) -> tuple[float, float]:

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.core.effects import ALPHA, bh_adjust, trend
-from analysis.core.regimes import Regimes, describe, split_regimes
+from analysis.core.regimes import TOO_SHORT, Regimes, describe, not_judged, split_regimes
 from analysis.core.stats import (
     PCT_COLUMNS,
     STANDARD_PCTS,
@@ -356,15 +356,17 @@ def case_regimes(case: Case) -> Regimes | None:
     """The regimes of a case's writes, from every repetition's per-second write rate; None for
     a case that only reads, or whose repetitions did not all log their writes."""
     rates = case.write_MBps
-    if not writes(case) or len(rates) != len(case.reps) or \
-            any(r is None or len(r) == 0 for r in rates):
+    if not writes(case) or len(rates) != len(case.reps) or any(r is None for r in rates):
         return None
+    if any(len(r) == 0 for r in rates):  # under a whole second logged: nothing to judge
+        return not_judged([float(np.median(r)) if len(r) else math.nan for r in rates])
     return split_regimes(rates)
 
 
 def regime_text(case: Case, found: Regimes | None) -> str:
     if found is not None:
-        return "one level" if found.one_level else found.description
+        return found.description if found.description == TOO_SHORT else \
+            "one level" if found.one_level else found.description
     return "not logged" if writes(case) else ""
 
 

@@ -66,12 +66,14 @@ def job_option(case: Case, key: str):
 
 
 def part_of(case: Case) -> str:
-    """Which part a case belongs to, by what its job logs: the burst logs bandwidth per second,
-    a working set logs IOPS per second, a compressibility case logs nothing; a recovery probe
-    logs bandwidth too, and is named recovery-<gap>s."""
+    """Which part a case belongs to, by what its job logs: the burst logs latency per second
+    (and bandwidth, IOPS and its histogram), a working set logs IOPS per second, a
+    compressibility case none of these; a recovery probe is named recovery-<gap>s. Every case
+    that writes also logs its bandwidth (its regime: lib/jobfile.bash), so that tells none
+    apart."""
     if recovery_part.is_probe(case.name):
         return "recovery"
-    if job_option(case, "write_bw_log"):
+    if job_option(case, "write_lat_log"):
         return "burst"
     if job_option(case, "write_iops_log"):
         return "wss"
