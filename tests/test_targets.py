@@ -354,3 +354,16 @@ def test_targets_on_a_model_drives_level_after_the_cliff(toolkit):
     kinds = [type(c.result[0]).__name__ if c.result else "passed"
              for c in junit_cases(toolkit / "out" / "junit.xml")]
     assert kinds == ["passed", "Failure", "Skipped"]
+
+
+def test_a_case_split_by_regime_is_not_resolved_never_passed():
+    """A case whose repetitions stood in two states (analysis.rules.cases) has no mean to judge:
+    its target is not resolved, saying why, whatever its threshold."""
+    rows = pd.DataFrame([{"case": "write-128k", "rw": "write", "bs": 131072, "direction": "write",
+                          "n": 3, "bw_MBps_mean": float("nan"), "bw_MBps_ci95": float("nan"),
+                          "host_bound": False, "regime_split": True,
+                          "regime": "2 at 200 MB/s (reps 1-2); 1 at 20 MB/s after (rep 3)"}])
+    for threshold in (1.0, 1e6):
+        target = rules.Target("w", "qd1", "bw_MBps_mean", "min", threshold, {"rw": "write"})
+        v = rules.judge(target, rows)
+        assert v.verdict == rules.NOT_RESOLVED and "2 at 200 MB/s" in v.detail, v

@@ -259,6 +259,11 @@ def judge(target: Target, table: pd.DataFrame | None, capacity_bytes: float | No
                        detail=f"{len(rows)} rows match ({names}): name one case")
     row = rows.iloc[0]
     case, direction = str(row.get("case", "")), str(row.get("direction", ""))
+    if bool(row.get("regime_split", False)):  # analysis.rules.cases: no one number
+        return Verdict(target, NOT_RESOLVED, threshold, case=case, direction=direction,
+                       detail=f"its repetitions measured more than one state of the drive "
+                              f"({row['regime']}): no one number to judge (the section's "
+                              "regimes table has each)")
     if pd.isna(row[target.metric]):
         return Verdict(target, NOT_RUN, threshold, case=case, direction=direction,
                        detail=f"{case} has no {target.metric} (no I/O in that direction)")
