@@ -88,6 +88,9 @@ def clean_table(root: Path, section_dir: Path, tmp: Path) -> pd.DataFrame:
         cpu = (section_dir / rel).with_suffix(".cpu")  # its per-CPU load (analysis/run/cpu_load.py)
         if cpu.exists():
             shutil.copy2(cpu, (target / rel).with_suffix(".cpu"))
+        # its write rate each second, the regime it measured (analysis/core/regimes.py)
+        for log in (section_dir / rel).parent.glob(f"{Path(rel).stem}_bw.*log"):
+            shutil.copy2(log, target / Path(rel).parent / log.name)
     result = analyse(root, clean)
     assert result.returncode == 0, result.stderr
     return pd.read_csv(root / "tables" / "clean-rows" / f"{SECTION}.csv")

@@ -264,9 +264,12 @@ def test_qd1_tiny_run_with_an_impossible_and_a_trivial_target(toolkit):
                  timeout=600)
     assert result.returncode == 4, result.stderr[-3000:]
     table = pd.read_csv(toolkit / "tables" / "qd1_baseline.csv").set_index("case")
-    assert not table.loc["randread-4k", "host_bound"], (
-        "the machine was busy: randread-4k host-bound, its busiest CPU "
-        f"{table.loc['randread-4k', 'cpu_busiest_pct']}% busy")
+    if table.loc["randread-4k", "host_bound"]:
+        # The test runs `alone`: nothing of the suite ran beside it, so only another tenant of
+        # the machine (a loop kept busy beside the suite) made the point the host's, and then
+        # both targets are rightly host-bound, not the known answer (tests/README.md).
+        pytest.skip("the machine was busy outside the suite: randread-4k host-bound, its "
+                    f"busiest CPU {table.loc['randread-4k', 'cpu_busiest_pct']:.0f}% busy")
     cases = junit_cases(toolkit / "out" / "junit.xml")
     assert [c.name for c in cases] == ["impossible", "trivial"]
     assert [type(r).__name__ for c in cases for r in c.result] == ["Failure"]
