@@ -30,8 +30,8 @@ import pandas as pd
 
 from analysis.core.effects import Change, adjusted
 from analysis.render import markdown as md
-from analysis.rules.cases import one_state, section_frame
-from analysis.run import record
+from analysis.report.compare import BadInput, load_tree
+from analysis.rules.cases import one_state
 from analysis.sections import SECTIONS
 from analysis.sections.common import row_change
 
@@ -64,17 +64,14 @@ class Shape:
 
 
 def load_frames(results: Path) -> dict[str, pd.DataFrame]:
-    """{section: its summary table, recomputed from the raw results} for every section the tree
-    ran (its files left out are named by each section's own analysis, not again here)."""
-    ran = record.sections(results)
-    out = {}
-    for section, info in SECTIONS.items():
-        if section in ran and (results / section).is_dir():
-            with contextlib.redirect_stderr(io.StringIO()):
-                table = section_frame(results / section, info.always)
-            if not table.empty:
-                out[section] = table
-    return out
+    """{section: its summary table, recomputed from the raw results}: compare's reading of a
+    tree, quietly (each section's own analysis named its files left out), and none for a tree
+    where no section ran yet."""
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            return load_tree(results)
+    except BadInput:
+        return {}
 
 
 def _label(r) -> str:

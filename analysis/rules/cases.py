@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -111,6 +111,9 @@ class Case:
     # Each good repetition's MB/s written each second (its 1 s bandwidth log, lib/jobfile.bash
     # regime_log_lines), None where it wrote nothing or logged none: the regime it measured.
     write_MBps: tuple[np.ndarray | None, ...] = ()
+    # What those rates show (case_regimes), judged once as the case is loaded; None for a case
+    # that only reads, or whose repetitions did not all log their writes.
+    regimes: Regimes | None = None
 
 
 def load_case(case_dir: Path, expected: dict[str, str] | None = None) -> Case:
@@ -126,7 +129,8 @@ def load_case(case_dir: Path, expected: dict[str, str] | None = None) -> Case:
         numbers.append(int(path.stem.removeprefix("rep")))
     loads = tuple(cpu_load.read_load(case_dir, k) for k in numbers)
     rates = tuple(write_rate(case_dir, k) for k in numbers)
-    return Case(case_dir.name, reps, left_out, tuple(numbers), loads, rates)
+    case = Case(case_dir.name, reps, left_out, tuple(numbers), loads, rates)
+    return replace(case, regimes=case_regimes(case))
 
 
 def write_rate(case_dir: Path, k: int) -> np.ndarray | None:
@@ -317,21 +321,20 @@ def summary_rows(case: Case, always: tuple[str, ...] = ()) -> list[dict]:
     `always` get a row even without I/O (zero IOPS), and then `total` does too. A case whose
     writes stood at several levels keeps its rows, their statistics empty (REGIME_COLUMNS)."""
     rows = direction_rows(case, always)
-    found = case_regimes(case)
-    text = regime_text(case, found)
+    text = regime_text(case)
     for row in rows:
         row["regime"] = text
-        if is_split(case, found):
+        if is_split(case):
             row.update({col: math.nan for col in SPLIT_BLANKS}, regime_split=True,
                        unstable=False, drifting=False)
     return rows
 
 
-def is_split(case: Case, found: Regimes | None) -> bool:
+def is_split(case: Case) -> bool:
     """Repetitions of one case that measured more than one state. A single repetition that held
     a cliff (§6's burst, one long series its section analyses itself) keeps its mean, its
     regime text naming the cliff."""
-    return found is not None and not found.one_level and len(case.reps) > 1
+    return case.regimes is not None and not case.regimes.one_level and len(case.reps) > 1
 
 
 def direction_rows(case: Case, always: tuple[str, ...] = ()) -> list[dict]:
@@ -353,8 +356,9 @@ def writes(case: Case) -> bool:
 
 
 def case_regimes(case: Case) -> Regimes | None:
-    """The regimes of a case's writes, from every repetition's per-second write rate; None for
-    a case that only reads, or whose repetitions did not all log their writes."""
+    """The regimes of a case's writes, from every repetition's per-second write rate (load_case
+    keeps them in Case.regimes); None for a case that only reads, or whose repetitions did not
+    all log their writes."""
     rates = case.write_MBps
     if not writes(case) or len(rates) != len(case.reps) or any(r is None for r in rates):
         return None
@@ -363,20 +367,20 @@ def case_regimes(case: Case) -> Regimes | None:
     return split_regimes(rates)
 
 
-def regime_text(case: Case, found: Regimes | None) -> str:
-    if found is not None:
-        return found.description if found.description == TOO_SHORT else \
-            "one level" if found.one_level else found.description
-    return "not logged" if writes(case) else ""
+def regime_text(case: Case) -> str:
+    found = case.regimes
+    if found is None:
+        return "not logged" if writes(case) else ""
+    return "one level" if found.one_level and found.description != TOO_SHORT else \
+        found.description
 
 
 def regime_rows(case: Case, always: tuple[str, ...] = ()) -> list[dict]:
     """A split case's rows per regime, each over its own repetitions only; none for a case at
     one level. `regime` names the regime (its repetitions and level), `regimes` the case's."""
-    found = case_regimes(case)
-    if not is_split(case, found):
+    if not is_split(case):
         return []
-    out = []
+    found, out = case.regimes, []
     for k, regime in enumerate(found.regimes):
         part = Case(case.name, [case.reps[i] for i in regime.reps], [],
                     tuple(case.numbers[i] for i in regime.reps if i < len(case.numbers)),
