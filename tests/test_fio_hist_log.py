@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from itertools import pairwise
 from pathlib import Path
@@ -12,7 +11,7 @@ import pytest
 
 from analysis.core.stats import merge_bins, percentiles_from_bins
 from analysis.fio.hist_log import HistLogError, percentile_series, read_hist_log
-from tests.toolkit import PUNCTUAL, fixture_locks
+from tests.toolkit import PUNCTUAL, fixture_locks, in_ram
 
 
 @pytest.fixture(scope="module")
@@ -25,13 +24,8 @@ def hist_run(tmp_path_factory):
     file, the kernel's writeback held the buffered writes back for seconds while the NVMe VM's
     images and a browser loaded the machine (latencies of 130 ms, one log line in 4 s)."""
     work = tmp_path_factory.mktemp("hist", numbered=True)
-    ram = Path("/dev/shm")
-    target = (ram if ram.is_dir() and os.access(ram, os.W_OK) else work) / f"hist-{os.getpid()}.img"
-    target.write_bytes(os.urandom(32 << 20))
-    try:
+    with in_ram("hist", 32 << 20) as target:
         _run_hist_job(work, target)
-    finally:
-        target.unlink(missing_ok=True)
     doc = json.loads((work / "rep1.json").read_text())
     completions = [int(line.split(",", 1)[0]) for line in
                    (work / "rep1_clat.1.log").read_text().splitlines() if line.strip()]

@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import shutil
 import statistics
 import subprocess
-import tempfile
 from fractions import Fraction
 from pathlib import Path
 
@@ -30,10 +28,11 @@ from analysis.sections import mix_rw
 from tests.conftest import SAMPLES
 from tests.toolkit import (
     PUNCTUAL,
-    REPO,
     TINY,
     assert_row_is_fios,
+    fio_workdir,
     fixture_locks,
+    in_ram,
     load_json,
     loop_device,
     run,
@@ -206,20 +205,15 @@ rate_iops=500
 def rated_run():
     if shutil.which("fio") is None:
         unless_installable("fio is not installed")
-    (REPO / "tmp").mkdir(exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="pytest-mix-", dir=REPO / "tmp"))
-    try:
-        (work / "rw.img").write_bytes(os.urandom(16 << 20))
-        (work / "job.fio").write_text(RATED_JOB.format(target=work / "rw.img"))
+    with fio_workdir("pytest-mix-") as work, in_ram("mix", 16 << 20) as target:
+        (work / "job.fio").write_text(RATED_JOB.format(target=target))
         out = work / "out.json"
         with open(out, "wb") as f:
-            # real-time priority: the rates are the known answers, whatever else the CPUs do
+            # real-time priority, a file in RAM (in_ram says why): the rates are the known
+            # answers, whatever else the CPUs and disks do
             subprocess.run([*PUNCTUAL, "fio", "--output-format=json+", str(work / "job.fio")],
-                           stdout=f,
-                           check=True, timeout=60)
+                           stdout=f, check=True, timeout=60)
         yield out, json.loads(out.read_text())
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 def test_positive_write_penalty_from_a_rated_fio_run(rated_run):
