@@ -110,7 +110,7 @@ sample-report: install-nvme-vm
 	$(PYTHON) -m tools.nvme_vm.demo --results results/sample
 	$(PYTHON) -m analysis.report.sample --results results/sample --dest docs/sample
 
-# Three workers, a file each at a time (module-scoped runs stay shared within a file): most tests wait
+# Four workers, a file each at a time (module-scoped runs stay shared within a file): most tests wait
 # on fio's runtime. A test marked `alone` runs with nothing beside it (tests/toolkit.py). The files
 # go in the order tests/conftest.py gives them (the NVMe VM's first, the unit tests beside it).
 PYTEST := $(PYTHON) -m pytest -q -n 4 --dist loadfile --no-loadscope-reorder

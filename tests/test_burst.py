@@ -29,7 +29,7 @@ from analysis.core.steady import DEFAULT_STEADY, steady_state
 from analysis.fio.log_files import find_logs
 from analysis.fio.log_series import read_per_second
 from analysis.fio.output import load_document
-from analysis.rules.burst import analyse_burst
+from analysis.rules.burst import analyse_burst, state_of_rate
 from tests.conftest import REPO, SAMPLES
 from tests.toolkit import loop_device, unless_installable
 from tools.ram_device import Throttle
@@ -374,3 +374,14 @@ def test_real_cliff_on_a_throttled_loop_device():  # beside the suite, a dip at 
     assert f.cliff is None
     assert f.plateau.median_MBps == pytest.approx(high, rel=0.05)
     assert f.steady.reached and f.steady.level == pytest.approx(high, rel=0.05)
+
+
+def test_a_later_writes_state_is_the_burst_level_it_stands_at():
+    """A write of the burst's shape measured the cache at the burst's plateau, the full cache at
+    its after-cliff level, and neither between them: the regime rule's 25% either side."""
+    b = analyse_burst(np.r_[np.full(20, 200.0), np.full(20, 20.0)])
+    assert b.cliff is not None
+    assert [state_of_rate(x, b) for x in (200.0, 151.0, 149.0, 20.0, 26.6, 15.1, 60.0)] == \
+        ["cache", "cache", None, "after", "after", "after", None]
+    # no cliff: nothing to tell the states apart
+    assert state_of_rate(200.0, analyse_burst(np.full(40, 200.0))) is None

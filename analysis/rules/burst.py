@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from analysis.core.regimes import MIN_DROP_PCT
 from analysis.core.segments import (
     Cliff,
     Plateau,
@@ -79,6 +80,29 @@ def analyse_burst(bw, seconds=None, *, min_drop_pct: float = 25.0,
                  mean_MBps=float(np.mean(x)), plateau=burst, cliff=cliff, post=post,
                  steady=steady, change_points=tuple(cps), settings=settings,
                  cliffs=tuple(cliffs), levels=levels)
+
+
+# --------------------------------------------------------------------------- a later write's state
+
+def state_of_rate(MBps: float, burst: Burst) -> str | None:
+    """Which of the burst's states a later write of the same shape measured, from its rate:
+    'cache' at the burst's level before its first cliff, 'after' at the level after its last
+    one, None at neither or without a cliff to tell them apart. A rate stands at a level when
+    it is within the regime rule's drop of it (analysis.core.regimes: 25%), as two repetitions
+    at one regime are.
+
+    >>> from analysis.rules.burst import analyse_burst
+    >>> b = analyse_burst([200.0] * 20 + [20.0] * 20)
+    >>> state_of_rate(20.0, b), state_of_rate(190.0, b), state_of_rate(60.0, b)
+    ('after', 'cache', None)
+    """
+    if burst.cliff is None or not MBps > 0:
+        return None
+    keep = 1.0 - MIN_DROP_PCT / 100.0
+    levels = {"cache": burst.plateau.median_MBps, "after": burst.levels[-1].median_MBps}
+    near = [name for name, level in levels.items()
+            if level > 0 and keep <= min(MBps, level) / max(MBps, level)]
+    return near[0] if len(near) == 1 else None
 
 
 # --------------------------------------------------------------------------- the cliff's cause

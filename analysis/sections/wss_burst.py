@@ -31,6 +31,7 @@ from analysis.fio.log_series import read_per_second, series_stats
 from analysis.render import markdown as md
 from analysis.render.bars import bar_chart
 from analysis.render.plots import Panel, Series, line_chart
+from analysis.rules.burst import state_of_rate
 from analysis.rules.cases import Case, load_section, one_state, read_manifest
 from analysis.sections import SECTIONS, burst_part, recovery_part, snippet_path
 from analysis.sections.common import (
@@ -233,7 +234,8 @@ def compress_table(table: pd.DataFrame, cases: dict[str, Case]) -> pd.DataFrame:
     return rows
 
 
-def compress_findings(df: pd.DataFrame, target_kind: str) -> list[str]:
+def compress_findings(df: pd.DataFrame, target_kind: str,
+                      burst: burst_part.BurstRun | None = None) -> list[str]:
     df = one_state(df)
     base = df[df.data.str.startswith("random")]
     if base.empty or len(df) < 2:
@@ -265,10 +267,40 @@ def compress_findings(df: pd.DataFrame, target_kind: str) -> list[str]:
     else:
         text += ("No measurable difference: a drive without compression writes every pattern "
                  "at the same speed, which is what this run shows.")
+    text += compress_state(df, burst)
     if target_kind == "file":
         text += (" On a file target the filesystem and any virtual disk under it sit between "
                  "fio and the drive.")
     return [text]
+
+
+STATE_WORDS = {"cache": "into the write cache, at the burst's level before its cliff",
+               "after": "with the write cache full, at the burst's level after its cliff"}
+
+
+def compress_state(df: pd.DataFrame, burst: burst_part.BurstRun | None) -> str:
+    """' Every pattern was written with the write cache full, ...': which of the burst's states
+    the patterns measured, where the burst wrote the same shape and had a cliff to tell them
+    apart (analysis.rules.burst.state_of_rate); '' otherwise."""
+    if burst is None or burst.result.cliff is None:
+        return ""
+    shape = burst.case.reps[0]
+    first = df.iloc[0]
+    if (first.rw, int(first.bs), int(first.iodepth)) != (shape.rw, shape.bs, shape.iodepth):
+        return ""
+    r = burst.result
+    levels = (f"{md.num(r.plateau.median_MBps)} MB/s before it, "
+              f"{md.num(r.levels[-1].median_MBps)} MB/s after")
+    states = {row.data: state_of_rate(row.bw_MBps_mean, r) for row in df.itertuples()}
+    if len(set(states.values())) == 1 and None not in states.values():
+        state = next(iter(states.values()))
+        text = f" Every pattern was written {STATE_WORDS[state]} ({levels})"
+        return text + (": a drive that compresses only in its cache would not show it here."
+                       if state == "after" else ".")
+    named = "; ".join(f"{data}: {STATE_WORDS[st] if st else 'at neither of its levels'}"
+                      for data, st in states.items())
+    return (f" The patterns measured different states of the drive ({named}; the burst: "
+            f"{levels}), so their difference is not the data's alone.")
 
 
 def _write_job(df: pd.DataFrame) -> str:
@@ -431,7 +463,7 @@ def produce(run: SectionRun) -> list[str]:
                    md.image("Write speed by data pattern", run.ws.link(bw_figure)),
                    md.image("Write latency by data pattern", run.ws.link(latency_figure))]
         written += [run.ws.show(bw_figure), run.ws.show(latency_figure)]
-        findings += compress_findings(compress, manifest.get("target_kind", ""))
+        findings += compress_findings(compress, manifest.get("target_kind", ""), burst)
 
     findings += health_findings(run.results_dir, cases, burst.peak_temperature_c if burst else None)
     findings += waf_findings(run.results_dir, burst.name if burst else None)
