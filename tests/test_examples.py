@@ -28,7 +28,8 @@ GITLAB = EXAMPLES / "gitlab-ci" / ".gitlab-ci.yml"
 ARTEFACTS = {"out", "tables", "figs", "results"}
 # The variables the examples may give make: options of the scripts (lib/options.tsv), which
 # make passes on in the environment, or the Makefile's own.
-MAKE_VARIABLES = {"RESULTS", "TARGET", "DESTROY", "PROFILE", "A", "B", "FAIL_IF_WORSE", "HISTORY"}
+MAKE_VARIABLES = {"RESULTS", "TARGET", "DESTROY", "PROFILE", "A", "B", "FAIL_IF_WORSE", "HISTORY",
+                  "TARGETS"}
 OPTIONS = read_options()
 
 
@@ -229,7 +230,8 @@ def test_make_variables_are_read_by_the_toolkit(path):
 def test_report_and_compare_are_given_what_they_need(path):
     calls = dict(calls_of(path))
     report, compare = calls["report"], calls["compare"]
-    assert set(report) == {"RESULTS", "TARGET", "DESTROY", "PROFILE", "HISTORY"}
+    assert set(report) == {"RESULTS", "TARGET", "DESTROY", "PROFILE", "HISTORY", "TARGETS"}
+    assert report["TARGETS"] == "$TARGETS_FILE"  # empty: no targets judged (lib/common.bash)
     # the run is recorded into the history the trends are then drawn from
     assert calls["history"] == {"HISTORY": report["HISTORY"]}
     # DESTROY must name the target itself, or the toolkit refuses (exit 3).
@@ -353,3 +355,15 @@ def test_readme_documents_both_pipelines():
     text = (EXAMPLES / "README.md").read_text()
     assert "github-actions/ssd-report.yml" in text and "gitlab-ci/.gitlab-ci.yml" in text
     assert "destroy" in text.lower() and "sudoers" in text.lower()
+
+
+def test_both_pipelines_judge_the_labs_targets_and_publish_junit(gha, gitlab):
+    """TARGETS reaches make report when the lab names a file, exit 4 is told apart, and GitLab
+    shows out/<run>/junit.xml (analysis/report/targets.py writes it there) on its Tests tab."""
+    assert gha["env"]["TARGETS_FILE"] == gitlab["variables"]["TARGETS_FILE"] == ""
+    report = next(s["run"] for s in gha_steps(gha) if "make report" in s.get("run", ""))
+    assert 'TARGETS="$TARGETS_FILE"' in report and '-eq 4' in report
+    job = gitlab_jobs(gitlab)["ssd-report"]
+    assert 'TARGETS="$TARGETS_FILE"' in "\n".join(job["script"])
+    assert job["artifacts"]["reports"]["junit"] == "out/*/junit.xml"
+    assert constant("analysis/report/targets.py", "JUNIT_XML") == "out/junit.xml"
