@@ -45,7 +45,8 @@ help:
 	@echo "               ratios, Welch's t-test with the spread between runs (BETWEEN_RUN: a lab's figure)"
 	@echo "make history [DEVICE=SERIAL] [SINCE=YYYY-MM-DD]   every drive's headlines over its runs,"
 	@echo "               step changes found: out/history.md (HISTORY=file or postgresql://...)"
-	@echo "make analysis  redraw all tables, figures and snippets from results/ (no device I/O)"
+	@echo "make analysis  redraw all tables, figures and snippets from results/ (no device I/O);"
+	@echo "               TARGETS=FILE judges the lab's targets again first"
 	@echo "make demo      the quick report on an emulated NVMe drive in a VM (no spare drive needed;"
 	@echo "               installs the VM first, as root): out/demo/report.md"
 	@echo "make sample-report   regenerate docs/sample/ (the demo's quick report, into results/sample)"
@@ -87,8 +88,14 @@ history: install
 # imports pandas and matplotlib once. A section with a point left without a good repetition exits
 # 1 saying how to rerun only what is missing; the other sections and the report are still drawn,
 # and make fails at the end.
+# TARGETS=FILE judges the lab's targets again first (the analysis may have changed since the run):
+# the Targets table is the new verdicts', and make exits non-zero when one fails (after the redraw).
+# Without it the last judgment's table is kept as it was.
 analysis: install
-	$(PYTHON) -m analysis all
+	@rc=0; if [ -n "$(TARGETS)" ]; then \
+	    $(PYTHON) -m analysis targets "$${RESULTS:-results}" "$(TARGETS)" \
+	        --unresolved "$${TARGETS_UNRESOLVED:-fail}" || rc=$$?; fi; \
+	$(PYTHON) -m analysis all && exit $$rc
 
 # The quick report on an emulated NVMe drive with a write cache that fills: QEMU's NVMe controller
 # in a small VM (tools/nvme_vm/demo.py, docs/nvme-vm.md), so every section, §1's NVMe identity and

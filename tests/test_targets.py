@@ -295,6 +295,31 @@ def test_qd1_tiny_run_with_an_impossible_and_a_trivial_target(toolkit):
     # the section script alone judges its own section's targets and exits 4 too
     again = run(toolkit, "qd1_test.bash", *TINY, "--targets", str(targets), timeout=300)
     assert again.returncode == 4, again.stderr[-2000:]
+    # make analysis keeps the last judgment's table, and TARGETS=FILE judges the tree again
+    # (here a file with the trivial target only) before it redraws the report
+    redraw = subprocess.run(["make", "analysis"], cwd=toolkit, env=script_env(),
+                            capture_output=True, text=True, check=False, timeout=300)
+    assert redraw.returncode == 0, redraw.stderr[-2000:]
+    assert "| impossible |" in (toolkit / "out" / "report.md").read_text()
+    trivial = write_yaml(toolkit / "tmp" / "trivial.yaml", """
+- name: trivial
+  section: qd1
+  case: randread-4k
+  metric: lat_us_mean
+  max: 1.0e+7
+""")
+    redraw = subprocess.run(["make", "analysis", f"TARGETS={trivial}"], cwd=toolkit,
+                            env=script_env(), capture_output=True, text=True, check=False,
+                            timeout=300)
+    assert redraw.returncode == 0, redraw.stderr[-2000:]
+    assert [c.name for c in junit_cases(toolkit / "out" / "junit.xml")] == ["trivial"]
+    report = (toolkit / "out" / "report.md").read_text()
+    assert "| trivial |" in report and "| impossible |" not in report
+    failing = subprocess.run(["make", "analysis", f"TARGETS={targets}"], cwd=toolkit,
+                             env=script_env(), capture_output=True, text=True, check=False,
+                             timeout=300)
+    assert failing.returncode != 0 and "failing the gate" in failing.stdout
+    assert "| impossible |" in (toolkit / "out" / "report.md").read_text()  # redrawn all the same
     # a later report without targets removes the last run's verdicts (they are not its own)
     assert subprocess.run([str(toolkit / ".venv" / "bin" / "python"), "-m", "analysis", "targets",
                            "results", "--clear"], cwd=toolkit, check=False).returncode == 0
