@@ -289,22 +289,23 @@ def test_sequential_write_gets_the_cache_at_fast_then_slow(scenario):
 
 @pytest.mark.root
 def test_after_idle_t_the_next_write_gets_recover_times_t(scenario):
-    """Known answer: after IDLE_S s idle from a full cache, min(C, RECOVER * t) = 500 MB at FAST
-    (2.5 s), then SLOW. The idle the device saw is a little longer than the test's sleep (fio's
-    exit and start); the model's record gives it exactly."""
+    """Known answer: after t s idle from a full cache, min(C, RECOVER * t) at FAST, then SLOW;
+    500 MB (2.5 s) for the test's IDLE_S. The idle the device saw is longer than the test's sleep
+    by fio's exit and start, which load stretches (2.4 s gave 604 MB, right for its t), so the
+    answer is judged at the t the model's record gives, and t itself is bounded."""
     second, events = scenario.second, scenario.events
     log = json.dumps(second.log)
     nominal = min(CACHE, RECOVER * IDLE_S)
     resume = [e for e in events if e.kind == "resume"][-1]        # before the second write
     assert IDLE_S <= resume.idle_s <= IDLE_S + 1
     assert resume.free == pytest.approx(min(CACHE, RECOVER * resume.idle_s), rel=0.01)
+    assert resume.free >= 0.99 * nominal  # never less than the test's own idle earns
     fast = next(e for e in events if e.kind == "fast")
     assert fast.t < resume.t and fast.limit == FAST
     plateau, after = second.levels()
     assert plateau == pytest.approx(FAST / MB, rel=0.1), log
     assert after == pytest.approx(SLOW / MB, rel=0.1), log
     for found in (second.bytes_at_fast_from_log(), second.bytes_at_fast_from_json()):
-        assert found == pytest.approx(nominal, rel=0.2), log
         assert found == pytest.approx(resume.free, rel=0.1), log
     slow = [e for e in events if e.kind == "slow"][-1]
     assert slow.t > resume.t and resume.free <= slow.burst <= resume.free + FAST * 0.1
