@@ -32,8 +32,8 @@ import matplotlib.pyplot as plt
 from matplotlib.collections import LineCollection, PathCollection
 from matplotlib.colors import LogNorm, to_hex
 from matplotlib.container import BarContainer, ErrorbarContainer
-from matplotlib.patches import Rectangle
 from matplotlib.image import AxesImage
+from matplotlib.patches import Rectangle
 
 from analysis.render import bars, exceedance, plots
 from analysis.report import redraw
