@@ -7,7 +7,11 @@ once each figure is laid out and saved:
 - a heatmap whose values span more than 100x is coloured on a log scale;
 - a bar chart's value axis starts at 0 (a bar's length is its value), and no bar is drawn on a
   log axis;
-- no panel is empty.
+- no panel is empty;
+- no error bar runs off its axis without a mark at the edge it leaves by;
+- a series (a legend label) has one colour in every panel of a figure;
+- every log axis says so in its label;
+- no legend entry for a shading that renders as another colour (two filled shadings overlapping).
 
 The checks are this file's own (not analysis.render.plots's placement code), and each is shown
 to fail on a figure made wrong on purpose. No fio: the sample's results are fio's JSON already.
@@ -25,10 +29,11 @@ import pytest
 matplotlib.use("Agg")
 import matplotlib.figure
 import matplotlib.pyplot as plt
-from matplotlib.collections import PathCollection
-from matplotlib.colors import LogNorm
-from matplotlib.container import BarContainer
+from matplotlib.collections import LineCollection, PathCollection
+from matplotlib.colors import LogNorm, to_hex
+from matplotlib.container import BarContainer, ErrorbarContainer
 from matplotlib.image import AxesImage
+from matplotlib.patches import Rectangle
 
 from analysis.render import bars, exceedance, plots
 from analysis.report import redraw
@@ -73,9 +78,80 @@ def has_data(ax) -> bool:
     return lines or images or bars or points
 
 
+def unmarked_clips(ax) -> list[str]:
+    """Error-bar segments (data coordinates) that run beyond the axis's limits, or to zero and
+    below on a log axis, with no marker drawn at that edge (an arrowhead, ▲ ▼ ◀ ▶)."""
+    (x0, x1), (y0, y1) = sorted(ax.get_xlim()), sorted(ax.get_ylim())
+    marks = [(x, y) for line in ax.lines if line.get_marker() in ("^", "v", "<", ">")
+             for x, y in line.get_xydata()]
+
+    def marked(x, y):
+        return any(math.isclose(x, mx, rel_tol=1e-6, abs_tol=1e-9)
+                   and math.isclose(y, my, rel_tol=1e-6, abs_tol=1e-9) for mx, my in marks)
+
+    found = []
+    for coll in ax.collections:
+        if not isinstance(coll, LineCollection):
+            continue
+        for (ax_, ay), (bx, by) in (seg for seg in coll.get_segments() if len(seg) == 2):
+            if ax_ == bx:  # vertical: a y interval
+                low = min(ay, by) < y0 or (ax.get_yscale() == "log" and min(ay, by) <= 0)
+                for off, edge in ((low, y0), (max(ay, by) > y1, y1)):
+                    if off and not marked(ax_, edge):
+                        found.append(f"interval at x={ax_:g} cut at y={edge:g} unmarked")
+            elif ay == by:  # horizontal: an x interval
+                low = min(ax_, bx) < x0 or (ax.get_xscale() == "log" and min(ax_, bx) <= 0)
+                for off, edge in ((low, x0), (max(ax_, bx) > x1, x1)):
+                    if off and not marked(edge, ay):
+                        found.append(f"interval at y={ay:g} cut at x={edge:g} unmarked")
+    return found
+
+
+def series_colours(fig) -> list[str]:
+    """A legend label drawn in more than one colour across the figure's panels."""
+    seen: dict[str, set] = {}
+    for ax in fig.axes:
+        for line in ax.lines:
+            label = line.get_label()
+            if label and not label.startswith("_"):
+                seen.setdefault(label, set()).add(to_hex(line.get_color()))
+        for container in ax.containers:
+            if isinstance(container, ErrorbarContainer) and container.get_label():
+                line = container.lines[0]
+                if line is not None:
+                    seen.setdefault(container.get_label(), set()).add(to_hex(line.get_color()))
+    return [f"series {label!r} in {len(colours)} colours" for label, colours in seen.items()
+            if len(colours) > 1]
+
+
+def unlabelled_logs(ax) -> list[str]:
+    out = []
+    for name, scale, label in (("x", ax.get_xscale(), ax.get_xlabel()),
+                               ("y", ax.get_yscale(), ax.get_ylabel())):
+        if scale == "log" and label and "log" not in label:
+            out.append(f"log {name} axis labelled {label!r} without saying so")
+    return out
+
+
+def blended_shadings(ax) -> list[str]:
+    """Filled shadings (axvspan) overlapping: their overlap renders in a colour no legend
+    entry has."""
+    spans = []
+    for patch in ax.patches:  # a bar's patches carry no label of their own (_nolegend_)
+        label = patch.get_label()
+        if (not label or label.startswith("_") or not patch.get_fill()
+                or patch.get_facecolor()[3] == 0):
+            continue
+        xs = ([patch.get_x(), patch.get_x() + patch.get_width()] if isinstance(patch, Rectangle)
+              else [x for x, _ in patch.get_xy()])
+        spans.append((min(xs), max(xs), label))
+    return [f"shadings {a[2]!r} and {b[2]!r} overlap" for i, a in enumerate(spans)
+            for b in spans[i + 1:] if a[0] < b[1] and b[0] < a[1]]
+
+
 def problems(fig) -> list[str]:
     """What is wrong with a saved figure, by the rules of this file's docstring."""
-    found = []
+    found = series_colours(fig)
     renderer = fig.canvas.get_renderer()
     for n, ax in enumerate(fig.axes):
         if not ax.get_visible() or hasattr(ax, "_colorbar"):
@@ -83,6 +159,8 @@ def problems(fig) -> list[str]:
         name = f"panel {n + 1} ({ax.get_title() or 'untitled'})"
         if not has_data(ax):
             found.append(f"{name}: empty")
+        found += [f"{name}: {p}" for p in
+                  unmarked_clips(ax) + unlabelled_logs(ax) + blended_shadings(ax)]
         frame = ax.get_window_extent(renderer)
         markers = marker_boxes(ax)
         for text in ax.texts:
@@ -163,3 +241,43 @@ def test_the_checks_catch_a_figure_made_wrong(tmp_path):
                      "'far right' outside the axes", "colours span 291504x",
                      "panel 3 (untitled): empty"):
         assert expected in found, found
+
+
+def test_the_checks_catch_cut_intervals_colours_log_labels_and_blended_shadings(tmp_path):
+    fig, (lines, other, spans) = plt.subplots(1, 3, figsize=(9, 3))
+    lines.errorbar([1.0, 2.0], [300.0, 400.0], yerr=[[500.0, 10.0], [10.0, 10.0]],
+                   color="C0", label="mean")  # the first runs below zero on a log axis
+    lines.set_yscale("log")
+    lines.set_ylabel("latency (µs)")
+    other.plot([1, 2], [3, 4], color="C1", label="mean")  # 'mean' in another colour
+    spans.plot([0, 10], [1, 1])
+    spans.axvspan(0, 6, color="C2", alpha=0.12, label="after the cliff")
+    spans.axvspan(4, 8, color="C3", alpha=0.12, label="steady-state window")
+    fig.savefig(tmp_path / "bad.png")
+    found = "\n".join(problems(fig))
+    plt.close(fig)
+    for expected in ("interval at x=1 cut at y=", "series 'mean' in 2 colours",
+                     "log y axis labelled 'latency (µs)' without saying so",
+                     "shadings 'after the cliff' and 'steady-state window' overlap"):
+        assert expected in found, found
+
+
+def test_the_toolkit_marks_a_cut_interval_and_hatches_an_overlapping_shading(tmp_path):
+    """The same faults drawn through plots.py come out marked, told apart and labelled."""
+    found, close = [], plt.close
+
+    def check_then_close(fig=None):
+        if isinstance(fig, matplotlib.figure.Figure):
+            found.append(problems(fig))
+        return close(fig)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(plt, "close", check_then_close)
+        plots.line_chart(tmp_path / "a.png", [
+            plots.Panel("p", "x", "latency (µs)", [
+                plots.Series("mean", [1, 2], [300.0, 400.0], [500.0, 10.0])], yscale="log"),
+            plots.Panel("q", "x", "IOPS", [plots.Series("mean", [1, 2], [3.0, 4.0])])])
+        plots.timeseries_chart(tmp_path / "b.png", [0, 10], [1, 1], ylabel="MB/s", title="t",
+                               spans=[plots.Span(0, 6, "after the cliff", "#E45756"),
+                                      plots.Span(4, 8, "steady-state window")])
+    assert found == [[], []]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -26,6 +27,8 @@ def sample_tree(root):
     (root / "figs" / "sample" / "qd1_iops.png").write_bytes(b"png-1")
     (root / "figs" / "sample" / "hosts" / "qd1_hosts.png").write_bytes(b"png-2")
     (root / "out" / "sample").mkdir(parents=True)
+    (root / "tables" / "sample").mkdir(parents=True)
+    (root / "tables" / "sample" / "qd1_baseline.csv").write_text("case\n")
     ws.path("out/report.md").write_text(
         "# Report\n![QD=1 IOPS](../../figs/sample/qd1_iops.png)\n"
         "[per host](../../figs/sample/hosts/qd1_hosts.png \"title\") and "
@@ -49,7 +52,8 @@ def test_sample_carries_every_figure_the_report_links_and_links_them_from_its_fo
     assert (dest / "figs" / "qd1_iops.png").read_bytes() == b"png-1"
     assert (dest / "figs" / "hosts" / "qd1_hosts.png").read_bytes() == b"png-2"
     assert not (dest / "figs" / "stale.png").exists()  # an earlier sample's figure is gone
-    assert len(written) == 3
+    assert len(written) == 4
+    assert (dest / "tables" / "qd1_baseline.csv").read_text() == "case\n"
     first = text.splitlines()[0]
     # §1 ran before the default file existed ("missing"): it is still a file. The default target
     # is shown from tmp/, as it reads wherever the sample is rendered again (not /toolkit/...).
@@ -111,6 +115,30 @@ def test_committed_sample_is_current(request, tmp_path):
     assert (tmp_path / "report.md").read_text() == (SAMPLE / "report.md").read_text()
     drawn = {p.name for p in (tmp_path / "figs").rglob("*.png")}
     assert drawn == {p.name for p in (SAMPLE / "figs").rglob("*.png")}
+    tables = {p.name: p.read_text() for p in (tmp_path / "tables").iterdir()}
+    assert tables == {p.name: p.read_text() for p in (SAMPLE / "tables").iterdir()}
+
+
+def test_the_sample_ships_every_table_its_legends_name_and_its_record():
+    """A path the report names in backticks (`tables/qd_sweep_nines.csv`, `results/run.json`)
+    resolves inside docs/sample, where a reader of the sample looks for it."""
+    named = set(re.findall(r"`((?:tables|results)/[^`\s]+)`", (SAMPLE / "report.md").read_text()))
+    assert any(n.startswith("tables/") for n in named), named
+    missing = [n for n in named if "<" not in n and "*" not in n and not (SAMPLE / n).exists()]
+    assert not missing, missing
+    assert (SAMPLE / "results" / "run.json").is_file()
+
+
+def test_a_tree_an_older_toolkit_wrote_is_committed_with_its_record(tmp_path):
+    from analysis.report.sample import commit_tree
+    from analysis.run import record
+    older = tmp_path / "run"
+    shutil.copytree(FIXTURE_TREE, older, ignore=shutil.ignore_patterns(record.NAME))
+    assert not record.path_of(older).exists()
+    tree = commit_tree(older, tmp_path / "dest")
+    doc = json.loads(record.path_of(tree).read_text())
+    assert doc["version"] == record.VERSION
+    assert set(doc["sections"]) == {p.parent.name for p in older.glob("*/manifest.json")} != set()
 
 
 def test_a_sample_on_the_emulated_nvme_drive_says_the_speeds_are_an_emulators():

@@ -20,15 +20,25 @@ from analysis.render.plots import (
     _legend_outside,
     _save,
     label_point,
+    log_axis,
+    log_label,
     plt,
 )
 
 HEADROOM = 1.15  # the value axis of a bar chart ends 15% above the highest error bar
+# ... unless an interval reaches beyond REACH times the highest value: the axis then ends there,
+# and the interval runs off it with a mark (plots._mark_clipped), rather than one wide interval
+# squeezing every bar into the bottom of the chart.
+REACH = 2.0
 
 
-def _bar_headroom(ax, tops: list[float]) -> None:
-    """A value axis from zero to 15% above the highest bar top (mean + std, or a marker)."""
+def _bar_headroom(ax, tops: list[float], values: list[float]) -> None:
+    """A value axis from zero to 15% above the highest bar top (mean + its interval, or a
+    marker), or above REACH times the highest value where an interval runs further."""
     top = max(_clean(tops), default=0)
+    highest = max(_clean(values), default=0)
+    if highest > 0:
+        top = min(top, REACH * highest)
     if top > 0:
         ax.set_ylim(0, top * HEADROOM)
 
@@ -37,38 +47,64 @@ INTERVAL = "mean ± 95% interval"  # what a bar's or point's error bar is, in ev
 LABEL_BOX = {"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8}
 
 
+def _marker_panel(ax, labels: list[str], markers: list[float], errors, *, name: str,
+                  legend: str, ylabel: str, flagged: list[bool], flag_label: str) -> None:
+    """The markers (a p99 per case) as points with their intervals on a log axis of their own:
+    on the bars' linear axis one p99 interval to 26,000 µs left the means a sliver at the
+    bottom."""
+    x = list(range(len(labels)))
+    ax.errorbar(x, _clean(markers), yerr=_errors(errors), fmt="D", color="#E45756", capsize=3,
+                label=legend)
+    for i, m in enumerate(markers):
+        label_point(ax, f"{name} {md.num(m)}", i, _clean([m])[0], fontsize=8, color="#E45756",
+                    bbox=LABEL_BOX)
+    hollow = [(i, m) for i, (m, f) in enumerate(zip(_clean(markers), flagged)) if f]
+    if hollow:  # a host-bound case's point hollow, as the hatched bar beside it
+        ax.plot(*zip(*hollow), "D", ms=8, mfc="white", mec="#E45756", mew=1.5,
+                linestyle="none", zorder=3, label=flag_label)
+    ax.set_yscale("log")
+    log_axis(ax.yaxis)
+    ax.set_xticks(x, labels)
+    ax.set_xlim(-0.6, len(labels) - 0.4)
+    ax.margins(y=0.15)
+    ax.set_ylabel(log_label(ylabel, "log"))
+    ax.set_title(name, fontsize=10)
+    ax.grid(axis="y", alpha=0.3)
+    _legend_outside(ax)
+
+
 def bar_chart(path: Path, labels: list[str], means: list[float], errors, *,
               ylabel: str, title: str, markers: list[float] | None = None, marker_errors=None,
               marker_name: str = "", marker_label: str = "", flagged: list[bool] | None = None,
               flag_label: str = "", note: str = "") -> Path:
     """Bars of means with their 95% interval; optional markers (e.g. p99, with its own
-    interval) on each bar; `flagged` bars hatched and named in the legend (host-bound). Each
-    value is written beside its own bar top or marker, so a mean never reads as a p99."""
-    fig, ax = plt.subplots(figsize=(max(7.5, 1.3 * len(labels) + 2.0), 4.6), dpi=120)
+    interval) in a panel of their own, on a log axis; `flagged` bars hatched and named in the
+    legend (host-bound)."""
+    width = max(7.5, 1.3 * len(labels) + 2.0)
+    flagged = flagged or [False] * len(labels)
+    if markers is None:
+        fig, ax = plt.subplots(figsize=(width, 4.6), dpi=120)
+    else:
+        fig, (ax, right) = plt.subplots(1, 2, figsize=(2 * width * 0.75, 4.6), dpi=120)
+        _marker_panel(right, labels, markers, marker_errors, name=marker_name,
+                      legend=marker_label, ylabel=ylabel, flagged=flagged,
+                      flag_label=f"hollow: {flag_label}")
+        fig.suptitle(title)
     x = list(range(len(labels)))
     errs = _errors(errors)
     high = errs[1] if errs and isinstance(errs[0], list) else errs or [0.0] * len(x)
     tops = [m + e for m, e in zip(_clean(means), high)]
-    flagged = flagged or [False] * len(x)
     ax.bar(x, _clean(means), yerr=errs, capsize=6, color="#4C78A8", label=INTERVAL,
            hatch=[("//" if f else None) for f in flagged], edgecolor="white")
     for i, mean in enumerate(means):
         label_point(ax, f"mean {md.num(mean)}" if markers is not None else md.num(mean),
                     i, _clean([mean])[0], fontsize=8, bbox=LABEL_BOX)
-    if markers is not None:
-        ax.errorbar(x, _clean(markers), yerr=_errors(marker_errors), fmt="D", color="#E45756",
-                    capsize=3, zorder=3, label=marker_label)
-        for i, m in enumerate(markers):
-            label_point(ax, f"{marker_name} {md.num(m)}", i, _clean([m])[0],
-                        fontsize=8, color="#E45756", bbox=LABEL_BOX)
-        mh = _errors(marker_errors)
-        mh = (mh[1] if mh and isinstance(mh[0], list) else mh) or [0.0] * len(x)
-        tops = [max(t, m + e) for t, m, e in zip(tops, _clean(markers), mh)]
     ax.set_xticks(x, labels)
     ax.yaxis.set_major_formatter(PLAIN)
-    _bar_headroom(ax, tops)
+    _bar_headroom(ax, tops, means)
     ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    ax.set_title("mean" if markers is not None else title,
+                 fontsize=10 if markers is not None else None)
     ax.grid(axis="y", alpha=0.3)
     handles, names = ax.get_legend_handles_labels()
     if any(flagged):  # the legend's bar is the plain one, and the hatched one says what it is
@@ -106,7 +142,8 @@ def grouped_bars(path: Path, groups: list[str], sets: list[BarSet], *, ylabel: s
     ax.set_xticks(x, groups)
     ax.yaxis.set_major_formatter(PLAIN)
     _bar_headroom(ax, [m + e for st in sets for m, e in zip(_clean(st.means),
-                                                               _clean(st.errors))])
+                                                               _clean(st.errors))],
+                  [m for st in sets for m in st.means])
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(axis="y", alpha=0.3)

@@ -22,7 +22,14 @@ from pathlib import Path
 from matplotlib.ticker import NullLocator
 
 from analysis.core.stats import merge_bins, percentiles_from_bins
-from analysis.render.plots import COLORS, _legend_outside, _save, log_axis, plt
+from analysis.render.plots import (
+    _legend_outside,
+    _save,
+    log_axis,
+    log_label,
+    plt,
+    series_colors,
+)
 from analysis.rules.cases import load_case
 
 MARKER_PCTS = (50.0, 99.0, 99.9, 99.99)
@@ -34,6 +41,7 @@ class Curve:
     label: str
     bins: dict  # merged json+ bins {ns: count}, ascending
     source: str  # 'lat' (total latency) or 'clat' (completion only)
+    host_bound: bool = False  # drawn dashed: the host's limit, not the drive's
 
     @property
     def samples(self) -> int:
@@ -59,19 +67,28 @@ class Panel:
     curves: list[Curve]
 
 
-def case_curve(results_dir: Path, case: str, direction: str, label: str) -> Curve | None:
+def case_curve(results_dir: Path, case: str, direction: str, label: str,
+               host_bound: bool = False) -> Curve | None:
     """The merged bins of one case's direction over its repetitions; None without json+ bins."""
     reps = [g.directions[direction] for g in load_case(Path(results_dir) / case).reps
             if direction in g.directions]
     if not reps or not all(d.bins for d in reps):
         return None
-    return Curve(label, merge_bins(d.bins for d in reps), reps[0].pct_source)
+    return Curve(label, merge_bins(d.bins for d in reps), reps[0].pct_source, host_bound)
 
 
 def rows_panel(results_dir: Path, title: str, rows, label) -> Panel:
-    """A panel with a curve per table row (its case and direction), labelled by label(row)."""
-    curves = [case_curve(results_dir, r.case, r.direction, label(r)) for r in rows]
+    """A panel with a curve per table row (its case and direction), labelled by label(row),
+    dashed where the table's host_bound column says the host set its pace."""
+    curves = [case_curve(results_dir, r.case, r.direction, label(r),
+                         bool(getattr(r, "host_bound", False))) for r in rows]
     return Panel(title, [c for c in curves if c is not None])
+
+
+# Latency ticks: 1-2-5 of each decade over two decades or less; wider, 1 and 3 (100, 300, 1,000,
+# 3,000...), since 1-2-5 labels would run into each other and a decade alone left a p50 of 253 µs
+# unreadable between 100 and 1,000.
+NARROW_SUBS, WIDE_SUBS = (1.0, 2.0, 5.0), (1.0, 3.0)
 
 
 def draw(path: Path, panels: list[Panel], title: str) -> Path | None:
@@ -81,14 +98,18 @@ def draw(path: Path, panels: list[Panel], title: str) -> Path | None:
         return None
     fig, axes = plt.subplots(1, len(panels), figsize=(6.2 * len(panels), 5.0), dpi=120,
                              squeeze=False)
+    colors = series_colors(c.label for p in panels for c in p.curves)
     for ax, panel in zip(axes[0], panels):
         most = max(c.samples for c in panel.curves)
         floor = max(FLOOR, 1 / most)
-        for color, c in zip(COLORS * 3, panel.curves):
+        for c in panel.curves:
+            color = colors[c.label]
             pts = [p for p in c.points() if p[2] > 0]  # the last bin: nothing above, log(0)
             first = c.points()[0][0]
             ax.step([first] + [p[0] for p in pts], [1.0] + [p[2] for p in pts], where="post",
-                    color=color, linewidth=1.4, label=f"{c.label} ({c.samples:,} I/Os)")
+                    color=color, linewidth=1.4, linestyle="--" if c.host_bound else "-",
+                    label=f"{c.label} ({c.samples:,} I/Os)"
+                    + (", host-bound" if c.host_bound else ""))
             markers = c.markers()
             ax.plot(list(markers.values()), [1 - p / 100 for p in markers], "o", ms=4,
                     color=color)
@@ -97,7 +118,7 @@ def draw(path: Path, panels: list[Panel], title: str) -> Path | None:
         # 1-2-5 latency ticks where they fit; over more than two decades their labels would
         # run into each other, and each decade alone is labelled
         low, high = ax.get_xlim()
-        log_axis(ax.xaxis, subs=(1.0, 2.0, 5.0) if high <= 300 * low else (1.0,))
+        log_axis(ax.xaxis, subs=NARROW_SUBS if high <= 100 * low else WIDE_SUBS)
         log_axis(ax.yaxis, subs=(1.0,))  # 1, 0.1, 0.01...: the nines
         ax.set_ylim(floor * 0.7, 1.3)
         levels = [p for p in MARKER_PCTS if 1 - p / 100 >= floor * 0.99]
@@ -108,8 +129,8 @@ def draw(path: Path, panels: list[Panel], title: str) -> Path | None:
                          fontsize=7, color="#777")
         right.yaxis.set_minor_locator(NullLocator())
         kind = "total" if all(c.source == "lat" for c in panel.curves) else "completion"
-        ax.set_xlabel(f"{kind} latency (µs)")
-        ax.set_ylabel("share of I/Os slower (1 − CDF)")
+        ax.set_xlabel(log_label(f"{kind} latency (µs)", "log"))
+        ax.set_ylabel(log_label("share of I/Os slower (1 − CDF)", "log"))
         ax.set_title(panel.title, fontsize=10)
         ax.grid(alpha=0.3, which="major")
         # under the axes: inside, it covered the tail where the curves part (1e-4 to 1e-3)

@@ -7,7 +7,7 @@ its legend outside the axes, where it cannot cover a bar, a point or an error ba
 or a rate's value axis at zero, and leaves headroom above the tallest bar for its error bar and
 label. A label beside a point (its depth, a knee's caption, a bar's value) is placed once the
 layout is final, at the first of a few offsets where it stays inside the axes and covers no
-marker, error bar or other label (`_place_labels`)."""
+marker, error bar, line or other label (`_place_labels`)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ import matplotlib.pyplot as plt
 from matplotlib.collections import LineCollection, PathCollection
 from matplotlib.colors import LogNorm
 from matplotlib.layout_engine import TightLayoutEngine
-from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullLocator
 from matplotlib.transforms import Bbox, ScaledTranslation
 
 from analysis.render import markdown as md
@@ -33,6 +34,9 @@ PLAIN = FuncFormatter(lambda v, _: f"{v:,.10g}")
 
 def _save(fig, path: Path, note: str = "") -> Path:
     """Write the figure (with a small note at the bottom right, if any) and free it."""
+    if _mark_clipped(fig):
+        note = f"{note}; {CLIPPED_NOTE}" if note else CLIPPED_NOTE
+    _enough_log_ticks(fig)
     if note:
         fig.text(0.99, 0.01, note, ha="right", va="bottom", fontsize=7, color="#555", wrap=True)
     # tight_layout's engine, run once rather than through fig.tight_layout(): that one leaves a
@@ -43,6 +47,47 @@ def _save(fig, path: Path, note: str = "") -> Path:
     fig.savefig(path)
     plt.close(fig)
     return path
+
+
+# --- error bars that run off the axis ------------------------------------------------------------
+CLIPPED = "clipped"  # the gid of the mark at the end of an error bar the axis cuts
+CLIPPED_NOTE = "▲ ▼: an interval that runs off the axis"
+# A segment's end off the axis: the marker drawn at the axis's edge, pointing where it runs.
+_ARROWS = {("y", 0): "v", ("y", 1): "^", ("x", 0): "<", ("x", 1): ">"}
+
+
+def _mark_clipped(fig) -> bool:
+    """An error bar whose interval runs beyond its axis (off the top, below zero, below a log
+    axis's bottom, where a lower end at or below zero cannot be drawn at all) gets an arrowhead
+    at the edge it leaves by, so that a cut interval never reads as a short one. True if any."""
+    marked = False
+    for ax in fig.axes:
+        limits = {"x": sorted(ax.get_xlim()), "y": sorted(ax.get_ylim())}
+        logs = {"x": ax.get_xscale() == "log", "y": ax.get_yscale() == "log"}
+        ends = []
+        for coll in ax.collections:
+            if not isinstance(coll, LineCollection) or not coll.get_visible():
+                continue
+            color = coll.get_colors()[0] if len(coll.get_colors()) else "black"
+            for seg in coll.get_segments():
+                if len(seg) != 2 or not all(math.isfinite(v) for p in seg for v in p):
+                    continue
+                (x0, y0), (x1, y1) = seg
+                axis, fixed, values = ("y", x0, (y0, y1)) if x0 == x1 else ("x", y0, (x0, x1))
+                low, high = limits[axis]
+                if min(values) < low or (logs[axis] and min(values) <= 0):
+                    ends.append((axis, 0, fixed, low, color))
+                if max(values) > high:
+                    ends.append((axis, 1, fixed, high, color))
+        for axis, side, fixed, edge, color in ends:
+            xy = ([fixed], [edge]) if axis == "y" else ([edge], [fixed])
+            ax.plot(*xy, _ARROWS[(axis, side)], color=color, ms=7, clip_on=False, zorder=5,
+                    gid=CLIPPED, scalex=False, scaley=False)
+        if ends:
+            ax.set_xlim(ax.get_xlim())
+            ax.set_ylim(ax.get_ylim())
+        marked = marked or bool(ends)
+    return marked
 
 
 def _clean(values):
@@ -104,6 +149,19 @@ def _bar_boxes(ax) -> list[Bbox]:
     return boxes
 
 
+def _line_paths(ax) -> list:
+    """The drawn lines (a series' line between its points), in display space: a label over a
+    line reads as the line's, and hides where it goes."""
+    return [line.get_transform().transform_path(line.get_path()) for line in ax.lines
+            if line.get_visible() and line.get_linestyle() not in ("None", "none", "", " ")
+            and len(line.get_xydata()) > 1]
+
+
+def _crossed(box: Bbox, paths: list) -> float:
+    """A cost for each line the box lies over: as much as a marker's."""
+    return sum(box.width * box.height for p in paths if p.intersects_bbox(box, filled=False))
+
+
 def _overlap(box: Bbox, others: list[Bbox]) -> float:
     area = 0.0
     for o in others:
@@ -122,14 +180,14 @@ def _outside(box: Bbox, frame: Bbox) -> float:
 
 def _place_labels(fig) -> None:
     """Each movable label at the first offset where it stays inside its axes and overlaps no
-    marker, error bar or label placed before it; where none is clear, the least covered."""
+    marker, error bar, line or label placed before it; where none is clear, the least covered."""
     renderer = fig.canvas.get_renderer()
     for ax in fig.axes:
         labels = [t for t in ax.texts if t.get_gid() == MOVABLE]
         if not labels:
             continue
         frame = ax.get_window_extent(renderer)
-        obstacles = marker_boxes(ax) + _bar_boxes(ax)
+        obstacles, lines = marker_boxes(ax) + _bar_boxes(ax), _line_paths(ax)
         placed: list[Bbox] = []
         for label in labels:
             best = None
@@ -138,7 +196,8 @@ def _place_labels(fig) -> None:
                 label.set_ha(ha)
                 label.set_va(va)
                 box = label.get_window_extent(renderer)
-                cost = 4 * _outside(box, frame) + _overlap(box, obstacles) + _overlap(box, placed)
+                cost = (4 * _outside(box, frame) + _overlap(box, obstacles)
+                        + _overlap(box, placed) + _crossed(box, lines) / 2)
                 if best is None or cost < best[0]:
                     best = (cost, offset, ha, va, box)
                 if cost == 0:
@@ -191,6 +250,7 @@ class Series:
     point_labels: list[str] | None = None  # text beside each point (e.g. its queue depth)
     marker: str = "o"
     line: bool = True  # False: points only (configurations that are not a sweep)
+    host_bound: list[bool] | None = None  # per point: drawn hollow (the host's limit, not the drive's)
 
 
 @dataclass(frozen=True)
@@ -215,6 +275,7 @@ class Panel:
     highlights: list[Highlight] = field(default_factory=list)
     hline: tuple[float, str] | None = None  # a dashed level across the panel: (y, label)
     from_zero: bool = False  # a linear value axis from 0 (a rate: a 10% wobble looks like 10%)
+    whole_x: bool = False  # x counts whole seconds: ticks on whole numbers (not 1.25 s on 1 s data)
 
 
 def log_axis(axis, subs: tuple[float, ...] = (1.0, 2.0, 5.0)) -> None:
@@ -225,6 +286,32 @@ def log_axis(axis, subs: tuple[float, ...] = (1.0, 2.0, 5.0)) -> None:
     axis.set_major_locator(LogLocator(base=10, subs=subs))
     axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
     axis.set_minor_locator(NullLocator())
+
+
+FINE_SUBS = (1.0, 1.5, 2.0, 3.0, 5.0, 7.0)  # a log axis within a decade or so: 30k, 50k, 70k, 100k
+MIN_LOG_TICKS = 4
+
+
+def _enough_log_ticks(fig) -> None:
+    """A base-10 log axis showing fewer than MIN_LOG_TICKS labelled ticks (a p99 from 30,000 to
+    210,000 µs got 50,000, 100,000, 200,000 alone) gets the finer FINE_SUBS, so that every stretch
+    of it can be read."""
+    for ax in fig.axes:
+        for axis, scale, (low, high) in ((ax.xaxis, ax.get_xscale(), sorted(ax.get_xlim())),
+                                         (ax.yaxis, ax.get_yscale(), sorted(ax.get_ylim()))):
+            locator = axis.get_major_locator()
+            if scale != "log" or not isinstance(locator, LogLocator) or locator._base != 10:
+                continue
+            shown = [v for v in locator.tick_values(low, high) if low <= v <= high]
+            if len(shown) < MIN_LOG_TICKS:
+                log_axis(axis, subs=FINE_SUBS)
+
+
+def log_label(label: str, scale: str) -> str:
+    """An axis label that says its scale is logarithmic, unless it already does."""
+    if scale == "linear" or "log" in label:
+        return label
+    return f"{label[:-1]}, log scale)" if label.endswith(")") else f"{label} (log scale)"
 
 
 def _axis_scale(set_scale, scale: str, axis=None) -> None:
@@ -259,13 +346,35 @@ def _on_its_point(panel: Panel, h: Highlight) -> Highlight:
     return h
 
 
-def _draw_panel(ax, panel: Panel) -> None:
-    for k, (color, s) in enumerate(zip(COLORS * 3, panel.series)):
-        x = _dodged(panel, k, s.x)
+def series_colors(labels) -> dict[str, str]:
+    """One colour per series label, in the order the labels first appear across a figure's
+    panels: a series keeps its colour in every panel (R70/W30 is not blue in one and orange in
+    the next because another panel lacks R100/W0)."""
+    return {label: color for label, color in zip(dict.fromkeys(labels), COLORS * 3)}
+
+
+HOST_BOUND = "hollow: host-bound (the host's limit, not the drive's)"
+
+
+def _host_bound_points(ax, x: list, s: Series, color: str) -> bool:
+    """The series' host-bound points drawn again hollow over their filled marker; True if any."""
+    flagged = [(px, py) for px, py, f in zip(x, s.y, s.host_bound or []) if f]
+    if flagged:
+        ax.plot(*zip(*flagged), s.marker, ms=7 if s.marker == "o" else 8, mfc="white",
+                mec=color, mew=1.5, linestyle="none", zorder=3)
+    return bool(flagged)
+
+
+def _draw_panel(ax, panel: Panel, colors: dict[str, str] | None = None) -> None:
+    colors = colors or series_colors(s.label for s in panel.series)
+    host_bound = False
+    for k, s in enumerate(panel.series):
+        color, x = colors[s.label], _dodged(panel, k, s.x)
         # A missing mean (NaN) leaves a gap in the line rather than a point at zero.
         ax.errorbar(x, s.y, yerr=_errors(s.yerr), xerr=_errors(s.xerr), marker=s.marker,
                     ms=4 if s.marker == "o" else 6, capsize=3, color=color, label=s.label,
                     linestyle="-" if s.line else "none")
+        host_bound = _host_bound_points(ax, x, s, color) or host_bound
         for px, py, text in zip(x, s.y, s.point_labels or []):
             label_point(ax, text, px, py, fontsize=7, color=color)
     for h in panel.highlights:
@@ -286,22 +395,30 @@ def _draw_panel(ax, panel: Panel) -> None:
     if panel.xticks is not None:
         ax.set_xticks(panel.xticks, panel.xticklabels or [str(t) for t in panel.xticks])
         ax.minorticks_off()
-    ax.set_xlabel(panel.xlabel)
-    ax.set_ylabel(panel.ylabel)
+    elif panel.whole_x:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel(log_label(panel.xlabel, panel.xscale))
+    ax.set_ylabel(log_label(panel.ylabel, panel.yscale))
     ax.set_title(panel.title, fontsize=10)
     ax.grid(alpha=0.3, which="both")
     ax.margins(x=0.06, y=0.12)  # room for the labels beside the outermost points
     if panel.from_zero and panel.yscale == "linear":
         ax.set_ylim(bottom=0)
-    _legend_outside(ax)
+    handles, labels = ax.get_legend_handles_labels()
+    if host_bound:
+        handles.append(Line2D([], [], marker="o", ms=7, mfc="white", mec="#555", mew=1.5,
+                              linestyle="none"))
+        labels.append(HOST_BOUND)
+    _legend_outside(ax, handles, labels)
 
 
 def line_chart(path: Path, panels: list[Panel], *, title: str = "", note: str = "") -> Path:
     """One or more panels side by side, each with lines of means and ± std error bars."""
     fig, axes = plt.subplots(1, len(panels), figsize=(6.2 * len(panels), 4.8), dpi=120,
                              squeeze=False)
+    colors = series_colors(s.label for p in panels for s in p.series)
     for ax, panel in zip(axes[0], panels):
-        _draw_panel(ax, panel)
+        _draw_panel(ax, panel, colors)
     if title:
         fig.suptitle(title)
     return _save(fig, path, note)
@@ -324,6 +441,11 @@ class Event:
     color: str = "#E45756"
 
 
+# Reference levels across a time series: each its own colour and dash, told apart in the legend.
+LEVEL_STYLES = [("#555555", ":"), ("#B279A2", "-.")]
+HEADROOM_SECOND = 1.25  # a second (right-hand) axis ends 25% above its highest value
+
+
 def timeseries_chart(path: Path, t: list[float], y: list[float], *, ylabel: str, title: str,
                      label: str = "", spans: list[Span] = (), events: list[Event] = (),
                      levels: list[tuple[float, str]] = (), second: Series | None = None,
@@ -333,10 +455,18 @@ def timeseries_chart(path: Path, t: list[float], y: list[float], *, ylabel: str,
     (e.g. the drive's temperature) on its own right-hand axis."""
     fig, ax = plt.subplots(figsize=(10, 4.8), dpi=120)
     ax.plot(t, y, color=COLORS[0], linewidth=1, label=label or ylabel)
+    shaded: list[Span] = []
     for span in spans:
-        ax.axvspan(span.start, span.end, color=span.color, alpha=0.12, label=span.label)
-    for value, text in levels:
-        ax.axhline(value, color="#555", linestyle=":", linewidth=1, label=text)
+        # A shading over another would blend into a colour the legend lacks: a span that
+        # overlaps one already shaded is hatched in its colour instead, over a clear face.
+        if any(span.start < o.end and o.start < span.end for o in shaded):
+            ax.axvspan(span.start, span.end, facecolor="none", edgecolor=span.color,
+                       hatch="//", linewidth=0, alpha=0.6, label=span.label)
+        else:
+            ax.axvspan(span.start, span.end, color=span.color, alpha=0.12, label=span.label)
+            shaded.append(span)
+    for (value, text), (color, style) in zip(levels, LEVEL_STYLES * 3):
+        ax.axhline(value, color=color, linestyle=style, linewidth=1.2, label=text)
     for ev in events:
         ax.axvline(ev.t, color=ev.color, linestyle="--", linewidth=1.2, label=ev.label)
     _axis_scale(ax.set_yscale, yscale, ax.yaxis)
@@ -344,7 +474,7 @@ def timeseries_chart(path: Path, t: list[float], y: list[float], *, ylabel: str,
         ax.set_ylim(bottom=0)  # a rate drawn from zero: a 10% wobble looks like 10%
         ax.yaxis.set_major_formatter(PLAIN)
     ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
+    ax.set_ylabel(log_label(ylabel, yscale))
     ax.set_title(title)
     ax.grid(alpha=0.3)
     handles, labels = ax.get_legend_handles_labels()
@@ -353,6 +483,10 @@ def timeseries_chart(path: Path, t: list[float], y: list[float], *, ylabel: str,
         ax2.plot(second.x, second.y, color=COLORS[1], marker=".", linewidth=1,
                  label=second.label)
         ax2.set_ylabel(second_ylabel)
+        # from zero, as a rate: a flat 50 °C is a flat line, not noise zoomed to 48-52 °C
+        finite = [v for v in second.y if v is not None and math.isfinite(v)]
+        if finite:
+            ax2.set_ylim(min(0.0, *finite), max(finite) * HEADROOM_SECOND or 1.0)
         more = ax2.get_legend_handles_labels()
         handles, labels = handles + more[0], labels + more[1]
     _legend_outside(ax, handles, labels, fontsize=7)

@@ -5,9 +5,12 @@
 (tools/nvme_vm/demo.py, which records the drive in nvme-vm.json), then calls
 this module again, which copies out/sample/report.md to docs/sample/report.md with a line saying
 what it was run on (the run's own env.json and the recorded revision), and copies every figure
-the report links into docs/sample/figs/, rewriting the links so they resolve from docs/sample/.
+the report links into docs/sample/figs/, rewriting the links so they resolve from docs/sample/,
+and every table drawn into docs/sample/tables/ (the CSVs the report's legends name).
 The run's results tree is committed too, as docs/sample/results/ (fio's JSON and logs, the
-manifests; not the history database), and the report is always rendered from that committed
+tree's record run.json; not the history database: a tree an older toolkit wrote gets its
+record written from the files it kept, as the toolkit's first change would write it), and the
+report is always rendered from that committed
 tree, never copied from the run's own out/: tests/test_sample_report.py renders it again and
 compares, so a change to the analysis shows in the sample's diff (`--render` redraws it, as
 `--update-golden` does for the snippets), and only a change of method needs a new measurement.
@@ -34,9 +37,11 @@ from analysis.core.workspace import Workspace
 from analysis.render.markdown import human_size
 from analysis.report import redraw
 from analysis.report.build import REPORT_MD
+from analysis.run import record
 
 ROOT = Path(__file__).resolve().parents[2]
 FIGS = "figs"  # the figures' folder under the destination
+TABLES = "tables"  # the tables' folder under the destination (the report's legends name it)
 REVISION = "revision.txt"  # in the results tree: the git revision the sample was measured at
 TREE = "results"  # the committed results tree, under the destination
 VM_RECORD = "nvme-vm.json"  # in the results tree of a run on the emulated NVMe drive (make demo)
@@ -142,7 +147,8 @@ def stamp(results: Path, revision: str) -> Path:
 
 
 def write_sample(ws: Workspace, dest: Path) -> list[Path]:
-    """Replace dest/report.md and dest/figs/ with the tree's report; returns the files written."""
+    """Replace dest/report.md, dest/figs/ and dest/tables/ with the tree's report, its figures and
+    its tables; returns the files written."""
     report, env_json, rev = ws.path(REPORT_MD), ws.results / "env.json", ws.results / REVISION
     for needed in (report, env_json, rev):
         if not needed.is_file():
@@ -159,16 +165,38 @@ def write_sample(ws: Workspace, dest: Path) -> list[Path]:
         (dest / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, dest / rel)
         written.append(dest / rel)
+    written += copy_tables(ws.path(f"{TABLES}/x").parent, dest / TABLES)
     (dest / "report.md").write_text(intro + sample.text)
     return [dest / "report.md", *written]
 
 
+def copy_tables(tables: Path, dest: Path) -> list[Path]:
+    """Every table the analysis drew (tables/<tree>/*), in place of an earlier sample's."""
+    shutil.rmtree(dest, ignore_errors=True)  # a table no longer drawn must not linger
+    written = []
+    for source in sorted(p for p in tables.rglob("*") if p.is_file()):
+        target = dest / source.relative_to(tables)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+        written.append(target)
+    return written
+
+
 def commit_tree(results: Path, dest: Path) -> Path:
-    """The run's results tree, as committed beside the sample (dest/results)."""
+    """The run's results tree, as committed beside the sample (dest/results), with its record."""
     tree = dest / TREE
     shutil.rmtree(tree, ignore_errors=True)
     shutil.copytree(results, tree, ignore=shutil.ignore_patterns(*NOT_COMMITTED))
+    ship_record(tree)
     return tree
+
+
+def ship_record(tree: Path) -> Path:
+    """The tree's record, run.json: a tree an older toolkit wrote (a manifest.json per section,
+    .done steps) has none, and gets the one its first change would write (record.migrate)."""
+    if not record.path_of(tree).exists():
+        record.save(tree, record.load(tree))
+    return record.path_of(tree)
 
 
 def render(tree: Path, dest: Path) -> list[Path]:
@@ -212,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     except SampleError as e:
         print(f"sample_report: {e}", file=sys.stderr)
         return 1
-    print(f"wrote {written[0]} and {len(written) - 1} figures")
+    print(f"wrote {written[0]} and {len(written) - 1} figures and tables")
     return 0
 
 

@@ -446,7 +446,8 @@ def draw_figures(df: pd.DataFrame, ws: Workspace) -> None:
     sets = [BarSet(d, [m.row(d).bw_MBps_mean for m in ms], [m.row(d).bw_MBps_ci95 for m in ms])
             for d in DIRECTIONS]
     grouped_bars(ws.path(FIG_BW), groups, sets, ylabel="MB/s (10^6 B/s)",
-                 title=f"Throughput per mix ({title})", note=f"{note}; total = read + write")
+                 title=f"Throughput per mix ({title})",
+                 note=f"{interval_note(df, percentiles=False)}; total = read + write")
     # The mixes on a scale of their write share (0, 30, 50, 100%), so the line between two
     # mixes spans what lies between them, not an equal step per mix.
     shares = [100 - m.read_pct for m in ms]
@@ -458,7 +459,8 @@ def draw_figures(df: pd.DataFrame, ws: Workspace) -> None:
             keep = list(rows.iops_mean > 0)
             rows = rows[keep]
             series.append(Series(d, [x for x, k in zip(shares, keep) if k], list(rows[column]),
-                                 interval(rows, column)))
+                                 interval(rows, column),
+                                 host_bound=[bool(v) for v in rows.get("host_bound", [])]))
         panels.append(Panel(f"{name} total latency per direction", "writes in the mix (%)",
                             f"{name} latency (µs)", series, xticks=shares,
                             xticklabels=[f"{x}%\n{g}" for x, g in zip(shares, groups)],
@@ -480,7 +482,9 @@ def produce(run: SectionRun) -> list[str]:
     draw_figures(df, run.ws)
     # Each mix's reads and its writes: a panel per direction, a curve per mix that issued it.
     distribution = [exceedance.Panel(f"{d}s", [c for m in mixes(df) if (
-        c := exceedance.case_curve(run.results_dir, m.case, d, m.label))]) for d in DIRECTIONS[:2]]
+        c := exceedance.case_curve(run.results_dir, m.case, d, m.label,
+                                     bool(getattr(m.row(d), "host_bound", False))))])
+        for d in DIRECTIONS[:2]]
     written = [run.write_table(TABLE, with_mix(df)), run.ws.show(FIG_BW),
                run.ws.show(FIG_LATENCY),
                *map(run.ws.show, exceedance.write(

@@ -54,23 +54,40 @@ def _beyond(s, peaks: pd.DataFrame) -> pd.DataFrame:
     return rows[~rows.case.isin(s.rows.case)].sort_values("outstanding")
 
 
+def _flags(rows: pd.DataFrame) -> list[bool] | None:
+    """The table's host_bound column, per point (drawn hollow)."""
+    return [bool(v) for v in rows.host_bound] if "host_bound" in rows else None
+
+
 def _curve_panel(s, peaks: pd.DataFrame) -> Panel:
     """IOPS against mean latency: the sweep as a line, the peak search's configurations as
-    squares, the knee, the 90% depth, the peak and the efficient configuration ringed."""
+    squares (one job: triangles, so that QD 32 is not read as QD 16 × 2 jobs where the two
+    meet), the knee, the 90% depth, the peak and the efficient configuration ringed. The peak's
+    and the efficient configuration's names join their point's own label, so that no caption
+    of its own can be read as a neighbour's."""
+    ringed = [(r, text, color) for r, text, color in (
+        (s.efficient, "efficient", "#9D755D"), (s.peak, "peak", "#B279A2")) if r is not None]
+    roles = {r.case: text for r, text, _ in ringed}  # the peak's name wins where they are one
+
+    def labels(rows):
+        return [_short(r) + (f" {roles[r.case]}" if r.case in roles else "")
+                for r in rows.itertuples()]
+
     series = [Series("sweep (one job), mean ± 95% interval", list(s.rows.lat_us_mean),
                      list(s.rows.iops_mean), interval(s.rows, "iops_mean"),
-                     interval(s.rows, "lat_us_mean"), [_short(r) for r in s.rows.itertuples()])]
+                     interval(s.rows, "lat_us_mean"), labels(s.rows),
+                     host_bound=_flags(s.rows))]
     more = _beyond(s, peaks)
-    if not more.empty:
-        series.append(Series("peak search (more jobs or depth)", list(more.lat_us_mean),
-                             list(more.iops_mean), interval(more, "iops_mean"),
-                             interval(more, "lat_us_mean"),
-                             [_short(r) for r in more.itertuples()], marker="s", line=False))
+    for name, part, marker in (("peak search, more jobs", more[more.numjobs > 1], "s"),
+                               ("peak search, one job, deeper", more[more.numjobs <= 1], "^")):
+        if not part.empty:
+            series.append(Series(name, list(part.lat_us_mean), list(part.iops_mean),
+                                 interval(part, "iops_mean"), interval(part, "lat_us_mean"),
+                                 labels(part), marker=marker, line=False,
+                                 host_bound=_flags(part)))
     marks = _marks(s, "iops_mean", "lat_us_mean")
-    if s.peak is not None:
-        for r, text, color in ((s.peak, "peak", "#B279A2"), (s.efficient, "efficient", "#9D755D")):
-            if text == "peak" or r.case != s.peak.case:
-                marks.append(Highlight(r.lat_us_mean, r.iops_mean, text, color))
+    marks += [Highlight(r.lat_us_mean, r.iops_mean, "", color) for r, text, color in ringed
+              if roles[r.case] == text]
     return Panel(s.pattern, "mean total latency (µs)", "IOPS", series, highlights=marks,
                  from_zero=True)
 
@@ -93,7 +110,9 @@ def _tails_panel(s) -> Panel:
         below = [float((r[c] - r[c + "_lo"]).iloc[0]) if c + "_lo" in r else 0.0 for _, c in PCTS]
         above = [float((r[c + "_hi"] - r[c]).iloc[0]) if c + "_hi" in r else 0.0 for _, c in PCTS]
         series.append(Series(f"{s.qd(depth)} ({', '.join(why)})", x,
-                             [float(r[c].iloc[0]) for _, c in PCTS], (below, above)))
+                             [float(r[c].iloc[0]) for _, c in PCTS], (below, above),
+                             host_bound=[bool(r.host_bound.iloc[0])] * len(PCTS)
+                             if "host_bound" in r else None))
     return Panel(s.pattern, "percentile (spaced by 1 / (1 − p): one step per nine)",
                  "latency (µs)", series, xscale="log", yscale="log",
                  xticks=x, xticklabels=[name for name, _ in PCTS])
@@ -120,31 +139,35 @@ def draw_figures(found: list, settings: dict, ws: Workspace,
     depth_axis = {"xscale": "log2", "xticks": ticks,
                   "xlabel": "I/Os in flight (queue depth × jobs)"}
     rows = pd.concat([s.rows for s in found])
-    note = interval_note(rows)
+    note, means_note = interval_note(rows), interval_note(rows, percentiles=False)
     line_chart(ws.path(FIG_CURVE), [_curve_panel(s, peaks) for s in found],
-               title="Throughput against latency, one point per configuration", note=note)
+               title="Throughput against latency, one point per configuration", note=means_note)
     line_chart(ws.path(FIG_THROUGHPUT), [
         Panel("IOPS", ylabel="IOPS", **depth_axis, from_zero=True,
               series=[Series(s.pattern, list(s.rows.outstanding), list(s.rows.iops_mean),
-                             interval(s.rows, "iops_mean")) for s in found],
+                             interval(s.rows, "iops_mean"), host_bound=_flags(s.rows))
+                      for s in found],
               highlights=[h for s in found for h in _marks(s, "iops_mean")]),
         Panel("MB/s", ylabel="MB/s (10^6 B/s)", **depth_axis, from_zero=True,
               series=[Series(s.pattern, list(s.rows.outstanding), list(s.rows.bw_MBps_mean),
-                             interval(s.rows, "bw_MBps_mean")) for s in found]),
-    ], title="Throughput by queue depth", note=note)
+                             interval(s.rows, "bw_MBps_mean"), host_bound=_flags(s.rows))
+                      for s in found]),
+    ], title="Throughput by queue depth", note=means_note)
     line_chart(ws.path(FIG_LATENCY), [
         Panel("mean total latency", ylabel="mean latency (µs)", yscale="log", **depth_axis,
               series=[Series(s.pattern, list(s.rows.outstanding), list(s.rows.lat_us_mean),
-                             interval(s.rows, "lat_us_mean")) for s in found],
-              highlights=[h for s in found for h in _marks(s, "lat_us_mean")])], note=note)
+                             interval(s.rows, "lat_us_mean"), host_bound=_flags(s.rows))
+                      for s in found],
+              highlights=[h for s in found for h in _marks(s, "lat_us_mean")])], note=means_note)
     line_chart(ws.path(FIG_PERCENTILES), [
         Panel(s.pattern, ylabel="latency (µs)", yscale="log", **depth_axis,
               series=[Series(name, list(s.rows.outstanding), list(s.rows[col]),
-                             interval(s.rows, col)) for name, col in PCTS],
+                             interval(s.rows, col), host_bound=_flags(s.rows))
+                      for name, col in PCTS],
               hline=(settings["slo_p99_us"], f"objective p99 ≤ {md.num(settings['slo_p99_us'])} µs"))
         for s in found], title="Latency percentiles by queue depth (pooled repetitions)",
         note=note)
     line_chart(ws.path(FIG_TAILS), [_tails_panel(s) for s in found],
-               title="Percentiles at the shallowest depth, the middle of the sweep, the knee, the "
-                     "first depth at 90% of the peak and the deepest", note=note)
+               title="Percentiles at a few depths of each sweep (the legend names each depth's "
+                     "role)", note=note)
     return [FIG_CURVE, FIG_THROUGHPUT, FIG_LATENCY, FIG_PERCENTILES, FIG_TAILS]

@@ -206,7 +206,9 @@ def draw_wss(df: pd.DataFrame, cases: dict[str, Case], results_dir: Path,
             "xlabel": "working set (log2 scale)"}
     panels = [Panel(pattern, ylabel="latency (µs, log scale)", yscale="log", **axis,
                     series=[Series(name, list(part.wss_bytes), list(part[col]),
-                                   interval(part, col)) for name, col in WSS_PCTS])
+                                   interval(part, col),
+                                   host_bound=[bool(v) for v in part.get("host_bound", [])])
+                            for name, col in WSS_PCTS])
               for pattern, part in df.groupby("pattern", sort=False)]
     line_chart(ws.path(FIG_WSS_LATENCY), panels, title="Latency by working set",
                note=interval_note(df))
@@ -220,7 +222,7 @@ def draw_wss(df: pd.DataFrame, cases: dict[str, Case], results_dir: Path,
                 series.append(Series(md.human_size(r.wss_bytes), list(per_s.seconds),
                                      list(per_s.total())))
         time_panels.append(Panel(pattern, "time (s)", "IOPS (per second)", series,
-                                 from_zero=True))
+                                 from_zero=True, whole_x=True))
     line_chart(ws.path(FIG_WSS_TIME), time_panels,
                title="Per-second IOPS over time, first good repetition of each working set")
     return [FIG_WSS_LATENCY, FIG_WSS_TIME]
@@ -311,16 +313,17 @@ def _write_job(df: pd.DataFrame) -> str:
 
 def draw_compress(df: pd.DataFrame, ws: Workspace) -> list[str]:
     labels = list(df.data.str.replace(" (", "\n(", regex=False))
-    flags = {"flagged": list(df.host_bound), "flag_label": "host-bound (see the Host line)",
-             "note": interval_note(df)}
+    flags = {"flagged": list(df.host_bound), "flag_label": "host-bound (see the Host line)"}
     bar_chart(ws.path(FIG_COMPRESS_BW), labels, list(df.bw_MBps_mean),
               interval(df, "bw_MBps_mean"), ylabel="MB/s (10^6 B/s)",
-              title=f"{_write_job(df)} by data pattern", **flags)
+              title=f"{_write_job(df)} by data pattern",
+              note=interval_note(df, percentiles=False), **flags)
     bar_chart(ws.path(FIG_COMPRESS_LATENCY), labels, list(df.lat_us_mean),
               interval(df, "lat_us_mean"), ylabel="total latency (µs)",
               title="Write latency by data pattern: mean and p99", markers=list(df.lat_p99_us),
               marker_errors=interval(df, "lat_p99_us"), marker_name="p99",
-              marker_label="p99 (pooled repetitions) ± its 95% interval", **flags)
+              marker_label="p99 (pooled repetitions) ± its 95% interval",
+              note=interval_note(df), **flags)
     return [FIG_COMPRESS_BW, FIG_COMPRESS_LATENCY]
 
 
