@@ -84,5 +84,4 @@ ramp_before() {
         warn "the ramp of $name failed (fio exit $rc; see $dir/ramp.stderr); its repetitions run without one"
     fi
     PARTIAL=""
-    LAST_WRITE_END_MS=$(now_ms)
 }
