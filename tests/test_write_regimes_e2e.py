@@ -58,26 +58,25 @@ def run_section_2(cache: float, regime: str):
         return tk, result, drive.events
 
 
-@pytest.fixture(scope="module")
-def section_2(tmp_path_factory):
+def kept_run(cache: float, regime: str):
+    """run_section_2's result for a module fixture, its copy removed after the module."""
     tk = None
     try:
-        tk, result, events = run_section_2(CACHE, "as-found")
+        tk, result, events = run_section_2(cache, regime)
         yield tk, result, events
     finally:
         if tk is not None:
             subprocess.run(["rm", "-rf", str(tk)], check=False)
+
+
+@pytest.fixture(scope="module")
+def section_2(tmp_path_factory):
+    yield from kept_run(CACHE, "as-found")
 
 
 @pytest.fixture(scope="module")
 def section_2_after_cliff(tmp_path_factory):
-    tk = None
-    try:
-        tk, result, events = run_section_2(RAMP_CACHE, "after-cliff")
-        yield tk, result, events
-    finally:
-        if tk is not None:
-            subprocess.run(["rm", "-rf", str(tk)], check=False)
+    yield from kept_run(RAMP_CACHE, "after-cliff")
 
 
 @pytest.mark.root
