@@ -132,8 +132,11 @@ def test_after_the_cliff_every_write_row_is_one_declared_regime_at_the_slow_rate
     table = pd.read_csv(tk / "tables" / "qd1_baseline.csv")
     writes = table[table.rw.isin(["write", "randwrite"])].set_index("case")
     assert not writes.regime_split.any(), writes[["bw_MBps_mean", "regime"]].to_string()
-    # the throttle is a cap: load on the machine can slow a repetition, never lift it above
-    assert (writes.bw_MBps_mean * MB <= 1.05 * SLOW).all(), writes.bw_MBps_mean.to_string()
+    # the throttle is a cap: load on the machine can slow a repetition, never lift it above.
+    # A new fio's first writes pass in one throttle slice, so a 4 s repetition's mean may stand
+    # a little above the cap (8.46 MB/s measured); the regime's level, the median of its
+    # seconds, may not
+    assert (writes.bw_MBps_mean * MB <= 1.25 * SLOW).all(), writes.bw_MBps_mean.to_string()
     assert (writes.bw_MBps_mean * MB > 0.5 * SLOW).all(), writes.bw_MBps_mean.to_string()
     # the first block's ramp fell at the cliff; the second found the drive past it
     first, second = writes.loc["randwrite-4k", "regime"], writes.loc["write-128k", "regime"]
@@ -155,6 +158,7 @@ def test_after_the_cliff_every_write_row_is_one_declared_regime_at_the_slow_rate
     regimes = pd.read_csv(tk / "tables" / "qd1_regimes.csv").set_index("case")
     assert set(regimes.index) == set(writes.index)
     assert (regimes.regime == writes.regime).all()
+    assert (regimes.regime_MBps * MB <= 1.05 * SLOW).all(), regimes.regime_MBps.to_string()
     # the evidence: the first block's ramp wrote ~0.6 GiB before its first repetition, and
     # the second block followed with no idle, so all of it counts since the last idle
     before = regimes.written_before_GiB
