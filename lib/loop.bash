@@ -240,7 +240,12 @@ prepare_case() { # INDEX: its folder and jobfile
 }
 
 run_batch() { # J...: order entries run together; one at a time here, several per call on a fleet
-    if [[ -n $HOSTS ]]; then fleet_run_batch "$@"; else run_repetition "${ORDER_CASE[$1]}" "${ORDER_REP[$1]}"; fi
+    if [[ -n $HOSTS ]]; then
+        fleet_run_batch "$@"
+    else
+        ramp_before "${ORDER_CASE[$1]}" # a write case's block starts with its ramp (lib/ramp.bash)
+        run_repetition "${ORDER_CASE[$1]}" "${ORDER_REP[$1]}"
+    fi
 }
 
 batch_takes() { # J... NEXT: whether entry NEXT joins the batch J...
@@ -316,7 +321,7 @@ until_stable() {
 # consecutive repetitions in batches (lib/fleet.bash); a local run runs them one by one.
 run_all() {
     local total i k j todo=0 todo_ms=0 done_ms=0 started h
-    DONE_RUNS=0
+    DONE_RUNS=0 RAMPED=()
     if [[ -n $HOSTS ]]; then
         for h in $(fleet_live); do set_aside_bad_repetitions "$(fleet_results_dir "$h")"; done
     else

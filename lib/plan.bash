@@ -26,7 +26,9 @@ print_plan() {
         runs=$((runs + $(case_repeat "$i")))
         ms=$((ms + $(case_repeat "$i") * $(case_ms "$i")))
     done
-    info "  runs     $runs, about $(human_seconds $(((ms + 500) / 1000)))"
+    ms=$((ms + $(ramp_ms)))
+    info "  runs     $runs, about $(human_seconds $(((ms + 500) / 1000)))$( (($(ramp_cases))) && echo " with the ramps")"
+    ramp_plan_lines
     if [[ -n $UNTIL_STABLE && $CASE_ORDER != declared && -z $HOSTS ]]; then
         local extra=0 extra_ms=0
         for i in "${!CASE_NAMES[@]}"; do
@@ -182,7 +184,10 @@ plan_order() {
         info "  order    as the section declares its cases, each case's repetitions back to back"
         return 0
     fi
-    if [[ $CASE_ORDER == fixed-first ]]; then
+    if [[ $CASE_ORDER == fixed-first ]] && (($(ramp_cases))); then
+        info "  order    first the write cases, as declared, each one block (its ramp, then its repetitions): $(fixed_cases)"
+        info "           then the others in rounds: repetition 1 of every case, then repetition 2...; shuffled"
+    elif [[ $CASE_ORDER == fixed-first ]]; then
         info "  order    first the cases whose order is part of the method, as declared: $(fixed_cases)"
         info "           then the others in rounds: repetition 1 of every case, then repetition 2...; shuffled"
     else

@@ -2,8 +2,9 @@
 # lib/run.bash: what every section shares, and section_main, the order of a section's steps. The
 # parts live in files of their own, sourced here: the cases (lib/cases.bash), their jobfiles and
 # placement (lib/jobfile.bash), the engine (lib/engine.bash), the helper process and the lock
-# (lib/service.bash), the plan (lib/plan.bash), the run loop (lib/loop.bash); the target, the
-# drive's state, io_uring's options, the captures and the fleet in the files named below.
+# (lib/service.bash), the plan (lib/plan.bash), the run loop (lib/loop.bash), the write cases'
+# ramps (lib/ramp.bash); the target, the drive's state, io_uring's options, the captures and the
+# fleet in the files named below.
 # Sourced by the section scripts; never run on its own.
 #
 # A section script sets SECTION (e.g. qd1, its line in lib/sections.tsv), defines usage and
@@ -48,6 +49,8 @@ source "$TK_ROOT/lib/service.bash"
 source "$TK_ROOT/lib/plan.bash"
 # shellcheck source=lib/loop.bash
 source "$TK_ROOT/lib/loop.bash"
+# shellcheck source=lib/ramp.bash
+source "$TK_ROOT/lib/ramp.bash"
 
 URING_OPTS="" URING_NOTE="" # io_uring's options (choose_uring_options)
 ANALYSIS_ARGS=()
@@ -67,6 +70,8 @@ section_main() {
     resolve_target
     # Cases that depend on the target (a working set as large as the region) are added here.
     if declare -F section_plan >/dev/null; then section_plan; fi
+    declare_write_blocks # --write-regime after-cliff (lib/ramp.bash)
+    declare_write_blocks
     check_io_alignment
     cd "$TK_ROOT" || exit "$EXIT_FAIL"
     RESULTS_DIR="$RESULTS/$SECTION"

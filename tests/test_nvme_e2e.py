@@ -78,7 +78,7 @@ def scenarios(tk: Path) -> list[Scenario]:
     # and its host ceiling on null_blk, which this machine's kernel lacks and the guest's has
     uring = ("--target /dev/nvme1n1 --destroy /dev/nvme1n1 --profile quick --runtime 1 --ramp 0 "
              "--engine io_uring --uring-tuning on --size 64M --state as-is --repeat 1 "
-             "--results results/qd1-4k")
+             "--write-regime as-found --results results/qd1-4k")
     # null_blk devices and configfs mounts before and after it: the ceiling leaves none of its own
     count = """ls /sys/block | grep -c '^nullb' >"$SCENARIO_DIR/nullb-{0}"
 grep -c ' configfs ' /proc/mounts >"$SCENARIO_DIR/configfs-{0}"

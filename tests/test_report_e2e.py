@@ -24,7 +24,9 @@ from tests.toolkit import REPO, SETTINGS, unless_installable
 TINY_ENV = {"PROFILE": "quick", "RUNTIME": "1", "RAMP": "0", "REPEAT": "2", "SIZE": "64M",
             "BS_LIST": "4k,1m", "RW_LIST": "randread,read", "MIX_LIST": "100,0",
             "QD_LIST": "1,4", "PARTS": "burst,wss", "DURATION": "10", "WSS_LIST": "16m",
-            "HOST_CEILING": "0", "ENGINE": "libaio", "PEAK": "off"}
+            "HOST_CEILING": "0", "ENGINE": "libaio", "PEAK": "off",
+            # no write ramps (the quick profile's after-cliff): 1 s repetitions show no regime
+            "WRITE_REGIME": "as-found"}
 HEADINGS = ["## Conclusion", "## §1 Environment", "## Methodology", "## §2 QD=1 baselines",
             "## §3 Block-size sweep", "## §4 Read/write mix", "## §5 Queue-depth sweep",
             "## §6 Working set, burst and compressibility", "## Anomalies and limitations"]

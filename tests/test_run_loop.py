@@ -129,7 +129,8 @@ def test_other_settings_are_refused_then_fresh_moves_aside(toolkit):
     assert run(toolkit, "qd1_test.bash", *once).returncode == 0
     before = tree_digest(toolkit / "results")
     # the same run but for the profile's name (every setting it sets given as before)
-    other = [*once, "--profile", "quick", "--runtime", "1", "--ramp", "0", "--size", "64M"]
+    other = [*once, "--profile", "quick", "--runtime", "1", "--ramp", "0", "--size", "64M",
+             "--write-regime", "as-found"]
     result = run(toolkit, "qd1_test.bash", *other)
     assert result.returncode == 2
     assert "profile='tiny' (now 'quick')" in result.stderr and "--fresh" in result.stderr

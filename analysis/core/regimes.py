@@ -180,7 +180,8 @@ def _reps_text(reps: Sequence[int]) -> str:
     return "reps " + ", ".join(map(str, numbers))
 
 
-def _mbps(value: float) -> str:
+def mbps_text(value: float) -> str:
+    """A rate as the regimes' words print it: three figures, whole MB/s from 100 up."""
     return f"{value:.3g}" if value < 100 else f"{value:.0f}"
 
 
@@ -193,10 +194,10 @@ def describe(regimes: Sequence[Regime]) -> str:
         faster = [r for h in regimes[:k] for r in h.reps]
         after = " after" if faster and min(g.reps) > max(faster) else ""
         if g.cliff is not None:
-            parts.append(f"1 fell from {_mbps(g.cliff.before_MBps)} to "
-                         f"{_mbps(g.cliff.after_MBps)} MB/s at {g.cliff.time_s:g} s "
+            parts.append(f"1 fell from {mbps_text(g.cliff.before_MBps)} to "
+                         f"{mbps_text(g.cliff.after_MBps)} MB/s at {g.cliff.time_s:g} s "
                          f"({_reps_text(g.reps)})")
         else:
-            parts.append(f"{len(g.reps)} at {_mbps(g.level_MBps)} MB/s{after} "
+            parts.append(f"{len(g.reps)} at {mbps_text(g.level_MBps)} MB/s{after} "
                          f"({_reps_text(g.reps)})")
     return "; ".join(parts)

@@ -33,8 +33,11 @@ from analysis.fio.direction import Direction
 from analysis.fio.log_files import FioLogError, find_logs
 from analysis.fio.log_series import read_per_second
 from analysis.fio.output import JobGroup
+from analysis.rules.write_evidence import EVIDENCE_COLUMNS, GIB, Written, evidence
+from analysis.rules.write_ramp import Ramp, declared, read_ramp
 from analysis.run import cpu_load, record, repetition
 from analysis.run.host_ceiling import PUNTED, is_host_bound, read_ceilings
+from analysis.run.manifest import matrix_entries
 from analysis.run.repetition import rep_files
 
 # A point is marked unstable when the 95% confidence interval of its mean IOPS, MB/s or mean
@@ -114,11 +117,19 @@ class Case:
     # What those rates show (case_regimes), judged once as the case is loaded; None for a case
     # that only reads, or whose repetitions did not all log their writes.
     regimes: Regimes | None = None
+    # --write-regime after-cliff (lib/ramp.bash): the case's ramp, None without one, and the
+    # regime it declares (analysis.rules.write_ramp), "" for a case run without a block
+    ramp: Ramp | None = None
+    declared: str = ""
+    # Its writing runs, ramp included, with their times and bytes (analysis.rules.write_evidence)
+    runs: tuple[Written, ...] = ()
 
 
-def load_case(case_dir: Path, expected: dict[str, str] | None = None) -> Case:
+def load_case(case_dir: Path, expected: dict[str, str] | None = None,
+              ramp_s: float | None = None) -> Case:
     """Every good repetition of a case; `expected` holds the job options its manifest gives it
-    (analysis.run.repetition.expected_options), None to check only that each file is a good run."""
+    (analysis.run.repetition.expected_options), None to check only that each file is a good run;
+    `ramp_s` the seconds of its ramp where the run gave it one (@ramp in the matrix)."""
     reps, left_out, numbers = [], [], []
     for path in rep_files(case_dir):
         try:
@@ -129,8 +140,26 @@ def load_case(case_dir: Path, expected: dict[str, str] | None = None) -> Case:
         numbers.append(int(path.stem.removeprefix("rep")))
     loads = tuple(cpu_load.read_load(case_dir, k) for k in numbers)
     rates = tuple(write_rate(case_dir, k) for k in numbers)
-    case = Case(case_dir.name, reps, left_out, tuple(numbers), loads, rates)
-    return replace(case, regimes=case_regimes(case))
+    ramp = read_ramp(case_dir, ramp_s) if ramp_s else None
+    case = Case(case_dir.name, reps, left_out, tuple(numbers), loads, rates, ramp=ramp)
+    return replace(case, regimes=case_regimes(case), runs=written_runs(case_dir, case))
+
+
+def written_runs(case_dir: Path, case: Case) -> tuple[Written, ...]:
+    """The case's writing runs: its ramp, then each repetition that wrote, each ending when its
+    result file was renamed into place (analysis.rules.write_evidence)."""
+    runs = []
+    if case.ramp is not None:
+        runs.append(Written(case.name, 0, case.ramp.start_s, case.ramp.end_s,
+                            case.ramp.written_GiB * GIB))
+    for k, g in zip(case.numbers, case.reps, strict=False):
+        wrote = g.directions.get("write")
+        if wrote is None or not wrote.io_bytes:
+            continue
+        end = (case_dir / f"rep{k}.json").stat().st_mtime
+        runs.append(Written(case.name, k, end - (cpu_load.io_seconds(g.options) or 0.0), end,
+                            float(wrote.io_bytes)))
+    return tuple(runs)
 
 
 def write_rate(case_dir: Path, k: int) -> np.ndarray | None:
@@ -155,7 +184,15 @@ def read_section(results_dir: Path) -> list[Case]:
     dirs = {p.name: p for p in Path(results_dir).iterdir()
             if p.is_dir() and not p.name.startswith(".") and rep_files(p)}
     names = [n for n in order if n in dirs] + sorted(set(dirs) - set(order))
-    return [load_case(dirs[n], repetition.expected_options(manifest, n)) for n in names]
+    ramps = {n: float(v) for n, opts in matrix_entries(manifest).items()
+             if (v := opts.get("@ramp"))}
+    cases = [load_case(dirs[n], repetition.expected_options(manifest, n), ramps.get(n))
+             for n in names]
+    # the write blocks ran one after another in declared order: a block that follows another
+    # with no idle between finds the drive as that one left it
+    said = declared([(c.name, c.ramp, max((r.end_s for r in c.runs), default=None))
+                     for c in cases if c.name in ramps])
+    return [replace(c, declared=said.get(c.name, "")) for c in cases]
 
 
 def load_section(results_dir: Path) -> list[Case]:
@@ -368,16 +405,29 @@ def case_regimes(case: Case) -> Regimes | None:
 
 
 def regime_text(case: Case) -> str:
+    """What the row's writes measured: the declared regime of its ramp (a block of
+    --write-regime after-cliff), unless its repetitions split all the same."""
     found = case.regimes
+    if case.declared and not is_split(case):
+        return case.declared
     if found is None:
         return "not logged" if writes(case) else ""
     return "one level" if found.one_level and found.description != TOO_SHORT else \
         found.description
 
 
-def regime_rows(case: Case, always: tuple[str, ...] = ()) -> list[dict]:
-    """A split case's rows per regime, each over its own repetitions only; none for a case at
-    one level. `regime` names the regime (its repetitions and level), `regimes` the case's."""
+def regime_rows(case: Case, always: tuple[str, ...] = (), runs: tuple[Written, ...] = (),
+                drive_GiB: float = math.nan) -> list[dict]:
+    """A split case's rows per regime, each over its own repetitions only, and a declared
+    case's (a block with its ramp) one regime; none for a case at one level otherwise. `regime`
+    names the regime (its repetitions and level), `regimes` the case's; the evidence columns
+    (analysis.rules.write_evidence) come from `runs`, the section's writing runs."""
+    if case.declared and not is_split(case):
+        level = case.regimes.regimes[0].level_MBps if case.regimes else math.nan
+        return [{**row, "regime": case.declared, "regime_rank": 1, "regime_MBps": level,
+                 "regimes": case.declared,
+                 **evidence(list(runs), first_run(case, 0, runs), drive_GiB)}
+                for row in direction_rows(case, always)]
     if not is_split(case):
         return []
     found, out = case.regimes, []
@@ -388,9 +438,18 @@ def regime_rows(case: Case, always: tuple[str, ...] = ()) -> list[dict]:
                     tuple(case.write_MBps[i] for i in regime.reps))
         for row in direction_rows(part, always):
             row.update(regime=describe([regime]), regime_split=True, regime_rank=k + 1,
-                       regime_MBps=regime.level_MBps, regimes=found.description)
+                       regime_MBps=regime.level_MBps, regimes=found.description,
+                       **evidence(list(runs), first_run(case, min(regime.reps), runs),
+                                  drive_GiB))
             out.append(row)
     return out
+
+
+def first_run(case: Case, index: int, runs: tuple[Written, ...]) -> Written | None:
+    """The writing run of the case's repetition at `index` (0-based, run order)."""
+    if index >= len(case.numbers):
+        return None
+    return next((r for r in runs if r.case == case.name and r.rep == case.numbers[index]), None)
 
 
 def one_state(table: pd.DataFrame) -> pd.DataFrame:
@@ -418,13 +477,19 @@ def frame_of_cases(cases: list[Case], always: tuple[str, ...] = (),
 
 # regime_MBps: the regime's level, the median of its repetitions' seconds (a repetition that
 # crossed the cliff within its few seconds moves its mean, bw_MBps_mean, more than its median)
-REGIME_TABLE_COLUMNS = [*CASE_COLUMNS, "regime_rank", "regime_MBps", "regimes", *METRIC_COLUMNS]
+REGIME_TABLE_COLUMNS = [*CASE_COLUMNS, "regime_rank", "regime_MBps", "regimes", *METRIC_COLUMNS,
+                        *EVIDENCE_COLUMNS]
 
 
-def frame_of_regimes(cases: list[Case], always: tuple[str, ...] = ()) -> pd.DataFrame:
-    """Each split case's rows per regime (regime_rows), fastest regime first: the section's
-    regimes table. Empty when every case that writes held one level."""
-    rows = [row for case in cases if case.reps for row in regime_rows(case, always)]
+def frame_of_regimes(cases: list[Case], always: tuple[str, ...] = (),
+                     drive_GiB: float = math.nan) -> pd.DataFrame:
+    """Each split case's rows per regime and each declared case's one (regime_rows), fastest
+    regime first: the section's regimes table, with each regime's evidence (drive_GiB: the
+    drive's own host-write counter over the section). Empty when every case that writes held
+    one level, undeclared."""
+    runs = tuple(r for case in cases for r in case.runs)
+    rows = [row for case in cases if case.reps
+            for row in regime_rows(case, always, runs, drive_GiB)]
     return pd.DataFrame(rows, columns=REGIME_TABLE_COLUMNS)
 
 

@@ -35,6 +35,7 @@ from analysis.rules.cases import (
     read_section,
     report_left_out,
 )
+from analysis.rules.write_evidence import drive_written_GiB
 from analysis.run.host_ceiling import read_ceilings
 from analysis.run.manifest import planned_repeats
 from analysis.sections import SECTIONS, snippet_path, state_part
@@ -115,7 +116,7 @@ def run_section(argv: list[str], *, section: str, description: str,
     if state_blocks:
         path = ws.path(snippet_path(section))
         path.write_text(path.read_text() + drive_state_part(state_blocks, state_figures, ws.link))
-    regimes = frame_of_regimes(cases, always)
+    regimes = frame_of_regimes(cases, always, drive_written_GiB(results_dir))
     if not regimes.empty:
         written.append(run.write_table(f"tables/{section}_regimes.csv", regimes))
         path = ws.path(snippet_path(section))
@@ -439,10 +440,17 @@ def regimes_part(regimes: pd.DataFrame) -> str:
             for r in regimes.itertuples()]
     table = md.table(["pattern", "repetitions in the regime", "IOPS", "MB/s", "mean lat (µs)",
                       "p99 (µs)", "max (µs)"], rows)
-    why = ("These cases' repetitions wrote at separate levels (the drive's write cache, then "
-           "after it filled), so their rows above have no mean: each level is summarised over "
-           "its own repetitions (methodology, \"Write regimes\").")
-    return f"\n### Write regimes\n\n{why}\n\n{table}\n"
+    split = regimes.regime_split.astype(bool)
+    why = []
+    if split.any():
+        why.append("Some cases' repetitions wrote at separate levels (the drive's write cache, "
+                   "then after it filled), so their rows above have no mean: each level is "
+                   "summarised over its own repetitions (methodology, \"Write regimes\").")
+    if (~split).any():
+        why.append("Each write case ran as one block, a ramp of its own workload and then its "
+                   "repetitions back to back (--write-regime after-cliff): the regime its ramp "
+                   "declares is named here.")
+    return f"\n### Write regimes\n\n{' '.join(why)}\n\n{table}\n"
 
 
 def widest(row) -> str:
