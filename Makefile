@@ -92,10 +92,13 @@ history: install
 # the Targets table is the new verdicts', and make exits non-zero when one fails (after the redraw).
 # Without it the last judgment's table is kept as it was.
 analysis: install
-	@rc=0; if [ -n "$(TARGETS)" ]; then \
-	    $(PYTHON) -m analysis targets "$${RESULTS:-results}" "$(TARGETS)" \
-	        --unresolved "$${TARGETS_UNRESOLVED:-fail}" || rc=$$?; fi; \
+ifeq ($(TARGETS),)
+	$(PYTHON) -m analysis all
+else
+	rc=0; $(PYTHON) -m analysis targets "$${RESULTS:-results}" "$(TARGETS)" \
+	    --unresolved "$${TARGETS_UNRESOLVED:-fail}" || rc=$$?; \
 	$(PYTHON) -m analysis all && exit $$rc
+endif
 
 # The quick report on an emulated NVMe drive with a write cache that fills: QEMU's NVMe controller
 # in a small VM (tools/nvme_vm/demo.py, docs/nvme-vm.md), so every section, §1's NVMe identity and

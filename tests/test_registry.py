@@ -82,6 +82,10 @@ def test_make_targets_run_the_registrys_scripts():
     # every target that runs Python installs first (a no-op once done: lib/packages.tsv, .venv)
     assert make("-n", "analysis").strip().splitlines() == [
         "bash env.bash --install-only", ".venv/bin/python -m analysis all"]
+    # with a lab's targets, judged again first; the redraw runs whatever the verdict
+    judged = make("-n", "analysis", "TARGETS=t.yaml")
+    assert '-m analysis targets "${RESULTS:-results}" "t.yaml"' in judged
+    assert judged.index("-m analysis targets") < judged.index("-m analysis all")
 
 
 def test_report_runs_the_registrys_sections_in_order():
