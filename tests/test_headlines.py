@@ -5,18 +5,24 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from analysis.sections.facts import HOST_BOUND, Facts, host_bound
+from analysis.render.claims import host_qualifier
+from analysis.sections.facts import Facts
 from tests.toolkit import REPO
+
+
+BOUND = SimpleNamespace(host_bound=True, host_rule="fio_cpu")
 
 
 def test_qualifiers_stay_with_the_number():
     facts = Facts()
     facts.headline("peak_seq_MBps", "128 KiB sequential read", "2,103 MB/s at QD 128", 2103.0,
-                   "MB/s", qualifiers=(host_bound(SimpleNamespace(host_bound=True)), ""))
+                   "MB/s", qualifiers=(host_qualifier(BOUND), ""))
     facts.headline("peak_seq_MBps", "128 KiB sequential write", "900 MB/s at QD 32", 900.0,
-                   "MB/s", qualifiers=(host_bound(SimpleNamespace(host_bound=False)),))
+                   "MB/s", qualifiers=(host_qualifier(SimpleNamespace(host_bound=False)),))
     bound, free = facts.headlines
-    assert bound.text == f"2,103 MB/s at QD 128 [{HOST_BOUND}]" and bound.value == 2103.0
+    # the rule that fired is named (issue 42: not a list of rules of which one held)
+    assert bound.text == ("2,103 MB/s at QD 128 [host-bound (fio's CPU ≥ 90% per job): the "
+                          "host's limit]") and bound.value == 2103.0
     assert free.text == "900 MB/s at QD 32"  # nothing to say: nothing added
 
 
@@ -26,7 +32,7 @@ def test_the_samples_conclusion_carries_them():
     text = (REPO / "docs" / "sample" / "report.md").read_text()
     conclusion = text[text.index("## Conclusion"):].split("\n## ", 1)[0]
     assert "2,103 MB/s at QD 128 × 2 jobs with io_uring" in conclusion
-    assert f"plateau was shown [{HOST_BOUND}]" in conclusion
+    assert "plateau was shown [host-bound (" in conclusion
     assert conclusion.count("[an indication only: a 30 s burst in 3 s rounds, not SNIA's 60 s]") == 2
 
 

@@ -16,13 +16,14 @@ import pandas as pd
 
 from analysis.core.effects import Change, adjusted
 from analysis.core.workspace import Workspace
+from analysis.render import claims
 from analysis.render import markdown as md
+from analysis.render.claims import NOT_RESOLVED, tail_cell
 from analysis.render.plots import COLORS, Highlight, Panel, Series, line_chart
 from analysis.rules import sweeps
 from analysis.rules.cases import case_rows
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections.common import (
-    NOT_RESOLVED,
     SectionRun,
     clat_note,
     flag,
@@ -34,10 +35,9 @@ from analysis.sections.common import (
     snippet,
     stability_finding,
     standard_note,
-    tail_cell,
     tail_range_cell,
 )
-from analysis.sections.facts import Facts, host_bound
+from analysis.sections.facts import Facts
 from analysis.sections.host_part import host_finding
 
 SECTION = "bs_sweep"
@@ -449,7 +449,7 @@ def record_facts(found: list[Sweep], facts: Facts) -> None:
                            f"{md.num(peak.bw_MBps_mean)} MB/s at {md.bs_label(s.found.peak_bs)} "
                            f"blocks, QD {int(peak.iodepth)}{rising}", peak.bw_MBps_mean, "MB/s",
                            peak.bw_MBps_std, ci95=peak.get("bw_MBps_ci95"),
-                           qualifiers=(host_bound(peak),))
+                           qualifiers=(claims.host_qualifier(peak),))
 
 
 def produce(run: SectionRun) -> list[str]:

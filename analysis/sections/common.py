@@ -23,6 +23,7 @@ from analysis.core.effects import Change, change, log_change
 from analysis.core.stats import MIN_TAIL_IOS
 from analysis.core.workspace import Workspace
 from analysis.render import markdown as md
+from analysis.render.claims import tail_cell
 from analysis.rules.cases import (
     NINES,
     UNSTABLE_HALF_WIDTH,
@@ -306,15 +307,7 @@ def has_thin_tail(df: pd.DataFrame) -> bool:
     return bool(cols) and bool((df[cols] < MIN_TAIL_IOS).any(axis=None))
 
 
-def tail_cell(row, col: str) -> str:
-    """A pooled percentile's cell, † when fewer than MIN_TAIL_IOS I/Os lie above it."""
-    tail = getattr(row, col + "_tail_ios", math.nan)
-    thin = not math.isnan(tail) and tail < MIN_TAIL_IOS
-    return md.num(getattr(row, col)) + (" †" if thin else "")
-
-
 # --- comparisons in findings -------------------------------------------------------------------
-NOT_RESOLVED = "not resolved by this run"
 # a table column -> the column of its spread over the repetitions; the tail percentiles are
 # tested on their logs, from the spread of the repetitions' own log percentiles (`_lsd`)
 SPREADS = {"iops_mean": "iops_std", "bw_MBps_mean": "bw_MBps_std", "lat_us_mean": "lat_us_std"}
@@ -332,16 +325,6 @@ def row_change(row, reference, col: str) -> Change:
                           float(getattr(reference, sd, math.nan)), reference.n)
     return change(value, float(getattr(row, SPREADS[col])), ref,
                   float(getattr(reference, SPREADS[col])), row.n, reference.n)
-
-
-def test_note(changes: list[Change]) -> str:
-    """'(95% interval +12% to +66%)' of one comparison, or ', not resolved by this run (…)'."""
-    c = changes[0] if changes else None
-    if c is None or not c.tested:
-        return ""
-    if c.significant:
-        return f" (95% interval {c.interval_text()})"
-    return f", {NOT_RESOLVED} (95% interval {c.interval_text()})"
 
 
 def interval_text(low: float, high: float) -> str:

@@ -19,11 +19,11 @@ from analysis.core.workspace import Workspace
 from analysis.render import exceedance
 from analysis.render import markdown as md
 from analysis.render.bars import BarSet, grouped_bars
+from analysis.render.claims import NOT_RESOLVED, tail_cell
 from analysis.render.plots import Panel, Series, line_chart
 from analysis.rules.cases import one_state
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections.common import (
-    NOT_RESOLVED,
     SectionRun,
     clat_note,
     flag,
@@ -33,7 +33,6 @@ from analysis.sections.common import (
     snippet,
     stability_finding,
     standard_note,
-    tail_cell,
 )
 from analysis.sections.host_part import host_finding
 

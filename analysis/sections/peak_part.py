@@ -14,11 +14,12 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis.core.workspace import Workspace
+from analysis.render import claims
 from analysis.render import markdown as md
 from analysis.render.plots import Heat, heatmap
 from analysis.rules import peak_search
 from analysis.rules.cases import case_rows
-from analysis.sections.facts import Facts, host_bound
+from analysis.sections.facts import Facts
 
 PEAK_TABLE = "tables/qd_sweep_peak.csv"
 FIG_HEATMAP = "figs/qd_sweep_heatmap.png"  # jobs × depth, when several of each were measured
@@ -28,7 +29,7 @@ PEAK_TAIL_RATIO = 10
 PEAK_COLUMNS = ["case", "pattern", "rw", "bs", "iodepth", "numjobs", "outstanding", "engine", "n",
                 "iops_mean", "iops_std", "iops_ci95", "bw_MBps_mean", "bw_MBps_std",
                 "bw_MBps_ci95", "lat_us_mean", "lat_us_ci95", "lat_p99_us", "lat_max_us", "cpu_usr_pct",
-                "cpu_sys_pct", "host_ceiling_iops", "host_bound", "is_peak", "is_efficient",
+                "cpu_sys_pct", "host_ceiling_iops", "host_bound", "host_rule", "is_peak", "is_efficient",
                 "search_stopped"]
 
 
@@ -188,12 +189,12 @@ def peak_facts(peaks: pd.DataFrame, facts: Facts) -> set[str]:
                            f"{md.num(top.iops_mean)} IOPS at {config_text(top)} "
                            f"({md.num(top.lat_us_mean)} µs mean, p99 {md.num(top.lat_p99_us)} µs)"
                            + note, top.iops_mean, "IOPS", top.iops_std, settings="peak search",
-                           ci95=top.get("iops_ci95"), qualifiers=(host_bound(top),))
+                           ci95=top.get("iops_ci95"), qualifiers=(claims.host_qualifier(top),))
         else:
             facts.headline("peak_seq_MBps", pattern,
                            f"{md.num(top.bw_MBps_mean)} MB/s at {config_text(top)}" + note,
                            top.bw_MBps_mean, "MB/s", top.bw_MBps_std, settings="peak search",
-                           ci95=top.get("bw_MBps_ci95"), qualifiers=(host_bound(top),))
+                           ci95=top.get("bw_MBps_ci95"), qualifiers=(claims.host_qualifier(top),))
     return set(peaks.case)
 
 

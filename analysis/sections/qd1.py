@@ -11,13 +11,13 @@ import pandas as pd
 
 from analysis.core.effects import adjusted
 from analysis.core.workspace import Workspace
-from analysis.render import exceedance
+from analysis.render import claims, exceedance
 from analysis.render import markdown as md
 from analysis.render.bars import bar_chart
+from analysis.render.claims import NOT_RESOLVED, tail_cell
 from analysis.rules.cases import case_rows, one_state, read_manifest
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections.common import (
-    NOT_RESOLVED,
     SectionRun,
     clat_note,
     drive_fact,
@@ -32,9 +32,8 @@ from analysis.sections.common import (
     snippet,
     stability_finding,
     standard_note,
-    tail_cell,
 )
-from analysis.sections.facts import Facts, host_bound
+from analysis.sections.facts import Facts
 from analysis.sections.host_part import host_finding
 
 SECTION = "qd1"
@@ -232,7 +231,7 @@ def record_facts(df: pd.DataFrame, facts: Facts) -> None:
         facts.headline("qd1_latency", r.pattern,
                        f"{md.pm(r.lat_us_mean, r.lat_us_ci95)} µs mean, p99 {md.num(r.lat_p99_us)} "
                        f"µs ({md.num(r.iops_mean)} IOPS)", r.lat_us_mean, "µs", r.lat_us_std,
-                       ci95=r.lat_us_ci95, qualifiers=(host_bound(r),))
+                       ci95=r.lat_us_ci95, qualifiers=(claims.host_qualifier(r),))
     off = case_rows(df)[(case_rows(df).little_product - 1).abs() > LITTLE_TOLERANCE]
     if not off.empty:
         facts.anomaly("little", "Little's Law at QD=1 (IOPS × mean latency = 1) misses by "

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 import pandas as pd
 
 from analysis.core.effects import adjusted
-from analysis.render import exceedance
+from analysis.render import claims, exceedance
 from analysis.render import markdown as md
+from analysis.render.claims import NOT_RESOLVED, tail_cell
 from analysis.rules import peak_search, sweeps
 from analysis.rules.cases import case_rows, read_manifest
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections.common import (
-    NOT_RESOLVED,
     SectionRun,
     clat_note,
     flag,
@@ -33,9 +33,8 @@ from analysis.sections.common import (
     stability_finding,
     standard_note,
     stored_settings,
-    tail_cell,
 )
-from analysis.sections.facts import Facts, host_bound
+from analysis.sections.facts import Facts
 from analysis.sections.host_part import host_finding
 from analysis.sections.peak_part import (
     PEAK_TABLE,
@@ -439,12 +438,12 @@ def record_facts(found: list[Sweep], settings: dict, facts: Facts,
                            f"{md.num(peak.iops_mean)} IOPS at {s.qd(s.best_outstanding)} "
                            f"({md.num(peak.lat_us_mean)} µs mean, p99 {md.num(peak.lat_p99_us)} µs)",
                            peak.iops_mean, "IOPS", peak.iops_std, settings=jobs,
-                           ci95=peak.get("iops_ci95"), qualifiers=(host_bound(peak),))
+                           ci95=peak.get("iops_ci95"), qualifiers=(claims.host_qualifier(peak),))
         else:
             facts.headline("peak_seq_MBps", s.pattern,
                            f"{md.num(peak.bw_MBps_mean)} MB/s at {s.qd(s.best_outstanding)}",
                            peak.bw_MBps_mean, "MB/s", peak.bw_MBps_std, settings=jobs,
-                           ci95=peak.get("bw_MBps_ci95"), qualifiers=(host_bound(peak),))
+                           ci95=peak.get("bw_MBps_ci95"), qualifiers=(claims.host_qualifier(peak),))
         if s.knee is not None:
             text = (f"{s.qd(s.knee.x)}: from {s.qd(s.knee.previous)} {_gains(s.knee.gain_pct)} "
                     f"IOPS for {md.signed_pct(s.knee.latency_growth_pct, 0)} mean latency")

@@ -30,11 +30,11 @@ from analysis.fio.log_files import find_logs
 from analysis.fio.log_series import read_per_second, series_stats
 from analysis.render import markdown as md
 from analysis.render.bars import bar_chart
+from analysis.render.claims import NOT_RESOLVED
 from analysis.render.plots import Panel, Series, line_chart
 from analysis.rules.cases import Case, load_section, one_state, read_manifest
 from analysis.sections import SECTIONS, burst_part, recovery_part, snippet_path
 from analysis.sections.common import (
-    NOT_RESOLVED,
     SectionRun,
     clat_note,
     flag,
