@@ -251,40 +251,50 @@ def drive_state(states: list[SectionState]) -> list[str]:
 
 
 def anomalies(states: list[SectionState], env: dict, env_status: Status | None) -> list[str]:
-    """Bullets: per section what its data flagged, then what limits the whole report."""
-    out = []
+    """One short table: per section what its data flagged (the section's own findings say
+    which points), then what limits the whole report. (where, what) rows."""
+    out: list[tuple[str, str]] = []
     if env_status is not None and env_status.exit:
-        out.append(f"**§1 Environment:** env.bash failed (exit {env_status.exit})"
-                   + (f": {env_status.message}" if env_status.message else "")
-                   + "; the environment above may be from an earlier run or missing.")
+        out.append(("§1", f"env.bash failed (exit {env_status.exit})"
+                          + (f": {env_status.message}" if env_status.message else "")
+                          + "; the environment above may be from an earlier run or missing"))
     for s in states:
+        where = f"§{s.info.number}"
         problem = s.problem()
         if problem:
-            out.append(f"**{s.info.heading}:** {problem}.")
-        out += [f"**{s.info.heading}:** {a.text}" for a in s.facts.anomalies]
+            out.append((where, problem))
+        out += [(where, a.text.rstrip(".")) for a in s.facts.anomalies]
     ran = [s for s in states if s.manifest]
     files = sorted({s.manifest.get("target") for s in ran if s.manifest.get("target_kind") == "file"})
     if files:
-        out.append(f"**File target** ({', '.join(f'`{f}`' for f in files)}): the numbers include "
-                   "the filesystem (allocation, metadata, journal) and whatever the storage "
-                   "under it does; they describe that stack, not a drive. Give a block device "
-                   "(--target /dev/...) to measure a drive.")
+        out.append(("file target", (f"{', '.join(f'`{f}`' for f in files)}: the numbers include "
+                    "the filesystem (allocation, metadata, journal) and whatever the storage "
+                    "under it does; they describe that stack, not a drive. Give a block device "
+                    "(--target /dev/...) to measure a drive")))
     for key, what in (("target", "targets"), ("profile", "profiles")):
         groups: dict[str, list[str]] = {}
         for s in ran:
             groups.setdefault(str(s.manifest.get(key)), []).append(f"§{s.info.number}")
         if len(groups) > 1:
-            out.append(f"**Mixed {what}:** the sections ran with different {what} ("
-                       + "; ".join(f"{v}: {', '.join(n)}" for v, n in groups.items())
-                       + "): numbers from different sections do not describe the same setup.")
+            out.append((f"mixed {what}", f"the sections ran with different {what} ("
+                        + "; ".join(f"{v}: {', '.join(n)}" for v, n in groups.items())
+                        + "): numbers from different sections do not describe the same setup"))
     buffered = [s.info.heading for s in ran if str(s.manifest.get("direct", "1")) != "1"]
     if buffered:
-        out.append(f"**Buffered I/O** in {', '.join(buffered)}: O_DIRECT was refused, so reads "
-                   "may come from the page cache and writes land there first; these numbers "
-                   "overstate the drive.")
-    out += [f"**Environment:** {w}" for w in env.get("warnings", [])]
-    return ["## Anomalies and limitations", ""] + (
-        [f"- {line}" for line in out] if out else ["- None found in the data."]) + [""]
+        out.append(("buffered I/O", (f"in {', '.join(buffered)}: O_DIRECT was refused, so reads "
+                    "may come from the page cache and writes land there first; these numbers "
+                    "overstate the drive")))
+    out += [("§1", w) for w in env.get("warnings", [])]
+    if not out:
+        return ["## Anomalies and limitations", "", "None found in the data.", ""]
+    # one row per place: a section's anomalies side by side, as its findings detail them
+    rows: dict[str, list[str]] = {}
+    for where, what in out:
+        rows.setdefault(where, []).append(what)
+    return ["## Anomalies and limitations", "",
+            md.table(["where", "what limits the numbers"],
+                     [[where, "; ".join(whats)] for where, whats in rows.items()], ["l", "l"]),
+            ""]
 
 
 def headlines(states: list[SectionState]) -> dict[str, list[tuple[str, str]]]:

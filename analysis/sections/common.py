@@ -22,6 +22,7 @@ from analysis.core import workspace
 from analysis.core.effects import Change, change, log_change
 from analysis.core.stats import MIN_TAIL_IOS
 from analysis.core.workspace import Workspace
+from analysis.render import claims
 from analysis.render import markdown as md
 from analysis.render.claims import tail_cell
 from analysis.rules.cases import (
@@ -443,12 +444,14 @@ def is_drifting(row) -> bool:
 
 def flag(row) -> str:
     """A table row's mark: ' ⚠' where the mean is not known to ±5%, ' drifting +2.1%/round'
-    where its rounds show a trend (analysis.rules.cases.mark_drifting), and ' (write regimes
-    below)' where its repetitions measured more than one state (no mean)."""
+    where its rounds show a trend (analysis.rules.cases.mark_drifting), ' ⌂' where the host
+    limited it (claims.host_mark), and ' (write regimes below)' where its repetitions measured
+    more than one state (no mean)."""
     if getattr(row, "regime_split", False) is True:
         return " (write regimes below)"
     mark = " ⚠" if row.unstable or is_drifting(row) else ""
-    return mark + (f" drifting {row.drift_pct:+.1f}%/round" if is_drifting(row) else "")
+    return (mark + (f" drifting {row.drift_pct:+.1f}%/round" if is_drifting(row) else "")
+            + claims.host_mark(row))
 
 
 def stability_finding(df: pd.DataFrame, label: Callable[[object], str]) -> str:
@@ -477,16 +480,13 @@ def stability_finding(df: pd.DataFrame, label: Callable[[object], str]) -> str:
 
 
 def unstable_anomaly(table: pd.DataFrame) -> Anomaly | None:
-    """For the report: how many points' means are not known to ±5%, and the worst of them."""
+    """For the report's Anomalies table: how many points' means are not known to ±5% (the ⚠
+    mark), and the widest interval among them."""
     rows = table[table.unstable.astype(bool)]
     if rows.empty:
         return None
     worst = rows.loc[rows.half_width_pct.idxmax()]
-    return Anomaly("unstable", (
-        f"{len(rows)} of {len(table)} points have a 95% confidence interval of the mean wider "
-        f"than ±{UNSTABLE_HALF_WIDTH * 100:.0f}% over their repetitions (worst: {worst.case} "
-        f"{worst.direction}, {widest(worst)}); add repetitions or lengthen --runtime before "
-        "quoting them."))
+    return Anomaly("unstable", f"{len(rows)} of {len(table)} points ⚠ (widest: {widest(worst)})")
 
 
 def clat_note(df: pd.DataFrame) -> list[str]:
