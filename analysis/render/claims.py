@@ -108,17 +108,21 @@ def verdict(c: Change) -> str:
     return "not resolved"
 
 
-def difference(c: Change, digits: int | None = None) -> str:
-    """A change as a finding quotes it: '+30% (95% interval +19% to +41%)' where the test shows
-    it, '+4.0% ‡' where it does not (the mark's legend says "not resolved"), 'no difference'
-    where the run held the two equal."""
+def marked(c: Change, digits: int | None = None) -> str:
+    """A change in a list of them: '+30%', '+4.0% ‡' where the test does not show it (the
+    mark's legend says "not resolved"), 'no difference' where the run held the two equal."""
     said = verdict(c)
     if said == "no difference":
         return NO_DIFFERENCE
     pct = md.signed_pct(c.pct, digits).replace("±0%", "0%")
-    if said == "resolved":
-        return f"{pct} (95% interval {c.interval_text()})"
     return pct + (f" {UNRESOLVED}" if said == "not resolved" else "")
+
+
+def difference(c: Change, digits: int | None = None) -> str:
+    """A change as a sentence quotes it: marked, with its 95% interval where the test shows it:
+    '+30% (95% interval +19% to +41%)'."""
+    text = marked(c, digits)
+    return text + (f" (95% interval {c.interval_text()})" if resolved(c) else "")
 
 
 def resolved(c: Change) -> bool:

@@ -355,16 +355,22 @@ def render_markdown(df: pd.DataFrame, found: list[Sweep], setup: str,
     rows = []
     for s in found:
         for r in s.rows.itertuples():
-            marks = flag(r) + (" ● 90%" if r.is_90pct_of_peak else "") + \
-                (" ▲ peak" if r.is_peak else "")
+            # still rising at the largest size: the peak and the 90% point lie beyond the
+            # sweep, so neither is marked where the findings say they are not
+            rising = s.found.still_rising
+            marks = flag(r) + (" ● 90%" if r.is_90pct_of_peak and not rising else "") + \
+                ((" ▲ still rising" if rising else " ▲ peak") if r.is_peak else "")
             rows.append([s.label, _kib(r.bs) + marks, md.pm(r.iops_mean, r.iops_ci95),
                          md.pm(r.bw_MBps_mean, r.bw_MBps_ci95), f"{r.bw_pct_of_peak:.0f}%",
                          md.pm(r.lat_us_mean, r.lat_us_ci95), md.num(r.lat_p50_us),
                          tail_range_cell(r, "lat_p99_us"), tail_cell(r, "lat_p99_9_us")])
     table = md.table(["pattern", "block size", "IOPS", "MB/s", "of peak MB/s", "mean lat (µs)",
                       "p50 (µs)", "p99 (µs)", "p99.9 (µs)"], rows, ["l", "l"] + ["r"] * 7)
-    note = standard_note(df) + (" p99 (low–high) is its 95% interval. ● the smallest "
-                                "block size reaching 90% of the pattern's peak MB/s; ▲ the peak.")
+    note = standard_note(df) + (" p99 [low–high] is its 95% interval. ● the smallest "
+                                "block size reaching 90% of the pattern's peak MB/s; ▲ the peak, "
+                                "or the largest size where MB/s is still rising (then the peak "
+                                "and ● lie beyond the sweep, and of peak is of the most "
+                                "measured).")
     return snippet(f"## {SECTIONS[SECTION].heading}", setup, [_queue_line(df), table, note],
                    [("IOPS by block size", FIG_IOPS), ("MB/s by block size", FIG_BW),
                     ("Mean and p99 latency by block size", FIG_LATENCY)], findings(df, found), link)
@@ -446,7 +452,8 @@ def record_facts(found: list[Sweep], facts: Facts) -> None:
                       " (the most MB/s measured, at the largest size; whether it still rises "
                       f"there is {NOT_RESOLVED})" if s.found.unresolved else "")
             facts.headline("peak_seq_MBps", s.label,
-                           f"{md.num(peak.bw_MBps_mean)} MB/s at {md.bs_label(s.found.peak_bs)} "
+                           f"{claims.with_interval(peak.bw_MBps_mean, peak.bw_MBps_ci95, 'MB/s')}"
+                           f" at {md.bs_label(s.found.peak_bs)} "
                            f"blocks, QD {int(peak.iodepth)}{rising}", peak.bw_MBps_mean, "MB/s",
                            peak.bw_MBps_std, ci95=peak.get("bw_MBps_ci95"),
                            qualifiers=(claims.host_qualifier(peak),))

@@ -334,14 +334,15 @@ def interval_text(low: float, high: float) -> str:
 
 
 def tail_range_cell(row, col: str) -> str:
-    """A pooled percentile with its 95% interval: '108 (103–114)', '350 (≥ 301)' where it is
-    one-sided; † as in tail_cell."""
+    """A pooled percentile with its 95% interval: '108 [103–114]', '350 [≥ 301]' where it is
+    one-sided (brackets, as every interval of the report; parentheses hold counts); † as in
+    tail_cell."""
     low, high = getattr(row, col + "_lo", math.nan), getattr(row, col + "_hi", math.nan)
     cell = tail_cell(row, col)
     if math.isnan(low):
         return cell
     value, _, mark = cell.partition(" ")
-    return f"{value} ({interval_text(low, high)})" + (f" {mark}" if mark else "")
+    return f"{value} [{interval_text(low, high)}]" + (f" {mark}" if mark else "")
 
 
 NINES_COLUMNS = ["point", "case", "direction", "pct", "value_us", "low_us", "high_us",

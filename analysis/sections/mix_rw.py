@@ -16,7 +16,7 @@ import pandas as pd
 
 from analysis.core.effects import ALPHA, Change, adjusted, change, gap
 from analysis.core.workspace import Workspace
-from analysis.render import exceedance
+from analysis.render import claims, exceedance
 from analysis.render import markdown as md
 from analysis.render.bars import BarSet, grouped_bars
 from analysis.render.claims import NOT_RESOLVED, tail_cell
@@ -48,7 +48,6 @@ WORKLOAD_NOTE = ("each mix is one randrw job, so reads and writes share the queu
                  "direction is measured on its own. `total` pools both directions: IOPS and MB/s "
                  "add up; its latency and percentiles are over all I/Os (percentiles from the "
                  "merged histogram bins of both directions).")
-WITHIN = "†"  # beside a difference the test does not show: not resolved by this run
 
 
 @dataclass(frozen=True)
@@ -143,11 +142,12 @@ def blend_iops(read_share: float, read_iops: float, write_iops: float) -> float:
 # ---- findings --------------------------------------------------------------------------------
 
 def _tag(c: Change) -> str:
-    return WITHIN if c.within_spread else ""
+    """' ‡' beside a difference the test does not show (claims: the methodology's legend)."""
+    return f" {claims.UNRESOLVED}" if claims.unresolved(c) else ""
 
 
 def _pct_tagged(c: Change) -> str:
-    return md.signed_pct(c.pct) + _tag(c)
+    return claims.marked(c)
 
 
 def _join(items: list[str]) -> str:
@@ -388,10 +388,6 @@ def findings(df: pd.DataFrame) -> list[str]:
     out = [throughput_finding(ms), latency_finding(ms), write_penalty_finding(ms),
            mixing_cost_finding(ms), who_pays_finding(ms)]
     out = [f for f in out if f]
-    if any(WITHIN in f for f in out):
-        out.append(f"{WITHIN} marks a difference the test does not show (Welch's t-test over "
-                   "the repetitions, Benjamini–Hochberg adjusted over the finding's "
-                   "comparisons, p ≥ 0.05): not resolved by this run, not a measured effect.")
     if int(df.n.max()) < 2:  # no CV either: the stability line would have nothing to judge
         out.append(f"**Stability:** one repetition per mix, so no spread is known and "
                    f"differences under {SMALL_PCT:.0f}% are read as none; add repetitions "

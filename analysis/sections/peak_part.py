@@ -130,8 +130,8 @@ def stopped_text(stopped: str, budget: int) -> str:
                    f"{peak_search.GAIN_PCT}% of the peak (jobs up to the CPUs this host has).",
         "budget": f"**Its budget ({budget} cases' worth of repetitions) ended it before the "
                   "plateau was shown**: more jobs or depth, or fewer, may still change the peak "
-                  "or the efficient configuration; a run with `--peak grid` (and `--fresh`, or "
-                  "into another `--results` tree) measures every one.",
+                  "or the efficient configuration; the grid search measures every one "
+                  "(docs/options.md, peak).",
         "running": "It was not finished (repetitions failed or the run was stopped): rerun the "
                    "same command to go on.",
     }.get(stopped, "")
@@ -159,8 +159,8 @@ def peak_findings(peaks: pd.DataFrame, budget: int) -> list[str]:
         text = (f"**Peak ({pattern}): {metric_text(top, pattern)} at {config_text(top)}**, "
                 f"{against}; "
                 f"{efficient_text(top, eff, pattern)}.{tail_warning(top, eff, pattern)} {how}")
-        if top.host_bound:
-            text += " The host limited it: a faster host may show more."
+        if claims.host_rules(top):
+            text += f" It is {claims.host_qualifier(top)}: a faster host may show more."
         out.append(text)
     return out
 
@@ -186,13 +186,15 @@ def peak_facts(peaks: pd.DataFrame, facts: Facts) -> set[str]:
             note += "; the search's budget ended it before the plateau was shown"
         if "random" in pattern:
             facts.headline("peak_random_iops", pattern,
-                           f"{md.num(top.iops_mean)} IOPS at {config_text(top)} "
+                           f"{claims.with_interval(top.iops_mean, top.get('iops_ci95'), 'IOPS')}"
+                           f" at {config_text(top)} "
                            f"({md.num(top.lat_us_mean)} µs mean, p99 {md.num(top.lat_p99_us)} µs)"
                            + note, top.iops_mean, "IOPS", top.iops_std, settings="peak search",
                            ci95=top.get("iops_ci95"), qualifiers=(claims.host_qualifier(top),))
         else:
             facts.headline("peak_seq_MBps", pattern,
-                           f"{md.num(top.bw_MBps_mean)} MB/s at {config_text(top)}" + note,
+                           f"{claims.with_interval(top.bw_MBps_mean, top.get('bw_MBps_ci95'), 'MB/s')}"
+                           f" at {config_text(top)}" + note,
                            top.bw_MBps_mean, "MB/s", top.bw_MBps_std, settings="peak search",
                            ci95=top.get("bw_MBps_ci95"), qualifiers=(claims.host_qualifier(top),))
     return set(peaks.case)
