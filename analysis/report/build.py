@@ -24,34 +24,52 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from analysis.core import workspace
+from analysis.core.stats import MIN_TAIL_IOS
 from analysis.core.workspace import Workspace
 from analysis.device.environment import render_env_text
 from analysis.history.command import report_section as history_section
-from analysis.render import html
+from analysis.render import claims, html
 from analysis.render import markdown as md
 from analysis.report.hosts import host_trees
 from analysis.report.shapes import largest_spread, load_frames, shapes_block, shared_shapes
 from analysis.report.targets import report_section as targets_section
-from analysis.rules.cases import read_manifest
+from analysis.rules.cases import UNSTABLE_HALF_WIDTH, read_manifest
 from analysis.run import record
 from analysis.run.manifest import matrix_entries
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections import facts as facts_file
-from analysis.sections.common import without_standard_note
+from analysis.sections.common import without_legends
 from analysis.sections.facts import HEADLINE_KINDS, Facts
 
 REPORT_MD = "out/report.md"
 REPORT_HTML = "out/report.html"
 METHOD = (
-    "Every number comes from fio's own JSON (json+) of real runs against the target. Each case "
-    "runs the given seconds after a ramp that is not measured, and is repeated; tables give the "
-    "mean ± the half-width of its 95% confidence interval over the repetitions (t), and a point "
-    "whose interval is wider than ±5% of its mean is marked ⚠. Percentiles are of the pooled "
-    "repetitions, from fio's latency histogram bins, with a 95% interval where shown; † marks "
-    "one with fewer than 100 I/Os above it; latency is total (submission + completion); MB/s = 10^6 "
-    "bytes/s. Reads run on a region written once with random data beforehand (prefill), so the "
-    "drive returns real data, not unmapped zeros. Runs use O_DIRECT (direct I/O) unless the "
-    "setup says buffered.")
+    "Every number comes from fio's own JSON of real runs against the target, with fio's latency "
+    "histogram (json+). Each case runs the given seconds after a ramp that is not measured, and "
+    "is repeated; tables give the mean ± the half-width of its 95% confidence interval over the "
+    "repetitions (t). Percentiles are of the pooled repetitions, from the histogram's bins; max "
+    "is the slowest I/O of all the repetitions; latency is total (submission + completion); MB/s "
+    "= 10^6 bytes/s. Intervals are in brackets, [low–high] (≥ low where too few I/Os lie above a "
+    "percentile to bound it from above); counts of I/Os above a percentile in parentheses. Reads "
+    "run on a region written once with random data beforehand (prefill), so the drive returns "
+    "real data, not unmapped zeros. Runs use O_DIRECT (direct I/O) unless the setup says "
+    "buffered.")
+# The marks of every table, explained once (analysis.render.claims holds the rules behind them)
+MARKS = [
+    (f"⚠ a mean whose 95% interval is wider than ±{UNSTABLE_HALF_WIDTH * 100:.0f}% of it: add "
+     "repetitions or run longer before quoting it."),
+    (f"{claims.THIN} a percentile with fewer than {MIN_TAIL_IOS} I/Os above it: too few to "
+    "quote, and the findings do not."),
+    (f"{claims.UNRESOLVED} a difference the test does not show (Welch's t-test over the "
+    "repetitions, Benjamini–Hochberg adjusted over a finding's comparisons): its 95% interval "
+    "straddles zero, so it is not resolved by this run; repetitions within ±1% of each other "
+    "are \"no difference\"."),
+    (f"{claims.HOST} a point the host limited (fio and the kernel, not the drive, set the pace): "
+    "it reached half of what this host can issue for its shape (its ceiling, measured on "
+    "null_blk, the kernel's I/O path with no media), or kept fio's CPU, one CPU or all of them "
+    "busy; each section's Host-bound line names the rule that fired, its CSV holds the load."),
+    "● ▲ ◆ a section's own points (90% of the peak, the peak, the knee), in its table's note.",
+]
 EXIT_MEANING = {1: "failed", 2: "refused its input", 3: "refused for safety",
                 130: "interrupted"}
 
@@ -220,7 +238,8 @@ def setup_block(states: list[SectionState]) -> list[str]:
 def methodology(states: list[SectionState]) -> list[str]:
     if not any(s.manifest for s in states):
         return []
-    return ["## Methodology", "", METHOD, "", *setup_block(states)]
+    return ["## Methodology", "", METHOD, "", "**Marks** in the tables:", "",
+            *[f"- {m}" for m in MARKS], "", *setup_block(states)]
 
 
 def drive_state(states: list[SectionState]) -> list[str]:
@@ -350,7 +369,7 @@ def assemble(ws: Workspace) -> tuple[str, list[SectionState]]:
         if s.snippet is not None:
             own = s.facts.setup_line
             text = s.snippet.replace(own, section_setup(s, shared), 1) if own else s.snippet
-            parts += [without_standard_note(text), ""]  # the methodology states it once
+            parts += [without_legends(text), ""]  # the methodology states them once
         else:
             parts += [f"## {s.info.heading}", "", f"Not in this report: {s.problem()}.", ""]
     parts += history_section(ws)

@@ -266,34 +266,60 @@ def reps_label(df: pd.DataFrame) -> str:
     return str(low) if low == high else f"{low}–{high}"
 
 
+# The legends a snippet's tables carry, each built from one template: the notes below fill them
+# in, and without_legends matches the same templates whatever their counts, so the assembled
+# report leaves them to its methodology, which states them once (analysis.report.build.METHOD).
+STANDARD_LEGEND = ("{spread}; percentiles of the pooled repetitions from fio's json+ histogram "
+                   "bins; latency is total (submission + completion); MB/s = 10^6 B/s. ⚠ marks "
+                   "a mean whose 95% interval is wider than ±{limit}%.{tail}")
+SPREAD_LEGEND = ("Mean ± half-width of its 95% confidence interval (t over {reps} repetitions; "
+                 "the sample std is in the CSV)")
+ONE_REPETITION_LEGEND = "One repetition, so no interval"
+TAIL_LEGEND = (" † marks a percentile with fewer than {count} I/Os above it: too few to quote "
+               "(run longer).")
+MAX_LEGEND = "max: the slowest I/O of all the repetitions (one I/O: no interval)."
+NINES_LEGEND = (
+    "Nines: each percentile of the pooled repetitions with its 95% interval in brackets (the "
+    "spread of the repetitions' own percentiles, t over the repetitions, and the order "
+    "statistics of the pooled I/Os; ≥ where too few I/Os lie above it for even the slowest to "
+    "bound it from above) and, in parentheses, the number of I/Os above it. A nine is shown only "
+    "when at least one I/O lies above it; † marks fewer than {count}: too few to quote, run "
+    "longer for it.")
+
+
+def _matching(template: str, **fields: str) -> str:
+    """A legend template as a regex: its text literally, each {field} by the pattern given."""
+    parts = re.split(r"\{(\w+)\}", template)
+    return "".join(re.escape(part) if i % 2 == 0 else fields[part]
+                   for i, part in enumerate(parts))
+
+
 def standard_note(df: pd.DataFrame) -> str:
     """What the table's numbers are, under every section table."""
     reps = reps_label(df)
-    spread = ("one repetition, so no interval" if reps == "1" else
-              f"mean ± half-width of its 95% confidence interval (t over {reps} repetitions; "
-              "the sample std is in the CSV)")
-    tail = ("" if not has_thin_tail(df) else
-            f" † marks a percentile with fewer than {MIN_TAIL_IOS} I/Os above it: too few "
-            "to quote (run longer).")
-    return (f"{spread[0].upper()}{spread[1:]}; percentiles of the pooled repetitions from fio's "
-            "json+ histogram bins; latency is total (submission + completion); "
-            f"MB/s = 10^6 B/s. ⚠ marks a mean whose 95% interval is wider than "
-            f"±{UNSTABLE_HALF_WIDTH * 100:.0f}%.{tail}")
+    spread = (ONE_REPETITION_LEGEND if reps == "1" else SPREAD_LEGEND.format(reps=reps))
+    tail = TAIL_LEGEND.format(count=MIN_TAIL_IOS) if has_thin_tail(df) else ""
+    return STANDARD_LEGEND.format(spread=spread, limit=f"{UNSTABLE_HALF_WIDTH * 100:.0f}",
+                                  tail=tail)
 
 
-# standard_note's text, whatever its counts: what the assembled report leaves out of each snippet,
-# where the methodology states it once (analysis.report.build)
-_STANDARD_NOTE = re.compile(
-    r"(?:Mean ± half-width of its 95% confidence interval \(t over [^)]*\)|One repetition, "
-    r"so no interval); percentiles of the pooled repetitions from fio's json\+ histogram bins; "
-    r"latency is total \(submission \+ completion\); MB/s = 10\^6 B/s\. ⚠ marks a mean whose "
-    r"95% interval is wider than ±\d+%\.(?: † marks a percentile with fewer than \d+ I/Os above "
-    r"it: too few to quote \(run longer\)\.)? ?")
+# Every legend, whatever its counts, and the space after it
+_LEGENDS = re.compile("(?:" + "|".join([
+    _matching(STANDARD_LEGEND, limit=r"\d+",
+              spread="(?:" + _matching(SPREAD_LEGEND, reps=r"[\d–]+") + "|"
+              + re.escape(ONE_REPETITION_LEGEND) + ")",
+              tail="(?:" + _matching(TAIL_LEGEND, count=r"\d+") + ")?"),
+    _matching(NINES_LEGEND, count=r"\d+"),
+    re.escape(MAX_LEGEND)]) + ") ?")
 
 
-def without_standard_note(snippet: str) -> str:
-    """A snippet without its tables' standard legend; a line left empty by it goes too."""
-    lines = [_STANDARD_NOTE.sub("", line) if _STANDARD_NOTE.search(line) else line
+def without_legends(snippet: str) -> str:
+    r"""A snippet without its tables' legends; a line left empty by them goes too.
+
+    >>> without_legends("| t |\n\n" + MAX_LEGEND + "\n\n### Findings")
+    '| t |\n\n### Findings'
+    """
+    lines = [_LEGENDS.sub("", line).rstrip() if _LEGENDS.search(line) else line
              for line in snippet.split("\n")]
     out = []
     for before, line in zip(["", *lines], lines):
@@ -377,12 +403,7 @@ def nines_table(frame: pd.DataFrame) -> str:
 
 
 def nines_note() -> str:
-    return ("Nines: each percentile of the pooled repetitions with its 95% interval in brackets "
-            "(the spread of the repetitions' own percentiles, t over the repetitions, and the "
-            "order statistics of the pooled I/Os; ≥ where too few I/Os lie above it for even the "
-            "slowest to bound it from above) and, in parentheses, the number of I/Os above it. A "
-            f"nine is shown only when at least one I/O lies above it; † marks fewer than "
-            f"{MIN_TAIL_IOS}: too few to quote, run longer for it.")
+    return NINES_LEGEND.format(count=MIN_TAIL_IOS)
 
 
 def snippet(heading: str, setup: str, blocks: list[str], figures: list[tuple[str, str]],
@@ -475,9 +496,10 @@ def stability_finding(df: pd.DataFrame, label: Callable[[object], str]) -> str:
     if unstable.empty:
         return (f"**Stability:** every point's mean is known to {limit} or better (95% "
                 f"confidence, {reps_label(df)} repetitions).{drift}")
-    return (f"**Stability:** the 95% interval of the mean is wider than {limit} at "
-            + ", ".join(f"{label(r)} ({widest(r)})" for r in unstable.itertuples())
-            + "; add repetitions (--repeat) or lengthen --runtime before quoting them." + drift)
+    # the unstable points carry ⚠ in the table and are counted in the Anomalies: named here
+    # only when some are not in the table's own rows (a mix's total)
+    return (f"**Stability:** {len(unstable)} of {len(df)} points ⚠ (widest: "
+            f"{widest(unstable.loc[unstable.half_width_pct.idxmax()])})." + drift)
 
 
 def unstable_anomaly(table: pd.DataFrame) -> Anomaly | None:

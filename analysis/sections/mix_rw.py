@@ -394,7 +394,7 @@ def findings(df: pd.DataFrame) -> list[str]:
                    "(--repeat) for error bars.")
     else:
         out.append(stability_finding(stability_rows(df), lambda r: f"{r.mix} {r.direction}"))
-    out.append(host_finding(df, lambda r: r.case))
+    out.append(host_finding(with_mix(df), lambda r: r.mix))
     return out + clat_note(df)
 
 

@@ -18,6 +18,7 @@ from analysis.render.claims import NOT_RESOLVED, tail_cell
 from analysis.rules.cases import case_rows, one_state, read_manifest
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections.common import (
+    MAX_LEGEND,
     SectionRun,
     clat_note,
     drive_fact,
@@ -43,9 +44,6 @@ FIG_LATENCY = "figs/qd1_latency.png"
 FIG_IOPS = "figs/qd1_iops.png"
 SNIPPET = snippet_path(SECTION)
 LITTLE_TOLERANCE = 0.10  # |IOPS x latency - 1| above this is flagged
-MAX_NOTE = " max: the slowest I/O of all the repetitions (one I/O: no interval)."
-
-
 def with_pattern(df: pd.DataFrame) -> pd.DataFrame:
     """The table with each row's pattern: '4 KiB random read', or for a read/write mix (--mix)
     '4 KiB random R65/W35' on the row of all its I/O and '... reads' / '... writes' on each
@@ -195,7 +193,7 @@ def render_markdown(df: pd.DataFrame, setup: str, link=md.link_from_out,
                      tail_cell(r, "lat_p99_9_us"), md.num(r.lat_max_us)])
     table = md.table(["pattern (QD=1)", "IOPS", "MB/s", "mean lat (µs)", "p50 (µs)", "p95 (µs)",
                       "p99 (µs)", "p99.9 (µs)", "max (µs)"], rows)
-    blocks = [table, standard_note(df) + MAX_NOTE]
+    blocks = [table, f"{standard_note(df)} {MAX_LEGEND}"]
     if nines is not None and not nines.empty:
         blocks += [nines_table(nines), nines_note()]
     return snippet(f"## {SECTIONS[SECTION].heading}", setup, blocks,

@@ -22,6 +22,7 @@ from analysis.rules import peak_search, sweeps
 from analysis.rules.cases import case_rows, read_manifest
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections.common import (
+    MAX_LEGEND,
     SectionRun,
     clat_note,
     flag,
@@ -440,8 +441,8 @@ def render_markdown(df: pd.DataFrame, found: list[Sweep], settings: dict, setup:
             f" ◆ the knee (first step gaining < {settings['knee_gain_pct']:g}% IOPS while mean "
             f"latency grows > {settings['knee_latency_pct']:g}%); ● the smallest depth reaching "
             "90% of peak; (search): a point the peak search measured on the sweep's engine "
-            "and jobs. max: the slowest I/O of all the repetitions. Little IOPS = QD / mean "
-            "latency per repetition; Δ from the previous depth.")
+            "and jobs. Little IOPS = QD / mean latency per repetition; Δ from the previous "
+            f"depth. {MAX_LEGEND}")
     blocks = [table, note]
     if nines is not None and not nines.empty:
         blocks += [nines_table(nines), nines_note() + " Shown at QD 1, the knee and the deepest "

@@ -28,6 +28,7 @@ from analysis.device.nand_writes import describe, write_amplification
 from analysis.fio.job_options import time_option_s
 from analysis.fio.log_files import find_logs
 from analysis.fio.log_series import read_per_second, series_stats
+from analysis.render import claims
 from analysis.render import markdown as md
 from analysis.render.bars import bar_chart
 from analysis.render.claims import NOT_RESOLVED
@@ -82,6 +83,19 @@ def part_of(case: Case) -> str:
 
 def wss_bytes(case: Case) -> int:
     return int(job_option(case, "size"))
+
+
+def point_label(row, cases: dict[str, Case]) -> str:
+    """A row as the reader knows it, not by its case id: '4 KiB random read, working set
+    256 MiB', '128 KiB sequential write, all zeros', '128 KiB sequential write, burst'."""
+    case = cases.get(row.case)
+    label = md.pattern(row.rw, row.bs)
+    part = part_of(case) if case is not None else ""
+    if part == "wss":
+        return f"{label}, working set {md.human_size(wss_bytes(case))}"
+    if part == "compress":
+        return f"{label}, {data_kind(case)}"
+    return f"{label}, {part}" if part else label
 
 
 def data_kind(case: Case) -> str:
@@ -146,19 +160,22 @@ def wss_findings(df: pd.DataFrame, target_kind: str = "") -> list[str]:
                    "p99.9": "lat_p99_9_us"}
         tested = dict(zip(metrics, adjusted([row_change(last, first, c)
                                              for c in metrics.values()])))
-        text = (f"**{pattern}, working set {size}:** IOPS {_change(first.iops_mean, last.iops_mean)}"
+        # each change as the test judged it (claims: ‡ where its interval straddles zero); a
+        # † percentile is not quoted at all
+        said = {name: (claims.marked(c) if c.tested else _change(getattr(first, col),
+                                                                      getattr(last, col)))
+                for (name, c), col in zip(tested.items(), metrics.values())}
+        thin = {n for n, col in metrics.items() if col.startswith("lat_p") and None in (
+            claims.row_tail(first, col), claims.row_tail(last, col))}
+        text = (f"**{pattern}, working set {size}:** IOPS {said['IOPS']}"
                 f" ({md.num(first.iops_mean)} → {md.num(last.iops_mean)}), mean latency "
-                f"{_change(first.lat_us_mean, last.lat_us_mean)}, p99 "
-                f"{_change(first.lat_p99_us, last.lat_p99_us)} ({md.num(first.lat_p99_us)} → "
-                f"{md.num(last.lat_p99_us)} µs), p99.9 "
-                f"{_change(first.lat_p99_9_us, last.lat_p99_9_us)}.")
-        unresolved = [name for name, c in tested.items() if c.tested and not c.significant]
-        if unresolved:
-            many = len(unresolved) > 1
-            text += (f" The change{'s' if many else ''} of {', '.join(unresolved)} "
-                     f"{'are' if many else 'is'} {NOT_RESOLVED}: the test (Welch over the "
-                     "repetitions, adjusted over these four) does not show "
-                     f"{'them' if many else 'it'}.")
+                f"{said['mean latency']}")
+        if "p99" not in thin:
+            text += (f", p99 {said['p99']} ({md.num(first.lat_p99_us)} → "
+                     f"{md.num(last.lat_p99_us)} µs)")
+        if "p99.9" not in thin:
+            text += f", p99.9 {said['p99.9']}"
+        text += "."
         pairs = list(pairwise(part.itertuples()))
         changes = adjusted([row_change(b, a, "lat_us_mean") for a, b in pairs])
         steps = [(a, b) for (a, b), c in zip(pairs, changes)
@@ -243,11 +260,10 @@ def compress_findings(df: pd.DataFrame, target_kind: str) -> list[str]:
     changes = adjusted([row_change(r, ref, "bw_MBps_mean") for r in others])
     parts, faster, slower = [], False, False
     for r, c in zip(others, changes):
-        measurable = c.within_spread is False
+        measurable = claims.resolved(c)
         faster |= measurable and c.pct > 0
         slower |= measurable and c.pct < 0
-        parts.append(f"{r.data} {md.num(r.bw_MBps_mean)} MB/s ({md.signed_pct(c.pct, 1)}"
-                     + (f", {NOT_RESOLVED}" if c.within_spread else "") + ")")
+        parts.append(f"{r.data} {md.num(r.bw_MBps_mean)} MB/s ({claims.difference(c, 1)})")
     text = (f"**Compressibility:** against {md.num(ref.bw_MBps_mean)} MB/s of random data, "
             + "; ".join(parts) + ". ")
     if faster:
@@ -259,9 +275,13 @@ def compress_findings(df: pd.DataFrame, target_kind: str) -> list[str]:
         text += ("Compressible data is written slower, which compression would not cause: "
                  "read this as run-to-run variation (see the stability line) and repeat with "
                  "longer runs before drawing a conclusion.")
+    elif changes and all(claims.verdict(c) == claims.NO_DIFFERENCE for c in changes):
+        text += (f"Every pattern wrote at the same speed (each difference's 95% interval within "
+                 f"±{claims.EQUAL_PCT:g}%): this drive shows no compression at this run's "
+                 "precision.")
     elif any(c.tested for c in changes):
-        text += (f"The test shows no difference ({NOT_RESOLVED}): if the drive compresses, it "
-                 "does not show at this run's precision.")
+        text += (f"A difference is {NOT_RESOLVED}: if the drive compresses, it does not show "
+                 "at this run's precision.")
     else:
         text += ("No measurable difference: a drive without compression writes every pattern "
                  "at the same speed, which is what this run shows.")
@@ -437,8 +457,8 @@ def produce(run: SectionRun) -> list[str]:
     findings += waf_findings(run.results_dir, burst.name if burst else None)
     repeated = run.table[~run.table.case.str.startswith(("burst", recovery_part.PREFIX))]
     if not repeated.empty:
-        findings.append(stability_finding(repeated, lambda r: r.case))
-    findings.append(host_finding(run.table, lambda r: r.case))
+        findings.append(stability_finding(repeated, lambda r: point_label(r, cases)))
+    findings.append(host_finding(run.table, lambda r: point_label(r, cases)))
     findings += clat_note(run.table)
     notes = [standard_note(repeated if not repeated.empty else run.table)]
     text = snippet(f"## {SECTIONS[SECTION].heading}", run.setup, notes + blocks, [],
