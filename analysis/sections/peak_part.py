@@ -99,7 +99,7 @@ def efficient_text(top, eff, pattern: str, bold: str = "**") -> str:
     """'the efficient configuration: ... (mean, p99)', or that the peak is it."""
     lat = f"mean {md.num(eff.lat_us_mean)} µs, p99 {md.num(eff.lat_p99_us)} µs"
     if eff.case == top.case:
-        return f"it is also the efficient configuration (the fewest I/Os in flight; {lat})"
+        return f"also the efficient configuration (the fewest I/Os in flight; {lat})"
     return (f"{bold}efficient configuration (the fewest I/Os in flight within "
             f"{peak_search.GAIN_PCT}% of the peak): {metric_text(eff, pattern)} at "
             f"{config_text(eff)}{bold}, {int(eff.outstanding)} in flight against "
@@ -128,10 +128,9 @@ def stopped_text(stopped: str, budget: int) -> str:
                    "(a gain counts when larger than twice the combined standard error of the "
                    "two means; undecided pairs were measured again), and no fewer stayed within "
                    f"{peak_search.GAIN_PCT}% of the peak (jobs up to the CPUs this host has).",
-        "budget": f"**Its budget ({budget} cases' worth of repetitions) ended it before the "
-                  "plateau was shown**: more jobs or depth, or fewer, may still change the peak "
-                  "or the efficient configuration; the grid search measures every one "
-                  "(docs/options.md, peak).",
+        "budget": f"**Its budget ({budget} cases' worth of repetitions) ended it before a "
+                  "plateau**: the peak may lie elsewhere (the grid search measures every "
+                  "configuration).",
         "running": "It was not finished (repetitions failed or the run was stopped): rerun the "
                    "same command to go on.",
     }.get(stopped, "")

@@ -188,11 +188,9 @@ def peak_sentence(s: Sweep) -> str:
     pair = f"{md.num(best.iops_mean)} IOPS ({md.num(best.bw_MBps_mean)} MB/s)"
     if s.peak is None or s.peak.case == best.case:
         text = f" Peak {pair} at {s.qd(s.best_outstanding)}"
-    else:
+    else:  # the peak search's finding states the peak itself
         text = (f" The sweep's best is {pair} at {s.qd(s.best_outstanding)}, "
-                f"{best.pct_of_peak:.0f}% of the peak ({md.num(s.peak.iops_mean)} IOPS, "
-                f"{md.num(s.peak.bw_MBps_mean)} MB/s at {config_text(s.peak)}, from the peak "
-                "search)")
+                f"{best.pct_of_peak:.0f}% of the peak")
     if s.outstanding_90 is None:
         return text + "; no depth of the sweep reaches 90% of the peak."
     at90 = s.at(s.outstanding_90)
@@ -210,15 +208,14 @@ def knee_finding(s: Sweep, settings: dict) -> str:
                 f"{s.qd(k.x)} {_gains(k.gain_pct)} IOPS ({md.num(s.at(k.previous).iops_mean)}"
                 f" → {md.num(s.at(k.x).iops_mean)}) while mean latency grows "
                 f"{md.signed_pct(k.latency_growth_pct, 0)} ({md.num(s.at(k.previous).lat_us_mean)} → "
-                f"{md.num(s.at(k.x).lat_us_mean)} µs): the first step that buys mostly queueing "
-                f"({rule}).")
+                f"{md.num(s.at(k.x).lat_us_mean)} µs): the first step that buys mostly "
+                "queueing (◆).")
         gain, growth = adjusted([row_change(s.at(k.x), s.at(k.previous), "iops_mean"),
                                  row_change(s.at(k.x), s.at(k.previous), "lat_us_mean")])
         if knee_unresolved(s, settings):
-            text += (f" By the test the step is {NOT_RESOLVED}: its IOPS gain lies between "
-                     f"{gain.low_pct:+.0f}% and {gain.high_pct:+.0f}% and its latency growth "
-                     f"between {growth.low_pct:+.0f}% and {growth.high_pct:+.0f}% (95%), so the "
-                     "knee is where the means put it, not where the test shows it.")
+            text += (f" The step itself is {NOT_RESOLVED} (IOPS [{gain.low_pct:+.0f}% to "
+                     f"{gain.high_pct:+.0f}%], latency [{growth.low_pct:+.0f}% to "
+                     f"{growth.high_pct:+.0f}%]): the knee is where the means put it.")
         host = knee_host(s)
         if host:
             text += (f" Both points are {host}, so the knee is this host's, not shown to be "
