@@ -9,7 +9,6 @@ from analysis.render.claims import host_qualifier
 from analysis.sections.facts import Facts
 from tests.toolkit import REPO
 
-
 BOUND = SimpleNamespace(host_bound=True, host_rule="fio_cpu")
 
 
@@ -49,8 +48,8 @@ def test_the_sample_opens_with_its_conclusion_and_states_the_legend_once():
     assert "⚠ marks a mean whose 95% interval is wider" not in text
     assert text.count("- ⚠ a mean whose 95% interval is wider than ±5% of it") == 1
     # each mark explained once, in the methodology; † and ‡ mean different things (issue 42)
-    for mark in ("- † a percentile with fewer than 100 I/Os above it", "- ‡ a difference the "
-                 "test does not show", "- ⌂ a point the host limited"):
+    for mark in ("- † a percentile with fewer than 100 I/Os above it",
+                 "- ‡ a difference the test does not show", "- ⌂ a point the host limited"):
         assert text.count(mark) == 1, mark
     assert "Nines: each percentile" not in text and "(one I/O: no interval)" not in text
     assert "† marks a difference" not in text
