@@ -189,7 +189,7 @@ def section_setup(s: SectionState, shared: dict[str, str]) -> str:
     the report's setup, or that nothing does."""
     differs = {k: v for k, v in s.facts.setup.items() if v != shared.get(k, "")}
     if not differs:
-        return "**Setup:** as in the methodology above."
+        return ""  # the methodology's setup: "a section's own line says where it differs"
     # a field the section has not (no pinning) while the report's has, said in words
     gone = {k: "none" for k, v in differs.items() if not v}
     return md.setup_text({**differs, **gone},
@@ -333,13 +333,12 @@ def conclusion(states: list[SectionState], between: str = "") -> list[str]:
         for i, (label, text) in enumerate(found):
             rows.append([HEADLINE_KINDS[kind] if i == 0 else "", label, text])
     problems = [s.info.heading for s in states if s.problem()]
-    close = ("Every section ran; see each section's findings for what the numbers mean."
-             if not problems else
+    close = ("" if not problems else
              f"Incomplete: {', '.join(problems)} did not run cleanly (see Anomalies and "
              "limitations); the numbers above are from the sections that did.")
     return ["## Conclusion", "", md.table(["headline", "measured on", "result"], rows,
                                           ["l", "l", "l"]), "",
-            close, *([""] + [between] if between else []), ""]
+            *([close, ""] if close else []), *([between, ""] if between else [])]
 
 
 def environment_text(ws: Workspace, env: dict) -> str:

@@ -47,7 +47,7 @@ SMALL_PCT = 5.0
 WORKLOAD_NOTE = ("each mix is one randrw job, so reads and writes share the queue and each "
                  "direction is measured on its own. `total` pools both directions: IOPS and MB/s "
                  "add up; its latency and percentiles are over all I/Os (percentiles from the "
-                 "merged histogram bins of both directions).")
+                 "merged histogram bins of both directions). A pure mix shows its one direction.")
 
 
 @dataclass(frozen=True)
@@ -414,10 +414,10 @@ def workload(df: pd.DataFrame) -> str:
 
 def render_markdown(df: pd.DataFrame, setup: str, link=md.link_from_out) -> str:
     rows = []
-    for r in with_mix(df).itertuples():
+    # a pure mix's rows: its one direction (its total repeats it, its other direction is empty)
+    for r in stability_rows(df).itertuples():
         mark = flag(r)
         if r.iops_mean == 0:
-            rows.append([r.mix, r.direction, "0", "0", "–", "–", "–", "–", "–"])
             continue
         rows.append([r.mix, r.direction + mark, md.pm(r.iops_mean, r.iops_ci95),
                      md.pm(r.bw_MBps_mean, r.bw_MBps_ci95), md.pm(r.lat_us_mean, r.lat_us_ci95),

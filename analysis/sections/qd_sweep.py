@@ -428,18 +428,17 @@ def render_markdown(df: pd.DataFrame, found: list[Sweep], settings: dict, setup:
                      f"{r.pct_of_peak:.0f}%", md.pm(r.lat_us_mean, r.lat_us_ci95),
                      md.num(r.lat_p50_us), tail_cell(r, "lat_p99_us"),
                      tail_cell(r, "lat_p99_9_us"), md.num(r.lat_max_us),
-                     md.num(r.little_pred_iops), md.signed_pct(r.little_error_pct, 1),
                      md.signed_pct(r.gain_pct, 1),
                      md.signed_pct(r.latency_growth_pct, 0)])
     table = md.table(["pattern", "QD", "IOPS", "MB/s", "of peak", "mean lat (µs)", "p50 (µs)",
-                      "p99 (µs)", "p99.9 (µs)", "max (µs)", "Little IOPS", "Little err",
-                      "Δ IOPS", "Δ mean lat"], rows, ["l", "l"] + ["r"] * 12)
+                      "p99 (µs)", "p99.9 (µs)", "max (µs)", "Δ IOPS", "Δ mean lat"], rows,
+                     ["l", "l"] + ["r"] * 10)
     note = standard_note(df) + (
             f" ◆ the knee (first step gaining < {settings['knee_gain_pct']:g}% IOPS while mean "
             f"latency grows > {settings['knee_latency_pct']:g}%); ● the smallest depth reaching "
             "90% of peak; (search): a point the peak search measured on the sweep's engine "
-            "and jobs. Little IOPS = QD / mean latency per repetition; Δ from the previous "
-            f"depth. {MAX_LEGEND}")
+            "and jobs; Δ from the previous depth (Little's Law's prediction, QD / mean latency, "
+            f"is in the CSV and its largest miss in the findings). {MAX_LEGEND}")
     blocks = [table, note]
     if nines is not None and not nines.empty:
         blocks += [nines_table(nines), nines_note() + " Shown at QD 1, the knee and the deepest "
