@@ -289,13 +289,9 @@ def gap_finding(rand: Sweep, seq: Sweep, op: str) -> str | None:
         return None
     changes = adjusted([row_change(seq.at(bs), rand.at(bs), "bw_MBps_mean") for bs in common])
     gaps = [c.pct for c in changes]
-    noisy = [bs for bs, c in zip(common, changes) if not _shown(c)]
-    listed = ", ".join(f"{md.signed_pct(g)} at {_kib(bs)}" for bs, g in zip(common, gaps))
-    text = f"**Random vs sequential {op}s:** sequential MB/s against random: {listed}"
-    if noisy:
-        text += (f" ({', '.join(_kib(bs) for bs in noisy)}: {NOT_RESOLVED}, the test (Welch "
-                 "over the repetitions, adjusted over these sizes) does not show the difference)")
-    text += "."
+    # each gap as the test judged it (‡: not resolved; claims.marked)
+    listed = ", ".join(f"{claims.marked(c)} at {_kib(bs)}" for bs, c in zip(common, changes))
+    text = f"**Random vs sequential {op}s:** sequential MB/s against random: {listed}."
     if len(common) > 1:
         shown = [i for i, c in enumerate(changes) if _shown(c)]
         if shown:

@@ -490,9 +490,8 @@ def stability_finding(df: pd.DataFrame, label: Callable[[object], str]) -> str:
              "the table's points): " + ", ".join(
                  f"{label(r)} (IOPS {r.drift_pct:+.1f}% per round over {int(r.n)} rounds)"
                  for r in drifting.itertuples())
-             + ": the level moved while it was measured, so its mean stands for no state of "
-               "the drive; find what changes (temperature, a cache filling, background work) "
-               "before quoting it.")
+             + ": its level moved while it was measured, so its mean stands for no one state "
+               "of the drive.")
     if unstable.empty:
         return (f"**Stability:** every point's mean is known to {limit} or better (95% "
                 f"confidence, {reps_label(df)} repetitions).{drift}")

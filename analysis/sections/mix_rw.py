@@ -19,7 +19,7 @@ from analysis.core.workspace import Workspace
 from analysis.render import claims, exceedance
 from analysis.render import markdown as md
 from analysis.render.bars import BarSet, grouped_bars
-from analysis.render.claims import NOT_RESOLVED, tail_cell
+from analysis.render.claims import tail_cell
 from analysis.render.plots import Panel, Series, line_chart
 from analysis.rules.cases import one_state
 from analysis.sections import SECTIONS, snippet_path
@@ -237,8 +237,8 @@ def write_penalty_finding(ms: list[Mix]) -> str:
     text = (f"**Write penalty:** pure writes ({w.label}) reach {md.num(w.total.iops_mean)} IOPS "
             f"against {md.num(r.total.iops_mean)} for pure reads, a write penalty of "
             f"{md.signed_pct(penalty)}{_tag(iops)}")
-    if iops.within_spread:
-        text += f": whether writes and reads differ in rate is {NOT_RESOLVED}"
+    if claims.unresolved(iops):
+        pass  # ‡ says it: whether writes and reads differ in rate is not resolved
     elif small(iops):
         text += ": writes and reads run at about the same rate"
     elif penalty < 0:
@@ -279,8 +279,7 @@ def mixing_cost_finding(ms: list[Mix]) -> str | None:
     text = ("**Mixing cost:** if every I/O cost what it costs in its pure run "
             "(1/IOPS = r/IOPS_read + (1−r)/IOPS_write), " + "; ".join(parts) + ".")
     if not worse and not better and any(c.tested for c in changes):
-        text += (" No mix is shown to differ from that blend (the test shows none): a cost of "
-                 f"mixing is {NOT_RESOLVED}, not ruled out.")
+        text += " No mix is shown to differ from that blend: a cost of mixing is not ruled out."
     elif not worse and not better:
         text += " No mix differs measurably from that blend: mixing shows no cost of its own."
     if worse:
@@ -338,8 +337,7 @@ def who_pays_finding(ms: list[Mix]) -> str:
                 "suffer more than writes, cannot be computed.")
     pairs = [(m, a, b) for (m, a), (_, b) in zip(reads, writes)]
     if all(small(a) and small(b) for _, a, b in pairs):
-        return text + (" Neither direction is measurably slowed by sharing the queue: the "
-                       "test shows none of these changes (not resolved by this run)" if all(
+        return text + (" Neither direction is shown to be slowed by sharing the queue" if all(
                            a.within_spread is not None for _, a, _ in pairs)
                        else f" Neither direction is slowed by more than {SMALL_PCT:.0f}%") + "."
     worse = [(m, _fares_worse(a, b)) for m, a, b in pairs]

@@ -150,7 +150,7 @@ def peak_findings(peaks: pd.DataFrame, budget: int) -> list[str]:
         base = single.iloc[0] if not single.empty else top
         how = (f"The grid measured {len(rows)} configurations of jobs × depth."
                if stopped == "grid" else
-               f"The search tried {len(searched)} more configuration(s) of jobs and depth. "
+               f"The search tried {len(searched)} more. "
                + stopped_text(stopped, budget))
         against = ("one job's best" if base.case == top.case else
                    f"{top.iops_mean / base.iops_mean:.2f}× the best single-job point "
@@ -159,7 +159,7 @@ def peak_findings(peaks: pd.DataFrame, budget: int) -> list[str]:
                 f"{against}; "
                 f"{efficient_text(top, eff, pattern)}.{tail_warning(top, eff, pattern)} {how}")
         if claims.host_rules(top):
-            text += f" It is {claims.host_qualifier(top)}: a faster host may show more."
+            text += f" It is {claims.host_qualifier(top)}; a faster host may show more."
         out.append(text)
     return out
 
