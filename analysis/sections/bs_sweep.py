@@ -359,9 +359,11 @@ def render_markdown(df: pd.DataFrame, found: list[Sweep], setup: str,
             rows.append([s.label, _kib(r.bs) + marks, md.pm(r.iops_mean, r.iops_ci95),
                          md.pm(r.bw_MBps_mean, r.bw_MBps_ci95), f"{r.bw_pct_of_peak:.0f}%",
                          md.pm(r.lat_us_mean, r.lat_us_ci95), md.num(r.lat_p50_us),
-                         tail_range_cell(r, "lat_p99_us"), tail_cell(r, "lat_p99_9_us")])
+                         tail_range_cell(r, "lat_p99_us"), tail_cell(r, "lat_p99_9_us"),
+                         md.num(r.lat_max_us)])
     table = md.table(["pattern", "block size", "IOPS", "MB/s", "of peak MB/s", "mean lat (µs)",
-                      "p50 (µs)", "p99 (µs)", "p99.9 (µs)"], rows, ["l", "l"] + ["r"] * 7)
+                      "p50 (µs)", "p99 (µs)", "p99.9 (µs)", "max (µs)"], rows,
+                     ["l", "l"] + ["r"] * 8)
     note = standard_note(df) + (" p99 [low–high] is its 95% interval. ● the smallest "
                                 "block size reaching 90% of the pattern's peak MB/s; ▲ the peak, "
                                 "or the largest size where MB/s is still rising (then the peak "

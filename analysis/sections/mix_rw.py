@@ -420,9 +420,10 @@ def render_markdown(df: pd.DataFrame, setup: str, link=md.link_from_out) -> str:
         rows.append([r.mix, r.direction + mark, md.pm(r.iops_mean, r.iops_ci95),
                      md.pm(r.bw_MBps_mean, r.bw_MBps_ci95), md.pm(r.lat_us_mean, r.lat_us_ci95),
                      md.num(r.lat_p50_us), tail_cell(r, "lat_p95_us"), tail_cell(r, "lat_p99_us"),
-                     tail_cell(r, "lat_p99_9_us")])
+                     tail_cell(r, "lat_p99_9_us"), md.num(r.lat_max_us)])
     table = md.table(["mix", "direction", "IOPS", "MB/s", "mean lat (µs)", "p50 (µs)",
-                      "p95 (µs)", "p99 (µs)", "p99.9 (µs)"], rows, align=["l", "l"] + ["r"] * 7)
+                      "p95 (µs)", "p99 (µs)", "p99.9 (µs)", "max (µs)"], rows,
+                     align=["l", "l"] + ["r"] * 8)
     return snippet(f"## {SECTIONS[SECTION].heading}", setup,
                    [f"Workload: {workload(df)}; {WORKLOAD_NOTE}", table, standard_note(df)],
                    [("MB/s per mix, read and write", FIG_BW),

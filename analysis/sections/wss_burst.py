@@ -31,7 +31,7 @@ from analysis.fio.log_series import read_per_second, series_stats
 from analysis.render import claims
 from analysis.render import markdown as md
 from analysis.render.bars import bar_chart
-from analysis.render.claims import NOT_RESOLVED
+from analysis.render.claims import NOT_RESOLVED, tail_cell
 from analysis.render.plots import Panel, Series, line_chart
 from analysis.rules.cases import Case, load_section, one_state, read_manifest
 from analysis.sections import SECTIONS, burst_part, recovery_part, snippet_path
@@ -470,19 +470,21 @@ def produce(run: SectionRun) -> list[str]:
 def _wss_markdown(df: pd.DataFrame) -> str:
     rows = [[r.pattern + flag(r), md.human_size(r.wss_bytes),
              md.pm(r.iops_mean, r.iops_ci95), md.pm(r.lat_us_mean, r.lat_us_ci95),
-             md.num(r.lat_p99_us), md.num(r.lat_p99_9_us),
+             tail_cell(r, "lat_p99_us"), tail_cell(r, "lat_p99_9_us"), md.num(r.lat_max_us),
              "–" if math.isnan(r.iops_per_s_cv) else f"{r.iops_per_s_cv * 100:.1f}%"]
             for r in df.itertuples()]
     return md.table(["pattern (QD 32)", "working set", "IOPS", "mean lat (µs)", "p99 (µs)",
-                     "p99.9 (µs)", "per-second IOPS CV"], rows, ["l", "r"] + ["r"] * 5)
+                     "p99.9 (µs)", "max (µs)", "per-second IOPS CV"], rows,
+                    ["l", "r"] + ["r"] * 6)
 
 
 def _compress_markdown(df: pd.DataFrame) -> str:
     rows = [[r.data + flag(r), md.pm(r.bw_MBps_mean, r.bw_MBps_ci95),
-             md.pm(r.lat_us_mean, r.lat_us_ci95), md.num(r.lat_p99_us)]
+             md.pm(r.lat_us_mean, r.lat_us_ci95), tail_cell(r, "lat_p99_us"),
+             md.num(r.lat_max_us)]
             for r in df.itertuples()]
     return md.table([f"data written ({_write_job(df)})", "MB/s", "mean lat (µs)",
-                     "p99 (µs)"], rows)
+                     "p99 (µs)", "max (µs)"], rows)
 
 
 def main(argv: list[str]) -> int:
