@@ -283,8 +283,8 @@ NINES_LEGEND = (
     "spread of the repetitions' own percentiles, t over the repetitions, and the order "
     "statistics of the pooled I/Os; ≥ where too few I/Os lie above it for even the slowest to "
     "bound it from above) and, in parentheses, the number of I/Os above it. A nine is shown only "
-    "when at least one I/O lies above it; † marks fewer than {count}: too few to quote, run "
-    "longer for it.")
+    "when at least one I/O lies above it, and as a column only when some point can quote it; "
+    "† marks fewer than {count}: too few to quote, run longer for it.")
 
 
 def _matching(template: str, **fields: str) -> str:
@@ -390,16 +390,19 @@ def nines_frame(run: SectionRun, rows: pd.DataFrame, label: Callable[[object], s
 
 def nines_table(frame: pd.DataFrame) -> str:
     """nines_frame as markdown: a row per point, each nine as value [95% interval] (I/Os
-    above it); "–" where no I/O lies above it, † where fewer than MIN_TAIL_IOS do."""
+    above it); "–" where no I/O lies above it, † where fewer than MIN_TAIL_IOS do; a nine with
+    no quotable point anywhere is in the CSV only."""
     rows = []
+    # a nine no point can quote (every one †) is left to the CSV: the table shows what may be said
+    shown = [p for p in NINES if frame[frame.pct == p].quotable.astype(bool).any()] or NINES[:1]
     for point, group in frame.groupby("point", sort=False):
         by_pct = {t.pct: t for t in group.itertuples()}
         cells = ["–" if (t := by_pct.get(p)) is None else
                  (f"{md.num(t.value_us)} [{interval_text(t.low_us, t.high_us)}] "
-                  f"({t.tail_ios:,})" + ("" if t.quotable else " †"))
-                 for p in NINES]
+                  f"({t.tail_ios:,})" + ("" if t.quotable else f" {claims.THIN}"))
+                 for p in shown]
         rows.append([point, f"{int(group.total_ios.iloc[0]):,}", *cells])
-    return md.table(["point", "I/Os", *[f"p{p:g} (µs)" for p in NINES]], rows)
+    return md.table(["point", "I/Os", *[f"p{p:g} (µs)" for p in shown]], rows)
 
 
 def nines_note() -> str:
