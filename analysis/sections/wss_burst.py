@@ -391,8 +391,12 @@ def waf_findings(results_dir: Path, burst_name: str | None) -> list[str]:
             continue  # no health at all: the health finding says why
         result = write_amplification(before, after)
         if result["waf"] is None and "reports no NAND writes" in result["reason"]:
-            return [(f"**Write amplification:** not known: {result['reason']}; only the host's "
-                     "writes are counted.")]
+            # the tools' own error lines (the OCP log page's, a vendor log's) stay in the
+            # health snapshots: the reader needs the outcome, not nvme-cli's messages
+            return ["**Write amplification:** not known: the drive reports no NAND writes "
+                    "(neither the OCP cloud-SSD log page, 0xC0, nor a vendor log gave them; the "
+                    "tools' errors are in the health snapshots); only the host's writes are "
+                    "counted."]
         parts.append(describe(what, result))
     if not parts:
         return []
