@@ -7,7 +7,8 @@ once each figure is laid out and saved:
 - a heatmap whose values span more than 100x is coloured on a log scale;
 - a bar chart's value axis starts at 0 (a bar's length is its value), and no bar is drawn on a
   log axis;
-- no panel is empty.
+- no panel is empty;
+- a labelled log axis says it is one (a reader takes an axis for linear otherwise).
 
 The checks are this file's own (not analysis.render.plots's placement code), and each is shown
 to fail on a figure made wrong on purpose. No fio: the sample's results are fio's JSON already.
@@ -100,6 +101,12 @@ def problems(fig) -> list[str]:
             if values and max(values) > 100 * min(values) and not isinstance(image.norm, LogNorm):
                 found.append(f"{name}: colours span {max(values) / min(values):.0f}x on a "
                              "linear scale")
+        for axis, scale, label in (("x", ax.get_xscale(), ax.get_xlabel()),
+                                   ("y", ax.get_yscale(), ax.get_ylabel())):
+            # a log axis read as linear misleads: its label says so (issue 42)
+            if scale == "log" and label and "log" not in label:
+                found.append(f"{name}: {axis} axis on a log scale, its label {label!r} does "
+                             "not say so")
         if any(isinstance(c, BarContainer) and len(c.patches) for c in ax.containers):
             if ax.get_yscale() != "linear":
                 found.append(f"{name}: bars on a {ax.get_yscale()} axis")
@@ -156,10 +163,12 @@ def test_the_checks_catch_a_figure_made_wrong(tmp_path):
     bars.text(0.0, 55.0, "on the point")  # covers the marker
     bars.text(5.0, 55.0, "far right")  # outside the axes
     heat.imshow([[1.0, 10.0], [100.0, 291_504.0]])  # spans 291,504x, linear
+    heat.set_yscale("log")
+    heat.set_ylabel("IOPS")  # a log axis that does not say so
     fig.savefig(tmp_path / "bad.png")
     found = "\n".join(problems(fig))
     plt.close(fig)
     for expected in ("bar axis starts at 40", "'on the point' covers a marker",
                      "'far right' outside the axes", "colours span 291504x",
-                     "panel 3 (untitled): empty"):
+                     "panel 3 (untitled): empty", "y axis on a log scale, its label 'IOPS'"):
         assert expected in found, found

@@ -33,6 +33,7 @@ PLAIN = FuncFormatter(lambda v, _: f"{v:,.10g}")
 
 def _save(fig, path: Path, note: str = "") -> Path:
     """Write the figure (with a small note at the bottom right, if any) and free it."""
+    _label_log_axes(fig)
     if note:
         fig.text(0.99, 0.01, note, ha="right", va="bottom", fontsize=7, color="#555", wrap=True)
     # tight_layout's engine, run once rather than through fig.tight_layout(): that one leaves a
@@ -43,6 +44,17 @@ def _save(fig, path: Path, note: str = "") -> Path:
     fig.savefig(path)
     plt.close(fig)
     return path
+
+
+def _label_log_axes(fig) -> None:
+    """Every labelled log axis says it is one, whichever figure drew it: a reader takes an axis
+    for linear otherwise (issue 42: §5's depth axes, the exceedance plots)."""
+    for ax in fig.axes:
+        for scale, get, put in ((ax.get_xscale(), ax.get_xlabel, ax.set_xlabel),
+                                (ax.get_yscale(), ax.get_ylabel, ax.set_ylabel)):
+            label = get()
+            if scale == "log" and label and "log" not in label:
+                put(f"{label}, log scale")
 
 
 def _clean(values):

@@ -409,14 +409,16 @@ def _rings(found: list[Sweep], col: str) -> list[Highlight]:
 def draw_figures(found: list[Sweep], ws: Workspace, reps: str) -> list[str]:
     axis = _size_axis(found)
     depth = "/".join(sorted({str(int(d)) for s in found for d in s.rows.iodepth}))
-    note = f"{interval_note(pd.concat([s.rows for s in found]))}; QD {depth}"
+    rows = pd.concat([s.rows for s in found])
+    note = f"{interval_note(rows)}; QD {depth}"
+    means_only = f"{interval_note(rows, percentiles=False)}; QD {depth}"
     line_chart(ws.path(FIG_IOPS), [
         Panel("IOPS by block size", ylabel="IOPS (log scale)", yscale="log", **axis,
-              series=_series(found, "iops_mean"))], note=note)
+              series=_series(found, "iops_mean"))], note=means_only)
     line_chart(ws.path(FIG_BW), [
         Panel("MB/s by block size", ylabel="MB/s (10^6 B/s)", from_zero=True,
               **axis, series=_series(found, "bw_MBps_mean", bw_marks=True),
-              highlights=_rings(found, "bw_MBps_mean"))], note=note)
+              highlights=_rings(found, "bw_MBps_mean"))], note=means_only)
     panels = [Panel("mean total latency", ylabel="mean latency (µs, log scale)", yscale="log",
                     **axis, series=_series(found, "lat_us_mean"))]
     with_p99 = [s for s in found if s.rows.lat_p99_us.notna().any()]

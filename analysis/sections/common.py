@@ -254,10 +254,10 @@ def interval(rows: pd.DataFrame, col: str):
     return None
 
 
-def interval_note(df: pd.DataFrame) -> str:
-    """What a figure's error bars are, for its note."""
-    return (f"error bars: 95% interval of the mean (t over {reps_label(df)} repetitions); "
-            "p95–p99.9: their own 95% interval")
+def interval_note(df: pd.DataFrame, percentiles: bool = True) -> str:
+    """What a figure's error bars are, for its note; the percentiles' only where it shows one."""
+    return (f"error bars: 95% interval of the mean (t over {reps_label(df)} repetitions)"
+            + ("; p95–p99.9: their own 95% interval" if percentiles else ""))
 
 
 def reps_label(df: pd.DataFrame) -> str:

@@ -440,7 +440,8 @@ def draw_figures(df: pd.DataFrame, ws: Workspace) -> None:
     sets = [BarSet(d, [m.row(d).bw_MBps_mean for m in ms], [m.row(d).bw_MBps_ci95 for m in ms])
             for d in DIRECTIONS]
     grouped_bars(ws.path(FIG_BW), groups, sets, ylabel="MB/s (10^6 B/s)",
-                 title=f"Throughput per mix ({title})", note=f"{note}; total = read + write")
+                 title=f"Throughput per mix ({title})",
+                 note=f"{interval_note(df, percentiles=False)}; total = read + write")
     # The mixes on a scale of their write share (0, 30, 50, 100%), so the line between two
     # mixes spans what lies between them, not an equal step per mix.
     shares = [100 - m.read_pct for m in ms]

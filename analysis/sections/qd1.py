@@ -213,7 +213,8 @@ def draw_figures(df: pd.DataFrame, ws: Workspace) -> None:
               marker_name="p99", marker_label="p99 (pooled repetitions) ± its 95% interval",
               note=interval_note(df), **flags)
     bar_chart(ws.path(FIG_IOPS), labels, list(df.iops_mean), interval(df, "iops_mean"),
-              ylabel="IOPS", title="QD=1 IOPS", note=interval_note(df), **flags)
+              ylabel="IOPS", title="QD=1 IOPS", note=interval_note(df, percentiles=False),
+              **flags)
 
 
 def print_summary(df: pd.DataFrame) -> None:

@@ -121,6 +121,7 @@ def draw_figures(found: list, settings: dict, ws: Workspace,
                   "xlabel": "I/Os in flight (queue depth × jobs)"}
     rows = pd.concat([s.rows for s in found])
     note = interval_note(rows)
+    means_only = interval_note(rows, percentiles=False)  # the figures that show no percentile
     line_chart(ws.path(FIG_CURVE), [_curve_panel(s, peaks) for s in found],
                title="Throughput against latency, one point per configuration", note=note)
     line_chart(ws.path(FIG_THROUGHPUT), [
@@ -131,12 +132,12 @@ def draw_figures(found: list, settings: dict, ws: Workspace,
         Panel("MB/s", ylabel="MB/s (10^6 B/s)", **depth_axis, from_zero=True,
               series=[Series(s.pattern, list(s.rows.outstanding), list(s.rows.bw_MBps_mean),
                              interval(s.rows, "bw_MBps_mean")) for s in found]),
-    ], title="Throughput by queue depth", note=note)
+    ], title="Throughput by queue depth", note=means_only)
     line_chart(ws.path(FIG_LATENCY), [
         Panel("mean total latency", ylabel="mean latency (µs)", yscale="log", **depth_axis,
               series=[Series(s.pattern, list(s.rows.outstanding), list(s.rows.lat_us_mean),
                              interval(s.rows, "lat_us_mean")) for s in found],
-              highlights=[h for s in found for h in _marks(s, "lat_us_mean")])], note=note)
+              highlights=[h for s in found for h in _marks(s, "lat_us_mean")])], note=means_only)
     line_chart(ws.path(FIG_PERCENTILES), [
         Panel(s.pattern, ylabel="latency (µs)", yscale="log", **depth_axis,
               series=[Series(name, list(s.rows.outstanding), list(s.rows[col]),

@@ -303,7 +303,8 @@ def draw_compress(df: pd.DataFrame, ws: Workspace) -> list[str]:
              "note": interval_note(df)}
     bar_chart(ws.path(FIG_COMPRESS_BW), labels, list(df.bw_MBps_mean),
               interval(df, "bw_MBps_mean"), ylabel="MB/s (10^6 B/s)",
-              title=f"{_write_job(df)} by data pattern", **flags)
+              title=f"{_write_job(df)} by data pattern",
+              **{**flags, "note": interval_note(df, percentiles=False)})
     bar_chart(ws.path(FIG_COMPRESS_LATENCY), labels, list(df.lat_us_mean),
               interval(df, "lat_us_mean"), ylabel="total latency (µs)",
               title="Write latency by data pattern: mean and p99", markers=list(df.lat_p99_us),
@@ -393,10 +394,10 @@ def waf_findings(results_dir: Path, burst_name: str | None) -> list[str]:
         if result["waf"] is None and "reports no NAND writes" in result["reason"]:
             # the tools' own error lines (the OCP log page's, a vendor log's) stay in the
             # health snapshots: the reader needs the outcome, not nvme-cli's messages
-            return ["**Write amplification:** not known: the drive reports no NAND writes "
+            return [("**Write amplification:** not known: the drive reports no NAND writes "
                     "(neither the OCP cloud-SSD log page, 0xC0, nor a vendor log gave them; the "
                     "tools' errors are in the health snapshots); only the host's writes are "
-                    "counted."]
+                    "counted.")]
         parts.append(describe(what, result))
     if not parts:
         return []
