@@ -8,7 +8,8 @@ once each figure is laid out and saved:
 - a bar chart's value axis starts at 0 (a bar's length is its value), and no bar is drawn on a
   log axis;
 - no panel is empty;
-- a labelled log axis says it is one (a reader takes an axis for linear otherwise).
+- a labelled log axis says it is one (a reader takes an axis for linear otherwise);
+- no error bar runs past its axis: one too long is cut by the figure itself and marked.
 
 The checks are this file's own (not analysis.render.plots's placement code), and each is shown
 to fail on a figure made wrong on purpose. No fio: the sample's results are fio's JSON already.
@@ -26,7 +27,7 @@ import pytest
 matplotlib.use("Agg")
 import matplotlib.figure
 import matplotlib.pyplot as plt
-from matplotlib.collections import PathCollection
+from matplotlib.collections import LineCollection, PathCollection
 from matplotlib.colors import LogNorm
 from matplotlib.container import BarContainer
 from matplotlib.image import AxesImage
@@ -101,6 +102,15 @@ def problems(fig) -> list[str]:
             if values and max(values) > 100 * min(values) and not isinstance(image.norm, LogNorm):
                 found.append(f"{name}: colours span {max(values) / min(values):.0f}x on a "
                              "linear scale")
+        low, high = sorted(ax.get_ylim())
+        for coll in ax.collections:
+            # an error bar is a LineCollection: one running past the axis is cut by matplotlib
+            # with nothing to say so; the figures cut it themselves and mark it (issue 42)
+            if isinstance(coll, LineCollection) and coll.get_visible():
+                ends = [y for seg in coll.get_segments() for y in seg[:, 1] if math.isfinite(y)]
+                if any(y < low - abs(low) * 1e-6 or y > high + abs(high) * 1e-6 for y in ends):
+                    found.append(f"{name}: an error bar runs past the axis, unmarked")
+                    break
         for axis, scale, label in (("x", ax.get_xscale(), ax.get_xlabel()),
                                    ("y", ax.get_yscale(), ax.get_ylabel())):
             # a log axis read as linear misleads: its label says so (issue 42)
@@ -158,6 +168,7 @@ def test_no_figure_has_a_problem_a_reader_would_see(drawn):
 def test_the_checks_catch_a_figure_made_wrong(tmp_path):
     fig, (bars, heat, _empty) = plt.subplots(1, 3, figsize=(9, 3))
     bars.bar([0, 1], [50, 60])
+    bars.errorbar([1], [60], yerr=[[30], [5]], fmt="none")  # down to 30, under the axis's 40
     bars.set_ylim(40, 70)  # a bar axis not from 0
     bars.plot([0.0], [55.0], "o", ms=8)
     bars.text(0.0, 55.0, "on the point")  # covers the marker
@@ -170,5 +181,6 @@ def test_the_checks_catch_a_figure_made_wrong(tmp_path):
     plt.close(fig)
     for expected in ("bar axis starts at 40", "'on the point' covers a marker",
                      "'far right' outside the axes", "colours span 291504x",
-                     "panel 3 (untitled): empty", "y axis on a log scale, its label 'IOPS'"):
+                     "panel 3 (untitled): empty", "y axis on a log scale, its label 'IOPS'",
+                     "panel 1 (untitled): an error bar runs past the axis, unmarked"):
         assert expected in found, found

@@ -12,7 +12,7 @@ marker, error bar or other label (`_place_labels`)."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import matplotlib
@@ -271,11 +271,54 @@ def _on_its_point(panel: Panel, h: Highlight) -> Highlight:
     return h
 
 
+def _floor(panel: Panel) -> float | None:
+    """Where a panel's value axis ends below, if an interval may run past it: 0 for a linear
+    panel drawn from zero, half the lowest positive mean or interval end on a log one (an
+    interval whose low end is at or below zero has none there); None: the axis fits them all."""
+    if panel.yscale == "log":
+        ends = [v for s in panel.series for v in
+                [*s.y, *(_low_ends(s) or [])] if v is not None and math.isfinite(v) and v > 0]
+        return min(ends) / 2 if ends else None
+    return 0.0 if panel.from_zero and panel.yscale == "linear" else None
+
+
+def _low_ends(s) -> list[float] | None:
+    errs = _errors(s.yerr)
+    if errs is None:
+        return None
+    low = errs[0] if isinstance(errs[0], list) else errs
+    return [y - e if y is not None and math.isfinite(y) else math.nan for y, e in zip(s.y, low)]
+
+
+def _cut_at(ax, floor: float | None, s, color: str):
+    """The series' error bars, each low end below `floor` cut there and marked ▼ with its true
+    end written beside it (issue 42: a mean ± its interval below zero ran off a log axis)."""
+    errs = _errors(s.yerr)
+    if floor is None or errs is None:
+        return errs
+    low = list(errs[0] if isinstance(errs[0], list) else errs)
+    high = list(errs[1] if isinstance(errs[0], list) else errs)
+    for i, (x, y) in enumerate(zip(s.x, s.y)):
+        if y is None or not math.isfinite(y) or y - low[i] >= floor:
+            continue
+        true_end = y - low[i]
+        low[i] = max(y - floor, 0.0)
+        ax.plot([x], [floor], "v", color=color, ms=6, zorder=4, clip_on=False)
+        ax.annotate(md.num(true_end), (x, floor), xytext=(5, 3), textcoords="offset points",
+                    fontsize=7, color=color)
+    return [low, high]
+
+
 def _draw_panel(ax, panel: Panel) -> None:
+    floor = _floor(panel)
+    cut = False
     for k, (color, s) in enumerate(zip(COLORS * 3, panel.series)):
         x = _dodged(panel, k, s.x)
+        cut |= any(v < floor for v in (_low_ends(s) or []) if floor is not None
+                   and math.isfinite(v))
         # A missing mean (NaN) leaves a gap in the line rather than a point at zero.
-        ax.errorbar(x, s.y, yerr=_errors(s.yerr), xerr=_errors(s.xerr), marker=s.marker,
+        ax.errorbar(x, s.y, yerr=_cut_at(ax, floor, replace(s, x=x), color),
+                    xerr=_errors(s.xerr), marker=s.marker,
                     ms=4 if s.marker == "o" else 6, capsize=3, color=color, label=s.label,
                     linestyle="-" if s.line else "none")
         for px, py, text in zip(x, s.y, s.point_labels or []):
@@ -305,6 +348,8 @@ def _draw_panel(ax, panel: Panel) -> None:
     ax.margins(x=0.06, y=0.12)  # room for the labels beside the outermost points
     if panel.from_zero and panel.yscale == "linear":
         ax.set_ylim(bottom=0)
+    elif cut:
+        ax.set_ylim(bottom=floor)  # the cut marks sit on the axis' end
     _legend_outside(ax)
 
 
