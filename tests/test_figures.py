@@ -9,7 +9,8 @@ once each figure is laid out and saved:
   log axis;
 - no panel is empty;
 - a labelled log axis says it is one (a reader takes an axis for linear otherwise);
-- no error bar runs past its axis: one too long is cut by the figure itself and marked.
+- no error bar runs past its axis: one too long is cut by the figure itself and marked;
+- a series keeps one colour across a figure's panels (a reader matches them by colour).
 
 The checks are this file's own (not analysis.render.plots's placement code), and each is shown
 to fail on a figure made wrong on purpose. No fio: the sample's results are fio's JSON already.
@@ -79,6 +80,14 @@ def problems(fig) -> list[str]:
     """What is wrong with a saved figure, by the rules of this file's docstring."""
     found = []
     renderer = fig.canvas.get_renderer()
+    colours: dict[str, set] = {}  # a series' name -> its colours over the figure's panels
+    for ax in fig.axes:
+        for line in ax.lines:
+            name = line.get_label().split(" (")[0]  # 'R70/W30 (51,829 I/Os)': the series
+            if line.get_visible() and name and not name.startswith("_"):
+                colours.setdefault(name, set()).add(matplotlib.colors.to_hex(line.get_color()))
+    found += [f"series {name!r} drawn in {len(c)} colours across the panels"
+              for name, c in colours.items() if len(c) > 1]
     for n, ax in enumerate(fig.axes):
         if not ax.get_visible() or hasattr(ax, "_colorbar"):
             continue
@@ -174,6 +183,8 @@ def test_the_checks_catch_a_figure_made_wrong(tmp_path):
     bars.text(0.0, 55.0, "on the point")  # covers the marker
     bars.text(5.0, 55.0, "far right")  # outside the axes
     heat.imshow([[1.0, 10.0], [100.0, 291_504.0]])  # spans 291,504x, linear
+    bars.plot([0, 1], [45, 46], color="#4C78A8", label="R70/W30")
+    _empty.plot([0, 1], [1, 2], color="#F58518", label="R70/W30")  # the same series, recoloured
     heat.set_yscale("log")
     heat.set_ylabel("IOPS")  # a log axis that does not say so
     fig.savefig(tmp_path / "bad.png")
@@ -181,6 +192,7 @@ def test_the_checks_catch_a_figure_made_wrong(tmp_path):
     plt.close(fig)
     for expected in ("bar axis starts at 40", "'on the point' covers a marker",
                      "'far right' outside the axes", "colours span 291504x",
-                     "panel 3 (untitled): empty", "y axis on a log scale, its label 'IOPS'",
-                     "panel 1 (untitled): an error bar runs past the axis, unmarked"):
+                     "y axis on a log scale, its label 'IOPS'",
+                     "panel 1 (untitled): an error bar runs past the axis, unmarked",
+                     "series 'R70/W30' drawn in 2 colours across the panels"):
         assert expected in found, found

@@ -81,10 +81,14 @@ def draw(path: Path, panels: list[Panel], title: str) -> Path | None:
         return None
     fig, axes = plt.subplots(1, len(panels), figsize=(6.2 * len(panels), 5.0), dpi=120,
                              squeeze=False)
+    # one colour per series over every panel: a mix is the same colour in reads and writes
+    names = list(dict.fromkeys(c.label for panel in panels for c in panel.curves))
+    colour = dict(zip(names, COLORS * 3))
     for ax, panel in zip(axes[0], panels):
         most = max(c.samples for c in panel.curves)
         floor = max(FLOOR, 1 / most)
-        for color, c in zip(COLORS * 3, panel.curves):
+        for c in panel.curves:
+            color = colour[c.label]
             pts = [p for p in c.points() if p[2] > 0]  # the last bin: nothing above, log(0)
             first = c.points()[0][0]
             ax.step([first] + [p[0] for p in pts], [1.0] + [p[2] for p in pts], where="post",
