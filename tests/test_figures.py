@@ -10,7 +10,8 @@ once each figure is laid out and saved:
 - no panel is empty;
 - a labelled log axis says it is one (a reader takes an axis for linear otherwise);
 - no error bar runs past its axis: one too long is cut by the figure itself and marked;
-- a series keeps one colour across a figure's panels (a reader matches them by colour).
+- a series keeps one colour across a figure's panels (a reader matches them by colour);
+- a log axis has three labelled ticks or more within its limits.
 
 The checks are this file's own (not analysis.render.plots's placement code), and each is shown
 to fail on a figure made wrong on purpose. No fio: the sample's results are fio's JSON already.
@@ -32,6 +33,7 @@ from matplotlib.collections import LineCollection, PathCollection
 from matplotlib.colors import LogNorm
 from matplotlib.container import BarContainer
 from matplotlib.image import AxesImage
+from matplotlib.ticker import LogLocator
 
 from analysis.render import bars, exceedance, plots
 from analysis.report import redraw
@@ -120,6 +122,15 @@ def problems(fig) -> list[str]:
                 if any(y < low - abs(low) * 1e-6 or y > high + abs(high) * 1e-6 for y in ends):
                     found.append(f"{name}: an error bar runs past the axis, unmarked")
                     break
+        for axis, lim, ticks in (("x", ax.get_xlim(), ax.get_xticks()),
+                                 ("y", ax.get_ylim(), ax.get_yticks())):
+            # a log axis needs three labelled ticks or more to be read between them (one whose
+            # ticks are the data's own, such as §6's two working sets, is not read between)
+            locator = getattr(ax, f"{axis}axis").get_major_locator()
+            if getattr(ax, f"get_{axis}scale")() == "log" and isinstance(locator, LogLocator):
+                inside = [t for t in ticks if min(lim) <= t <= max(lim)]
+                if len(inside) < 3:
+                    found.append(f"{name}: {axis} log axis labelled at {len(inside)} ticks")
         for axis, scale, label in (("x", ax.get_xscale(), ax.get_xlabel()),
                                    ("y", ax.get_yscale(), ax.get_ylabel())):
             # a log axis read as linear misleads: its label says so (issue 42)
@@ -196,3 +207,18 @@ def test_the_checks_catch_a_figure_made_wrong(tmp_path):
                      "panel 1 (untitled): an error bar runs past the axis, unmarked",
                      "series 'R70/W30' drawn in 2 colours across the panels"):
         assert expected in found, found
+
+
+def test_the_tick_check_catches_a_log_axis_labelled_at_two_decades_only(tmp_path):
+    """§5's distribution before issue 42: 150 to 40,000 µs labelled at 1,000 and 10,000 only,
+    so a p50 of 253 µs could not be read."""
+    fig, ax = plt.subplots()
+    ax.plot([150, 40_000], [1, 0.001], label="QD 1")
+    ax.set_xscale("log")
+    ax.set_xlim(150, 40_000)
+    plots.log_axis(ax.xaxis, subs=(1.0,))
+    ax.set_xlabel("latency (µs), log scale")
+    fig.savefig(tmp_path / "ticks.png")
+    found = problems(fig)
+    plt.close(fig)
+    assert "panel 1 (untitled): x log axis labelled at 2 ticks" in found, found
