@@ -123,7 +123,7 @@ def draw_figures(found: list, settings: dict, ws: Workspace,
     note = interval_note(rows)
     means_only = interval_note(rows, percentiles=False)  # the figures that show no percentile
     line_chart(ws.path(FIG_CURVE), [_curve_panel(s, peaks) for s in found],
-               title="Throughput against latency, one point per configuration", note=note)
+               title="Throughput against latency, one point per configuration", note=means_only)
     line_chart(ws.path(FIG_THROUGHPUT), [
         Panel("IOPS", ylabel="IOPS", **depth_axis, from_zero=True,
               series=[Series(s.pattern, list(s.rows.outstanding), list(s.rows.iops_mean),
@@ -146,6 +146,8 @@ def draw_figures(found: list, settings: dict, ws: Workspace,
         for s in found], title="Latency percentiles by queue depth (pooled repetitions)",
         note=note)
     line_chart(ws.path(FIG_TAILS), [_tails_panel(s) for s in found],
-               title="Percentiles at the shallowest depth, the middle of the sweep, the knee, the "
-                     "first depth at 90% of the peak and the deepest", note=note)
+               # the title promises no depth a sweep may lack (a knee, a depth at 90% of the
+               # peak): each line's label says why it is shown
+               title="Percentiles at selected depths (each line says why it is shown)",
+               note=note)
     return [FIG_CURVE, FIG_THROUGHPUT, FIG_LATENCY, FIG_PERCENTILES, FIG_TAILS]
