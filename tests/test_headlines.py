@@ -5,18 +5,23 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from analysis.sections.facts import HOST_BOUND, Facts, host_bound
+from analysis.render.claims import host_qualifier
+from analysis.sections.facts import Facts
 from tests.toolkit import REPO
+
+BOUND = SimpleNamespace(host_bound=True, host_rule="fio_cpu")
 
 
 def test_qualifiers_stay_with_the_number():
     facts = Facts()
     facts.headline("peak_seq_MBps", "128 KiB sequential read", "2,103 MB/s at QD 128", 2103.0,
-                   "MB/s", qualifiers=(host_bound(SimpleNamespace(host_bound=True)), ""))
+                   "MB/s", qualifiers=(host_qualifier(BOUND), ""))
     facts.headline("peak_seq_MBps", "128 KiB sequential write", "900 MB/s at QD 32", 900.0,
-                   "MB/s", qualifiers=(host_bound(SimpleNamespace(host_bound=False)),))
+                   "MB/s", qualifiers=(host_qualifier(SimpleNamespace(host_bound=False)),))
     bound, free = facts.headlines
-    assert bound.text == f"2,103 MB/s at QD 128 [{HOST_BOUND}]" and bound.value == 2103.0
+    # the rule that fired is named (issue 42: not a list of rules of which one held)
+    assert bound.text == ("2,103 MB/s at QD 128 [host-bound (fio's CPU ≥ 90% per job): the "
+                          "host's limit]") and bound.value == 2103.0
     assert free.text == "900 MB/s at QD 32"  # nothing to say: nothing added
 
 
@@ -25,8 +30,10 @@ def test_the_samples_conclusion_carries_them():
     current): §5's peak was host-bound, §6's verdicts came from a 30 s burst in 3 s rounds."""
     text = (REPO / "docs" / "sample" / "report.md").read_text()
     conclusion = text[text.index("## Conclusion"):].split("\n## ", 1)[0]
-    assert "2,103 MB/s at QD 128 × 2 jobs with io_uring" in conclusion
-    assert f"plateau was shown [{HOST_BOUND}]" in conclusion
+    # a mean is quoted with its interval (issue 42: the conclusion had dropped §3's ±1,311)
+    assert "2,103 ± 130 MB/s at QD 128 × 2 jobs with io_uring" in conclusion
+    assert "3,194 ± 1,311 MB/s at 1 MiB blocks" in conclusion
+    assert "plateau was shown [host-bound (" in conclusion
     assert conclusion.count("[an indication only: a 30 s burst in 3 s rounds, not SNIA's 60 s]") == 2
 
 
@@ -39,4 +46,33 @@ def test_the_sample_opens_with_its_conclusion_and_states_the_legend_once():
     assert "Mean ± half-width" not in text  # the snippets' own legend
     assert text.count("mean ± the half-width of its 95% confidence interval") == 1
     assert "⚠ marks a mean whose 95% interval is wider" not in text
-    assert text.count("whose interval is wider than ±5% of its mean is marked ⚠") == 1
+    assert text.count("- ⚠ a mean whose 95% interval is wider than ±5% of it") == 1
+    # each mark explained once, in the methodology; † and ‡ mean different things (issue 42)
+    for mark in ("- † a percentile with fewer than 100 I/Os above it",
+                 "- ‡ a difference the test does not show", "- ⌂ a point the host limited"):
+        assert text.count(mark) == 1, mark
+    assert "Nines: each percentile" not in text and "(one I/O: no interval)" not in text
+    assert "† marks a difference" not in text
+
+
+def test_the_samples_claims_stay_within_their_evidence():
+    """Issue 42's review of the sample, claim by claim, against its own tables."""
+    text = (REPO / "docs" / "sample" / "report.md").read_text()
+    conclusion = text[text.index("## Conclusion"):].split("\n## ", 1)[0]
+    # the knee: judged with the peak search's QD 32 (17,344 IOPS), between host-bound points
+    assert ("QD 64: from QD 32 loses 15.7% IOPS for +138% mean latency [host-bound (fio's CPU "
+            "≥ 90% per job, a CPU ≥ 95% busy): the host's knee]") in conclusion
+    assert "| 4 KiB random read | 32 ⚠ drifting +1.1%/round ⌂ (search) | 17,344 ± 474 |" in text
+    # the p99 objective: QD 1's p99 interval [966–10,159] holds 1,000 µs
+    assert ("no depth is shown to meet it; the shallowest, QD 1, has p99 3,129 µs "
+            "[966–10,159]: its interval holds 1,000 µs, so not resolved by this run") in text
+    # no † value quoted: §2's p99.9 ratios and §5's QD 1 p99.9 (36 I/Os above it) are gone
+    assert "(p99.9 13.4×)" not in text and "p99.9 4,227 µs at QD 1" not in text
+    assert "**Tails (4 KiB random read):** p99 3,129 µs at QD 1;" in text
+    # §3: a size still rising is not marked as reaching 90% of a peak the findings put beyond it
+    assert "| 1 MiB ⚠ ▲ still rising |" in text and "● 90% ▲ peak" not in text
+    # §6: repetitions held equal are no difference, not "not resolved"
+    assert "50% compressible 20.0 MB/s (no difference)" in text and "±0%" not in text
+    # the host-bound wording names the rule that fired, not every rule
+    assert "kept a CPU or all of them busy" not in text
+    assert "- **Host-bound** (⌂): randrw" not in text  # no case ids for §4's mixes

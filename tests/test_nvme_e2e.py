@@ -227,7 +227,7 @@ def test_a_critical_warning_is_a_health_warning_in_section_1_and_the_report(gues
                    timeout=120)
     report = (tk / "out" / "env" / "report.md").read_text()
     anomalies = report[report.index("Anomalies"):]
-    assert f"**Environment:** {warning}" in anomalies
+    assert f"| §1 | {warning}" in anomalies
 
 
 # --- safety -------------------------------------------------------------------------------------

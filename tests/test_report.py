@@ -128,9 +128,10 @@ def test_report_wide_limitations():
     ]
     lines = anomalies(states, {"warnings": ["governor powersave"]}, Status(1, 0, "no fio"))
     text = "\n".join(lines)
-    assert "- **§1 Environment:** env.bash failed (exit 1): no fio;" in text
-    assert "- **File target** (`/tmp/t.img`)" in text
-    assert "- **Buffered I/O** in §2 QD=1 baselines:" in text
+    # one short table: a row per place, the section's anomalies side by side (issue 42)
+    assert "| §1 | env.bash failed (exit 1): no fio;" in text
+    assert "| file target | `/tmp/t.img`: the numbers include the filesystem" in text
+    assert "| buffered I/O | in §2 QD=1 baselines: O_DIRECT was refused" in text
     assert "(/tmp/t.img: §2; /dev/loop0: §5)" in text
     assert "Mixed profiles" not in text  # both quick
-    assert "- **Environment:** governor powersave" in text
+    assert "; governor powersave |" in text  # §1's warning in §1's row

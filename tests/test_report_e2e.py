@@ -117,7 +117,7 @@ def test_make_report_quick_on_the_default_target(toolkit, tmp_path):
              if k[0] == "Write-cache recovery (GiB per idle minute)"])
     assert ("Write cache (SLC) estimate", "128 KiB sequential write at QD 32 (§6)") in rows
     # The file target is a limitation the report states; so is the short burst.
-    assert "**File target**" in text and "shorter than 5 SNIA rounds" in text
+    assert "| file target |" in text and "shorter than 5 SNIA rounds" in text
 
     # The one-screen summary names the report and every section's outcome.
     assert "report: out/report.md and out/report.html" in result.stdout
@@ -154,9 +154,9 @@ def test_a_refused_section_and_another_results_tree(toolkit):
     assert (toolkit / "tables" / "drive-b" / "qd1_facts.json").is_file()
 
     # Why each part is missing, in the report and on the terminal.
-    assert ("**§4 Read/write mix:** refused its input (exit 2): MIX_LIST=7x: expected a whole "
+    assert ("| §4 | refused its input (exit 2): MIX_LIST=7x: expected a whole "
             "number >= 0.") in text
-    assert "**§3 Block-size sweep:** skipped (not among --sections qd1 mix_rw)." in text
+    assert "| §3 | skipped (not among --sections qd1 mix_rw) |" in text
     assert "## §5 Queue-depth sweep\n\nNot in this report: skipped" in text
     assert "Incomplete: §3 Block-size sweep, §4 Read/write mix, §5 Queue-depth sweep" in text
     assert "| Peak random IOPS | – | not measured |" in text

@@ -24,34 +24,52 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from analysis.core import workspace
+from analysis.core.stats import MIN_TAIL_IOS
 from analysis.core.workspace import Workspace
 from analysis.device.environment import render_env_text
 from analysis.history.command import report_section as history_section
-from analysis.render import html
+from analysis.render import claims, html
 from analysis.render import markdown as md
 from analysis.report.hosts import host_trees
 from analysis.report.shapes import largest_spread, load_frames, shapes_block, shared_shapes
 from analysis.report.targets import report_section as targets_section
-from analysis.rules.cases import read_manifest
+from analysis.rules.cases import UNSTABLE_HALF_WIDTH, read_manifest
 from analysis.run import record
 from analysis.run.manifest import matrix_entries
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections import facts as facts_file
-from analysis.sections.common import without_standard_note
+from analysis.sections.common import without_legends
 from analysis.sections.facts import HEADLINE_KINDS, Facts
 
 REPORT_MD = "out/report.md"
 REPORT_HTML = "out/report.html"
 METHOD = (
-    "Every number comes from fio's own JSON (json+) of real runs against the target. Each case "
-    "runs the given seconds after a ramp that is not measured, and is repeated; tables give the "
-    "mean ± the half-width of its 95% confidence interval over the repetitions (t), and a point "
-    "whose interval is wider than ±5% of its mean is marked ⚠. Percentiles are of the pooled "
-    "repetitions, from fio's latency histogram bins, with a 95% interval where shown; † marks "
-    "one with fewer than 100 I/Os above it; latency is total (submission + completion); MB/s = 10^6 "
-    "bytes/s. Reads run on a region written once with random data beforehand (prefill), so the "
-    "drive returns real data, not unmapped zeros. Runs use O_DIRECT (direct I/O) unless the "
-    "setup says buffered.")
+    "Every number comes from fio's own JSON of real runs against the target, with fio's latency "
+    "histogram (json+). Each case runs the given seconds after a ramp that is not measured, and "
+    "is repeated; tables give the mean ± the half-width of its 95% confidence interval over the "
+    "repetitions (t). Percentiles are of the pooled repetitions, from the histogram's bins; max "
+    "is the slowest I/O of all the repetitions; latency is total (submission + completion); MB/s "
+    "= 10^6 bytes/s. Intervals are in brackets, [low–high] (≥ low where too few I/Os lie above a "
+    "percentile to bound it from above); counts of I/Os above a percentile in parentheses. Reads "
+    "run on a region written once with random data beforehand (prefill), so the drive returns "
+    "real data, not unmapped zeros. Runs use O_DIRECT (direct I/O) unless the setup says "
+    "buffered.")
+# The marks of every table, explained once (analysis.render.claims holds the rules behind them)
+MARKS = [
+    (f"⚠ a mean whose 95% interval is wider than ±{UNSTABLE_HALF_WIDTH * 100:.0f}% of it: add "
+     "repetitions or run longer before quoting it."),
+    (f"{claims.THIN} a percentile with fewer than {MIN_TAIL_IOS} I/Os above it: too few to "
+    "quote, and the findings do not."),
+    (f"{claims.UNRESOLVED} a difference the test does not show (Welch's t-test over the "
+    "repetitions, Benjamini–Hochberg adjusted over a finding's comparisons): its 95% interval "
+    "straddles zero, so it is not resolved by this run; repetitions within ±1% of each other "
+    "are \"no difference\"."),
+    (f"{claims.HOST} a point the host limited (fio and the kernel, not the drive, set the pace): "
+    "it reached half of what this host can issue for its shape (its ceiling, measured on "
+    "null_blk, the kernel's I/O path with no media), or kept fio's CPU, one CPU or all of them "
+    "busy; each section's Host-bound line names the rule that fired, its CSV holds the load."),
+    "● ▲ ◆ a section's own points (90% of the peak, the peak, the knee), in its table's note.",
+]
 EXIT_MEANING = {1: "failed", 2: "refused its input", 3: "refused for safety",
                 130: "interrupted"}
 
@@ -171,7 +189,7 @@ def section_setup(s: SectionState, shared: dict[str, str]) -> str:
     the report's setup, or that nothing does."""
     differs = {k: v for k, v in s.facts.setup.items() if v != shared.get(k, "")}
     if not differs:
-        return "**Setup:** as in the methodology above."
+        return ""  # the methodology's setup: "a section's own line says where it differs"
     # a field the section has not (no pinning) while the report's has, said in words
     gone = {k: "none" for k, v in differs.items() if not v}
     return md.setup_text({**differs, **gone},
@@ -220,7 +238,8 @@ def setup_block(states: list[SectionState]) -> list[str]:
 def methodology(states: list[SectionState]) -> list[str]:
     if not any(s.manifest for s in states):
         return []
-    return ["## Methodology", "", METHOD, "", *setup_block(states)]
+    return ["## Methodology", "", METHOD, "", "**Marks** in the tables:", "",
+            *[f"- {m}" for m in MARKS], "", *setup_block(states)]
 
 
 def drive_state(states: list[SectionState]) -> list[str]:
@@ -251,40 +270,50 @@ def drive_state(states: list[SectionState]) -> list[str]:
 
 
 def anomalies(states: list[SectionState], env: dict, env_status: Status | None) -> list[str]:
-    """Bullets: per section what its data flagged, then what limits the whole report."""
-    out = []
+    """One short table: per section what its data flagged (the section's own findings say
+    which points), then what limits the whole report. (where, what) rows."""
+    out: list[tuple[str, str]] = []
     if env_status is not None and env_status.exit:
-        out.append(f"**§1 Environment:** env.bash failed (exit {env_status.exit})"
-                   + (f": {env_status.message}" if env_status.message else "")
-                   + "; the environment above may be from an earlier run or missing.")
+        out.append(("§1", f"env.bash failed (exit {env_status.exit})"
+                          + (f": {env_status.message}" if env_status.message else "")
+                          + "; the environment above may be from an earlier run or missing"))
     for s in states:
+        where = f"§{s.info.number}"
         problem = s.problem()
         if problem:
-            out.append(f"**{s.info.heading}:** {problem}.")
-        out += [f"**{s.info.heading}:** {a.text}" for a in s.facts.anomalies]
+            out.append((where, problem))
+        out += [(where, a.text.rstrip(".")) for a in s.facts.anomalies]
     ran = [s for s in states if s.manifest]
     files = sorted({s.manifest.get("target") for s in ran if s.manifest.get("target_kind") == "file"})
     if files:
-        out.append(f"**File target** ({', '.join(f'`{f}`' for f in files)}): the numbers include "
-                   "the filesystem (allocation, metadata, journal) and whatever the storage "
-                   "under it does; they describe that stack, not a drive. Give a block device "
-                   "(--target /dev/...) to measure a drive.")
+        out.append(("file target", (f"{', '.join(f'`{f}`' for f in files)}: the numbers include "
+                    "the filesystem (allocation, metadata, journal) and whatever the storage "
+                    "under it does; they describe that stack, not a drive. Give a block device "
+                    "(--target /dev/...) to measure a drive")))
     for key, what in (("target", "targets"), ("profile", "profiles")):
         groups: dict[str, list[str]] = {}
         for s in ran:
             groups.setdefault(str(s.manifest.get(key)), []).append(f"§{s.info.number}")
         if len(groups) > 1:
-            out.append(f"**Mixed {what}:** the sections ran with different {what} ("
-                       + "; ".join(f"{v}: {', '.join(n)}" for v, n in groups.items())
-                       + "): numbers from different sections do not describe the same setup.")
+            out.append((f"mixed {what}", f"the sections ran with different {what} ("
+                        + "; ".join(f"{v}: {', '.join(n)}" for v, n in groups.items())
+                        + "): numbers from different sections do not describe the same setup"))
     buffered = [s.info.heading for s in ran if str(s.manifest.get("direct", "1")) != "1"]
     if buffered:
-        out.append(f"**Buffered I/O** in {', '.join(buffered)}: O_DIRECT was refused, so reads "
-                   "may come from the page cache and writes land there first; these numbers "
-                   "overstate the drive.")
-    out += [f"**Environment:** {w}" for w in env.get("warnings", [])]
-    return ["## Anomalies and limitations", ""] + (
-        [f"- {line}" for line in out] if out else ["- None found in the data."]) + [""]
+        out.append(("buffered I/O", (f"in {', '.join(buffered)}: O_DIRECT was refused, so reads "
+                    "may come from the page cache and writes land there first; these numbers "
+                    "overstate the drive")))
+    out += [("§1", w) for w in env.get("warnings", [])]
+    if not out:
+        return ["## Anomalies and limitations", "", "None found in the data.", ""]
+    # one row per place: a section's anomalies side by side, as its findings detail them
+    rows: dict[str, list[str]] = {}
+    for where, what in out:
+        rows.setdefault(where, []).append(what)
+    return ["## Anomalies and limitations", "",
+            md.table(["where", "what limits the numbers"],
+                     [[where, "; ".join(whats)] for where, whats in rows.items()], ["l", "l"]),
+            ""]
 
 
 def headlines(states: list[SectionState]) -> dict[str, list[tuple[str, str]]]:
@@ -304,13 +333,12 @@ def conclusion(states: list[SectionState], between: str = "") -> list[str]:
         for i, (label, text) in enumerate(found):
             rows.append([HEADLINE_KINDS[kind] if i == 0 else "", label, text])
     problems = [s.info.heading for s in states if s.problem()]
-    close = ("Every section ran; see each section's findings for what the numbers mean."
-             if not problems else
+    close = ("" if not problems else
              f"Incomplete: {', '.join(problems)} did not run cleanly (see Anomalies and "
              "limitations); the numbers above are from the sections that did.")
     return ["## Conclusion", "", md.table(["headline", "measured on", "result"], rows,
                                           ["l", "l", "l"]), "",
-            close, *([""] + [between] if between else []), ""]
+            *([close, ""] if close else []), *([between, ""] if between else [])]
 
 
 def environment_text(ws: Workspace, env: dict) -> str:
@@ -340,7 +368,7 @@ def assemble(ws: Workspace) -> tuple[str, list[SectionState]]:
         if s.snippet is not None:
             own = s.facts.setup_line
             text = s.snippet.replace(own, section_setup(s, shared), 1) if own else s.snippet
-            parts += [without_standard_note(text), ""]  # the methodology states it once
+            parts += [without_legends(text), ""]  # the methodology states them once
         else:
             parts += [f"## {s.info.heading}", "", f"Not in this report: {s.problem()}.", ""]
     parts += history_section(ws)

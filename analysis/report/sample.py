@@ -93,10 +93,10 @@ def emulated_provenance(env: dict, revision: str, vm: dict, has_env_section: boo
             f"{cache.get('cache_bytes', 0) / 1e9:.2f} GB, then {cache.get('slow_Bps', 0) / 1e6:g} "
             f"MB/s, the rate at which it empties again while idle (§6 idles before its burst "
             f"until it has). **The speeds are an emulator's, not an "
-            f"SSD's**: every I/O is QEMU's work on the host's CPUs ({machine or 'unknown'}), and "
-            "the sample shows what a report looks like, with an NVMe identity, its health and a "
-            "real write-cache cliff in §6."
-            + (" §1 below has the full environment of the guest." if has_env_section else "")
+            f"SSD's**: every I/O is QEMU's work on the host's CPUs ({machine or 'unknown'}; "
+            "TCG is QEMU's CPU emulation in software); the NVMe identity, its health and §6's "
+            "write-cache cliff are real."
+            + (" §1 has the guest's environment." if has_env_section else "")
             + "\n\n")
 
 

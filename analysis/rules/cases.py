@@ -36,7 +36,7 @@ from analysis.fio.output import JobGroup
 from analysis.rules.write_evidence import EVIDENCE_COLUMNS, GIB, Written, evidence
 from analysis.rules.write_ramp import Ramp, declared, read_ramp
 from analysis.run import cpu_load, record, repetition
-from analysis.run.host_ceiling import PUNTED, is_host_bound, read_ceilings
+from analysis.run.host_ceiling import PUNTED, host_bound_rules, read_ceilings
 from analysis.run.manifest import matrix_entries
 from analysis.run.repetition import rep_files
 
@@ -51,7 +51,7 @@ UNSTABLE_HALF_WIDTH = 0.05
 # ceiling IOPS of the case's shape, the busiest CPU while it ran (analysis.run.cpu_load: its busy
 # share in %, and which), and whether the point measured the host, not the drive.
 HOST_COLUMNS = ["cpu_usr_pct", "cpu_sys_pct", "host_ceiling_iops", "host_ceiling_device",
-                "cpu_busiest_pct", "cpu_busiest", "cpu_together_pct", "host_bound"]
+                "cpu_busiest_pct", "cpu_busiest", "cpu_together_pct", "host_bound", "host_rule"]
 
 # The columns of docs/outputs.md, in order; `read_pct` is the read share of the job (100 for a pure
 # read pattern, 0 for a pure write, rwmixread for a mix). Each percentile also gets the sample std
@@ -86,7 +86,7 @@ METRIC_COLUMNS = ["iops_mean", "iops_std", "iops_cv", "bw_MBps_mean", "bw_MBps_s
 # The statistics a split case's rows leave empty (NaN): every measured value, not its shape
 SPLIT_BLANKS = [c for c in METRIC_COLUMNS if c not in ("unstable", "pct_source", "drifting",
                                                         "host_ceiling_device", "host_bound",
-                                                        *REGIME_COLUMNS)]
+                                                        "host_rule", *REGIME_COLUMNS)]
 
 
 @dataclass(frozen=True)
@@ -328,7 +328,7 @@ def summarize_direction(case: Case, direction: str) -> dict:
         "cpu_usr_pct": rep_stats([g.usr_cpu_pct for g in case.reps])["mean"],
         "cpu_sys_pct": rep_stats([g.sys_cpu_pct for g in case.reps])["mean"],
         "host_ceiling_iops": math.nan, "host_ceiling_device": "", **busiest_columns(case),
-        "host_bound": False, **intervals, "drift_pct": drift.slope_pct, "drift_p": drift.p,
+        "host_bound": False, "host_rule": "", **intervals, "drift_pct": drift.slope_pct, "drift_p": drift.p,
         "drifting": False, "regime": "", "regime_split": False,
     }
 
@@ -515,11 +515,12 @@ def mark_host_bound(table: pd.DataFrame, ceilings: dict) -> pd.DataFrame:
         device = cases.get(row.case, {}).get("device", "null" if row.case in cases else "")
         if cases.get(row.case, {}).get("punted"):  # a kernel worker's ceiling, not the host's
             ceiling, device = math.nan, PUNTED
-        bound = is_host_bound(row.iops_mean, ceiling, row.cpu_usr_pct, row.cpu_sys_pct,
-                              int(row.numjobs), int(ceilings.get("cpus", 0)),
-                              row.cpu_busiest_pct, row.cpu_together_pct)
+        fired = host_bound_rules(row.iops_mean, ceiling, row.cpu_usr_pct, row.cpu_sys_pct,
+                                 int(row.numjobs), int(ceilings.get("cpus", 0)),
+                                 row.cpu_busiest_pct, row.cpu_together_pct)
         table.loc[table.case == row.case, ["host_ceiling_iops", "host_ceiling_device",
-                                           "host_bound"]] = [ceiling, device, bound]
+                                           "host_bound", "host_rule"]] = [
+            ceiling, device, bool(fired), " ".join(fired)]
     table["host_bound"] = table.host_bound.astype(bool)
     return table
 

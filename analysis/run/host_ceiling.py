@@ -425,18 +425,37 @@ def calibrate(results_dir: Path, cases: list[str], prefer: str = "auto") -> tupl
     return doc, list(todo)
 
 
+# The rules' names, as the tables' `host_rule` column records which fired (analysis.rules.cases)
+# and the report words them (analysis.render.claims.HOST_RULE_WORDS).
+RULE_SHARE, RULE_CPU, RULE_BUSY, RULE_ALL = "ceiling", "fio_cpu", "cpu_busy", "all_cpus"
+
+
+def host_bound_rules(iops: float, ceiling: float, usr_pct: float, sys_pct: float, numjobs: int,
+                     cpus: int, busiest_pct: float = math.nan,
+                     together_pct: float = math.nan) -> tuple[str, ...]:
+    """The rules above that fired for a point, in their order; empty: the drive set the pace.
+
+    >>> host_bound_rules(9_000, 30_000, 60.0, 38.0, 1, 2, 90.0, 56.0)
+    ('fio_cpu',)
+    >>> host_bound_rules(20_000, 30_000, 20.0, 10.0, 1, 2, 97.0, 56.0)
+    ('ceiling', 'cpu_busy')
+    """
+    busy = (usr_pct + sys_pct) / 100 * numjobs  # CPUs' worth of time the jobs used
+    fired = {
+        RULE_SHARE: bool(ceiling) and not math.isnan(ceiling) and iops >= HOST_BOUND_SHARE * ceiling,
+        RULE_CPU: not math.isnan(busy) and busy >= HOST_BOUND_CPU * min(numjobs, cpus or numjobs),
+        RULE_BUSY: not math.isnan(busiest_pct) and busiest_pct >= HOST_BOUND_BUSY * 100,
+        RULE_ALL: not math.isnan(together_pct) and together_pct >= HOST_BOUND_ALL * 100,
+    }
+    return tuple(rule for rule, hit in fired.items() if hit)
+
+
 def is_host_bound(iops: float, ceiling: float, usr_pct: float, sys_pct: float, numjobs: int,
                   cpus: int, busiest_pct: float = math.nan,
                   together_pct: float = math.nan) -> bool:
     """The rules above, in one place: any of them marks the point."""
-    if not math.isnan(busiest_pct) and busiest_pct >= HOST_BOUND_BUSY * 100:
-        return True
-    if not math.isnan(together_pct) and together_pct >= HOST_BOUND_ALL * 100:
-        return True
-    if ceiling and not math.isnan(ceiling) and iops >= HOST_BOUND_SHARE * ceiling:
-        return True
-    busy = (usr_pct + sys_pct) / 100 * numjobs  # CPUs' worth of time the jobs used
-    return not math.isnan(busy) and busy >= HOST_BOUND_CPU * min(numjobs, cpus or numjobs)
+    return bool(host_bound_rules(iops, ceiling, usr_pct, sys_pct, numjobs, cpus, busiest_pct,
+                                 together_pct))
 
 
 def main(argv: list[str]) -> int:

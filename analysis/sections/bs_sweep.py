@@ -16,13 +16,14 @@ import pandas as pd
 
 from analysis.core.effects import Change, adjusted
 from analysis.core.workspace import Workspace
+from analysis.render import claims
 from analysis.render import markdown as md
+from analysis.render.claims import NOT_RESOLVED, tail_cell
 from analysis.render.plots import COLORS, Highlight, Panel, Series, line_chart
 from analysis.rules import sweeps
 from analysis.rules.cases import case_rows
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections.common import (
-    NOT_RESOLVED,
     SectionRun,
     clat_note,
     flag,
@@ -34,10 +35,9 @@ from analysis.sections.common import (
     snippet,
     stability_finding,
     standard_note,
-    tail_cell,
     tail_range_cell,
 )
-from analysis.sections.facts import Facts, host_bound
+from analysis.sections.facts import Facts
 from analysis.sections.host_part import host_finding
 
 SECTION = "bs_sweep"
@@ -289,13 +289,9 @@ def gap_finding(rand: Sweep, seq: Sweep, op: str) -> str | None:
         return None
     changes = adjusted([row_change(seq.at(bs), rand.at(bs), "bw_MBps_mean") for bs in common])
     gaps = [c.pct for c in changes]
-    noisy = [bs for bs, c in zip(common, changes) if not _shown(c)]
-    listed = ", ".join(f"{md.signed_pct(g)} at {_kib(bs)}" for bs, g in zip(common, gaps))
-    text = f"**Random vs sequential {op}s:** sequential MB/s against random: {listed}"
-    if noisy:
-        text += (f" ({', '.join(_kib(bs) for bs in noisy)}: {NOT_RESOLVED}, the test (Welch "
-                 "over the repetitions, adjusted over these sizes) does not show the difference)")
-    text += "."
+    # each gap as the test judged it (‡: not resolved; claims.marked)
+    listed = ", ".join(f"{claims.marked(c)} at {_kib(bs)}" for bs, c in zip(common, changes))
+    text = f"**Random vs sequential {op}s:** sequential MB/s against random: {listed}."
     if len(common) > 1:
         shown = [i for i, c in enumerate(changes) if _shown(c)]
         if shown:
@@ -355,16 +351,24 @@ def render_markdown(df: pd.DataFrame, found: list[Sweep], setup: str,
     rows = []
     for s in found:
         for r in s.rows.itertuples():
-            marks = flag(r) + (" ● 90%" if r.is_90pct_of_peak else "") + \
-                (" ▲ peak" if r.is_peak else "")
+            # still rising at the largest size: the peak and the 90% point lie beyond the
+            # sweep, so neither is marked where the findings say they are not
+            rising = s.found.still_rising
+            marks = flag(r) + (" ● 90%" if r.is_90pct_of_peak and not rising else "") + \
+                ((" ▲ still rising" if rising else " ▲ peak") if r.is_peak else "")
             rows.append([s.label, _kib(r.bs) + marks, md.pm(r.iops_mean, r.iops_ci95),
                          md.pm(r.bw_MBps_mean, r.bw_MBps_ci95), f"{r.bw_pct_of_peak:.0f}%",
                          md.pm(r.lat_us_mean, r.lat_us_ci95), md.num(r.lat_p50_us),
-                         tail_range_cell(r, "lat_p99_us"), tail_cell(r, "lat_p99_9_us")])
+                         tail_range_cell(r, "lat_p99_us"), tail_cell(r, "lat_p99_9_us"),
+                         md.num(r.lat_max_us)])
     table = md.table(["pattern", "block size", "IOPS", "MB/s", "of peak MB/s", "mean lat (µs)",
-                      "p50 (µs)", "p99 (µs)", "p99.9 (µs)"], rows, ["l", "l"] + ["r"] * 7)
-    note = standard_note(df) + (" p99 (low–high) is its 95% interval. ● the smallest "
-                                "block size reaching 90% of the pattern's peak MB/s; ▲ the peak.")
+                      "p50 (µs)", "p99 (µs)", "p99.9 (µs)", "max (µs)"], rows,
+                     ["l", "l"] + ["r"] * 8)
+    note = standard_note(df) + (" p99 [low–high] is its 95% interval. ● the smallest "
+                                "block size reaching 90% of the pattern's peak MB/s; ▲ the peak, "
+                                "or the largest size where MB/s is still rising (then the peak "
+                                "and ● lie beyond the sweep, and of peak is of the most "
+                                "measured).")
     return snippet(f"## {SECTIONS[SECTION].heading}", setup, [_queue_line(df), table, note],
                    [("IOPS by block size", FIG_IOPS), ("MB/s by block size", FIG_BW),
                     ("Mean and p99 latency by block size", FIG_LATENCY)], findings(df, found), link)
@@ -449,10 +453,11 @@ def record_facts(found: list[Sweep], facts: Facts) -> None:
                       " (the most MB/s measured, at the largest size; whether it still rises "
                       f"there is {NOT_RESOLVED})" if s.found.unresolved else "")
             facts.headline("peak_seq_MBps", s.label,
-                           f"{md.num(peak.bw_MBps_mean)} MB/s at {md.bs_label(s.found.peak_bs)} "
+                           f"{claims.with_interval(peak.bw_MBps_mean, peak.bw_MBps_ci95, 'MB/s')}"
+                           f" at {md.bs_label(s.found.peak_bs)} "
                            f"blocks, QD {int(peak.iodepth)}{rising}", peak.bw_MBps_mean, "MB/s",
                            peak.bw_MBps_std, ci95=peak.get("bw_MBps_ci95"),
-                           qualifiers=(host_bound(peak),))
+                           qualifiers=(claims.host_qualifier(peak),))
 
 
 def produce(run: SectionRun) -> list[str]:

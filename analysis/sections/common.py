@@ -22,7 +22,9 @@ from analysis.core import workspace
 from analysis.core.effects import Change, change, log_change
 from analysis.core.stats import MIN_TAIL_IOS
 from analysis.core.workspace import Workspace
+from analysis.render import claims
 from analysis.render import markdown as md
+from analysis.render.claims import tail_cell
 from analysis.rules.cases import (
     NINES,
     UNSTABLE_HALF_WIDTH,
@@ -266,34 +268,60 @@ def reps_label(df: pd.DataFrame) -> str:
     return str(low) if low == high else f"{low}–{high}"
 
 
+# The legends a snippet's tables carry, each built from one template: the notes below fill them
+# in, and without_legends matches the same templates whatever their counts, so the assembled
+# report leaves them to its methodology, which states them once (analysis.report.build.METHOD).
+STANDARD_LEGEND = ("{spread}; percentiles of the pooled repetitions from fio's json+ histogram "
+                   "bins; latency is total (submission + completion); MB/s = 10^6 B/s. ⚠ marks "
+                   "a mean whose 95% interval is wider than ±{limit}%.{tail}")
+SPREAD_LEGEND = ("Mean ± half-width of its 95% confidence interval (t over {reps} repetitions; "
+                 "the sample std is in the CSV)")
+ONE_REPETITION_LEGEND = "One repetition, so no interval"
+TAIL_LEGEND = (" † marks a percentile with fewer than {count} I/Os above it: too few to quote "
+               "(run longer).")
+MAX_LEGEND = "max: the slowest I/O of all the repetitions (one I/O: no interval)."
+NINES_LEGEND = (
+    "Nines: each percentile of the pooled repetitions with its 95% interval in brackets (the "
+    "spread of the repetitions' own percentiles, t over the repetitions, and the order "
+    "statistics of the pooled I/Os; ≥ where too few I/Os lie above it for even the slowest to "
+    "bound it from above) and, in parentheses, the number of I/Os above it. A nine is shown only "
+    "when at least one I/O lies above it, and as a column only when some point can quote it; "
+    "† marks fewer than {count}: too few to quote, run longer for it.")
+
+
+def _matching(template: str, **fields: str) -> str:
+    """A legend template as a regex: its text literally, each {field} by the pattern given."""
+    parts = re.split(r"\{(\w+)\}", template)
+    return "".join(re.escape(part) if i % 2 == 0 else fields[part]
+                   for i, part in enumerate(parts))
+
+
 def standard_note(df: pd.DataFrame) -> str:
     """What the table's numbers are, under every section table."""
     reps = reps_label(df)
-    spread = ("one repetition, so no interval" if reps == "1" else
-              f"mean ± half-width of its 95% confidence interval (t over {reps} repetitions; "
-              "the sample std is in the CSV)")
-    tail = ("" if not has_thin_tail(df) else
-            f" † marks a percentile with fewer than {MIN_TAIL_IOS} I/Os above it: too few "
-            "to quote (run longer).")
-    return (f"{spread[0].upper()}{spread[1:]}; percentiles of the pooled repetitions from fio's "
-            "json+ histogram bins; latency is total (submission + completion); "
-            f"MB/s = 10^6 B/s. ⚠ marks a mean whose 95% interval is wider than "
-            f"±{UNSTABLE_HALF_WIDTH * 100:.0f}%.{tail}")
+    spread = (ONE_REPETITION_LEGEND if reps == "1" else SPREAD_LEGEND.format(reps=reps))
+    tail = TAIL_LEGEND.format(count=MIN_TAIL_IOS) if has_thin_tail(df) else ""
+    return STANDARD_LEGEND.format(spread=spread, limit=f"{UNSTABLE_HALF_WIDTH * 100:.0f}",
+                                  tail=tail)
 
 
-# standard_note's text, whatever its counts: what the assembled report leaves out of each snippet,
-# where the methodology states it once (analysis.report.build)
-_STANDARD_NOTE = re.compile(
-    r"(?:Mean ± half-width of its 95% confidence interval \(t over [^)]*\)|One repetition, "
-    r"so no interval); percentiles of the pooled repetitions from fio's json\+ histogram bins; "
-    r"latency is total \(submission \+ completion\); MB/s = 10\^6 B/s\. ⚠ marks a mean whose "
-    r"95% interval is wider than ±\d+%\.(?: † marks a percentile with fewer than \d+ I/Os above "
-    r"it: too few to quote \(run longer\)\.)? ?")
+# Every legend, whatever its counts, and the space after it
+_LEGENDS = re.compile("(?:" + "|".join([
+    _matching(STANDARD_LEGEND, limit=r"\d+",
+              spread="(?:" + _matching(SPREAD_LEGEND, reps=r"[\d–]+") + "|"
+              + re.escape(ONE_REPETITION_LEGEND) + ")",
+              tail="(?:" + _matching(TAIL_LEGEND, count=r"\d+") + ")?"),
+    _matching(NINES_LEGEND, count=r"\d+"),
+    re.escape(MAX_LEGEND)]) + ") ?")
 
 
-def without_standard_note(snippet: str) -> str:
-    """A snippet without its tables' standard legend; a line left empty by it goes too."""
-    lines = [_STANDARD_NOTE.sub("", line) if _STANDARD_NOTE.search(line) else line
+def without_legends(snippet: str) -> str:
+    r"""A snippet without its tables' legends; a line left empty by them goes too.
+
+    >>> without_legends("| t |\n\n" + MAX_LEGEND + "\n\n### Findings")
+    '| t |\n\n### Findings'
+    """
+    lines = [_LEGENDS.sub("", line).rstrip() if _LEGENDS.search(line) else line
              for line in snippet.split("\n")]
     out = []
     for before, line in zip(["", *lines], lines):
@@ -308,15 +336,7 @@ def has_thin_tail(df: pd.DataFrame) -> bool:
     return bool(cols) and bool((df[cols] < MIN_TAIL_IOS).any(axis=None))
 
 
-def tail_cell(row, col: str) -> str:
-    """A pooled percentile's cell, † when fewer than MIN_TAIL_IOS I/Os lie above it."""
-    tail = getattr(row, col + "_tail_ios", math.nan)
-    thin = not math.isnan(tail) and tail < MIN_TAIL_IOS
-    return md.num(getattr(row, col)) + (" †" if thin else "")
-
-
 # --- comparisons in findings -------------------------------------------------------------------
-NOT_RESOLVED = "not resolved by this run"
 # a table column -> the column of its spread over the repetitions; the tail percentiles are
 # tested on their logs, from the spread of the repetitions' own log percentiles (`_lsd`)
 SPREADS = {"iops_mean": "iops_std", "bw_MBps_mean": "bw_MBps_std", "lat_us_mean": "lat_us_std"}
@@ -336,30 +356,21 @@ def row_change(row, reference, col: str) -> Change:
                   float(getattr(reference, SPREADS[col])), row.n, reference.n)
 
 
-def test_note(changes: list[Change]) -> str:
-    """'(95% interval +12% to +66%)' of one comparison, or ', not resolved by this run (…)'."""
-    c = changes[0] if changes else None
-    if c is None or not c.tested:
-        return ""
-    if c.significant:
-        return f" (95% interval {c.interval_text()})"
-    return f", {NOT_RESOLVED} (95% interval {c.interval_text()})"
-
-
 def interval_text(low: float, high: float) -> str:
     """'103–114', or '≥ 103' for a one-sided interval (too few I/Os above to bound it)."""
     return f"≥ {md.num(low)}" if math.isnan(high) else f"{md.num(low)}–{md.num(high)}"
 
 
 def tail_range_cell(row, col: str) -> str:
-    """A pooled percentile with its 95% interval: '108 (103–114)', '350 (≥ 301)' where it is
-    one-sided; † as in tail_cell."""
+    """A pooled percentile with its 95% interval: '108 [103–114]', '350 [≥ 301]' where it is
+    one-sided (brackets, as every interval of the report; parentheses hold counts); † as in
+    tail_cell."""
     low, high = getattr(row, col + "_lo", math.nan), getattr(row, col + "_hi", math.nan)
     cell = tail_cell(row, col)
     if math.isnan(low):
         return cell
     value, _, mark = cell.partition(" ")
-    return f"{value} ({interval_text(low, high)})" + (f" {mark}" if mark else "")
+    return f"{value} [{interval_text(low, high)}]" + (f" {mark}" if mark else "")
 
 
 NINES_COLUMNS = ["point", "case", "direction", "pct", "value_us", "low_us", "high_us",
@@ -381,25 +392,23 @@ def nines_frame(run: SectionRun, rows: pd.DataFrame, label: Callable[[object], s
 
 def nines_table(frame: pd.DataFrame) -> str:
     """nines_frame as markdown: a row per point, each nine as value [95% interval] (I/Os
-    above it); "–" where no I/O lies above it, † where fewer than MIN_TAIL_IOS do."""
+    above it); "–" where no I/O lies above it, † where fewer than MIN_TAIL_IOS do; a nine with
+    no quotable point anywhere is in the CSV only."""
     rows = []
+    # a nine no point can quote (every one †) is left to the CSV: the table shows what may be said
+    shown = [p for p in NINES if frame[frame.pct == p].quotable.astype(bool).any()] or NINES[:1]
     for point, group in frame.groupby("point", sort=False):
         by_pct = {t.pct: t for t in group.itertuples()}
         cells = ["–" if (t := by_pct.get(p)) is None else
                  (f"{md.num(t.value_us)} [{interval_text(t.low_us, t.high_us)}] "
-                  f"({t.tail_ios:,})" + ("" if t.quotable else " †"))
-                 for p in NINES]
+                  f"({t.tail_ios:,})" + ("" if t.quotable else f" {claims.THIN}"))
+                 for p in shown]
         rows.append([point, f"{int(group.total_ios.iloc[0]):,}", *cells])
-    return md.table(["point", "I/Os", *[f"p{p:g} (µs)" for p in NINES]], rows)
+    return md.table(["point", "I/Os", *[f"p{p:g} (µs)" for p in shown]], rows)
 
 
 def nines_note() -> str:
-    return ("Nines: each percentile of the pooled repetitions with its 95% interval in brackets "
-            "(the spread of the repetitions' own percentiles, t over the repetitions, and the "
-            "order statistics of the pooled I/Os; ≥ where too few I/Os lie above it for even the "
-            "slowest to bound it from above) and, in parentheses, the number of I/Os above it. A "
-            f"nine is shown only when at least one I/O lies above it; † marks fewer than "
-            f"{MIN_TAIL_IOS}: too few to quote, run longer for it.")
+    return NINES_LEGEND.format(count=MIN_TAIL_IOS)
 
 
 def snippet(heading: str, setup: str, blocks: list[str], figures: list[tuple[str, str]],
@@ -469,12 +478,14 @@ def is_drifting(row) -> bool:
 
 def flag(row) -> str:
     """A table row's mark: ' ⚠' where the mean is not known to ±5%, ' drifting +2.1%/round'
-    where its rounds show a trend (analysis.rules.cases.mark_drifting), and ' (write regimes
-    below)' where its repetitions measured more than one state (no mean)."""
+    where its rounds show a trend (analysis.rules.cases.mark_drifting), ' ⌂' where the host
+    limited it (claims.host_mark), and ' (write regimes below)' where its repetitions measured
+    more than one state (no mean)."""
     if getattr(row, "regime_split", False) is True:
         return " (write regimes below)"
     mark = " ⚠" if row.unstable or is_drifting(row) else ""
-    return mark + (f" drifting {row.drift_pct:+.1f}%/round" if is_drifting(row) else "")
+    return (mark + (f" drifting {row.drift_pct:+.1f}%/round" if is_drifting(row) else "")
+            + claims.host_mark(row))
 
 
 def stability_finding(df: pd.DataFrame, label: Callable[[object], str]) -> str:
@@ -491,28 +502,25 @@ def stability_finding(df: pd.DataFrame, label: Callable[[object], str]) -> str:
              "the table's points): " + ", ".join(
                  f"{label(r)} (IOPS {r.drift_pct:+.1f}% per round over {int(r.n)} rounds)"
                  for r in drifting.itertuples())
-             + ": the level moved while it was measured, so its mean stands for no state of "
-               "the drive; find what changes (temperature, a cache filling, background work) "
-               "before quoting it.")
+             + ": its level moved while it was measured, so its mean stands for no one state "
+               "of the drive.")
     if unstable.empty:
         return (f"**Stability:** every point's mean is known to {limit} or better (95% "
                 f"confidence, {reps_label(df)} repetitions).{drift}")
-    return (f"**Stability:** the 95% interval of the mean is wider than {limit} at "
-            + ", ".join(f"{label(r)} ({widest(r)})" for r in unstable.itertuples())
-            + "; add repetitions (--repeat) or lengthen --runtime before quoting them." + drift)
+    # the unstable points carry ⚠ in the table and are counted in the Anomalies: named here
+    # only when some are not in the table's own rows (a mix's total)
+    return (f"**Stability:** {len(unstable)} of {len(df)} points ⚠ (widest: "
+            f"{widest(unstable.loc[unstable.half_width_pct.idxmax()])})." + drift)
 
 
 def unstable_anomaly(table: pd.DataFrame) -> Anomaly | None:
-    """For the report: how many points' means are not known to ±5%, and the worst of them."""
+    """For the report's Anomalies table: how many points' means are not known to ±5% (the ⚠
+    mark), and the widest interval among them."""
     rows = table[table.unstable.astype(bool)]
     if rows.empty:
         return None
     worst = rows.loc[rows.half_width_pct.idxmax()]
-    return Anomaly("unstable", (
-        f"{len(rows)} of {len(table)} points have a 95% confidence interval of the mean wider "
-        f"than ±{UNSTABLE_HALF_WIDTH * 100:.0f}% over their repetitions (worst: {worst.case} "
-        f"{worst.direction}, {widest(worst)}); add repetitions or lengthen --runtime before "
-        "quoting them."))
+    return Anomaly("unstable", f"{len(rows)} of {len(table)} points ⚠ (widest: {widest(worst)})")
 
 
 def clat_note(df: pd.DataFrame) -> list[str]:

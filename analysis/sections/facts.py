@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from analysis.device.health import THROTTLE_KEYS, health_delta, health_summary
+from analysis.render import claims
 
 # Counters whose movement during a run is news (host bytes and power-on hours always move).
 ALARM_KEYS = ("media_errors", "error_log_entries", "unsafe_shutdowns", "percentage_used",
@@ -69,26 +70,14 @@ class Facts:
                  unit: str = "", std: float | None = None, settings: str = "",
                  ci95: float | None = None, qualifiers: tuple[str, ...] = ()) -> None:
         """A number for the conclusion. `qualifiers` say what limits it (host-bound, an
-        indication only): they stay with the number wherever it is quoted."""
+        indication only): they stay with the number wherever it is quoted (claims.qualified)."""
         if kind not in HEADLINE_KINDS:
             raise ValueError(f"unknown headline kind {kind!r}")
-        kept = [q for q in qualifiers if q]
-        if kept:
-            text += f" [{'; '.join(kept)}]"
-        self.headlines.append(Headline(kind, label, text, _plain(value), unit, _plain(std),
+        self.headlines.append(Headline(kind, label, claims.qualified(text, qualifiers), _plain(value), unit, _plain(std),
                                        settings, _plain(ci95)))
 
     def anomaly(self, kind: str, text: str) -> None:
         self.anomalies.append(Anomaly(kind, text))
-
-
-# A headline measured at a host-bound point: the number is the host's limit, not the drive's
-HOST_BOUND = "host-bound: the host's limit, not the drive's"
-
-
-def host_bound(row) -> str:
-    """The qualifier of a headline read from a table row: HOST_BOUND where the row is."""
-    return HOST_BOUND if bool(getattr(row, "host_bound", False)) else ""
 
 
 def _plain(value):

@@ -4,11 +4,11 @@ snippet ends with and as an anomaly for the report."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import pandas as pd
 
+from analysis.render import claims
 from analysis.rules.cases import case_rows
 from analysis.run.host_ceiling import (
     CEILING_LABELS,
@@ -24,23 +24,6 @@ def host_bound_rows(df: pd.DataFrame) -> pd.DataFrame:
     """The rows the host limited, one per case (analysis.run.host_ceiling)."""
     rows = case_rows(df)
     return rows[rows.host_bound.astype(bool)]
-
-
-def _host_reason(row) -> str:
-    share = row.iops_mean / row.host_ceiling_iops if row.host_ceiling_iops else math.nan
-    cpu = row.cpu_usr_pct + row.cpu_sys_pct
-    device = getattr(row, "host_ceiling_device", "") or "null"
-    label = "null-engine" if device == "null" else device
-    parts = [] if math.isnan(share) else [f"{share * 100:.0f}% of its {label} ceiling"]
-    if not math.isnan(cpu):
-        parts.append(f"CPU {cpu:.0f}% per job")
-    busiest = getattr(row, "cpu_busiest_pct", math.nan)
-    if not math.isnan(busiest):
-        parts.append(f"CPU {int(row.cpu_busiest)} {busiest:.0f}% busy")
-    together = getattr(row, "cpu_together_pct", math.nan)
-    if not math.isnan(together):
-        parts.append(f"all CPUs {together:.0f}% busy together")
-    return ", ".join(parts)
 
 
 def _ceiling_label(df: pd.DataFrame) -> str:
@@ -75,19 +58,22 @@ def host_finding(df: pd.DataFrame, label: Callable[[object], str]) -> str:
         return (f"**Host:** no point reached {HOST_BOUND_SHARE * 100:.0f}% of what this host can "
                 f"issue for its shape (its ceiling, {_ceiling_label(df)}){busy}: by "
                 "this test, the drive set the pace.")
-    return ("**Host-bound:** " + ", ".join(f"{label(r)} ({_host_reason(r)})" for r in
-                                            bound.itertuples())
-            + ": these points measure this host (fio and the kernel) as much as the drive; a "
-              "faster host or more jobs would show more (docs/methodology.md, host ceiling)."
+    # grouped by the rule that fired: the words say what was tested, no more (each point's load,
+    # its share of the ceiling and its CPUs' busy shares, is in the section's CSV)
+    groups: dict[str, list[str]] = {}
+    for r in bound.itertuples():
+        groups.setdefault(claims.host_reason(claims.host_rules(r)), []).append(label(r))
+    listed = "; ".join(f"{', '.join(points)} ({why})" for why, points in groups.items())
+    return (f"**Host-bound** ({claims.HOST}): {listed}: the host's limit as much as the drive's."
             + (f" {NO_CEILING.capitalize()}: they were marked by the CPUs' "
                "load alone." if no_ceiling else ""))
 
 
 def host_anomaly(table: pd.DataFrame) -> Anomaly | None:
+    """For the report's Anomalies table: how many points the host limited, and by which rules."""
     bound = host_bound_rows(table)
     if bound.empty:
         return None
-    return Anomaly("host_bound", (
-        f"{len(bound)} of {len(case_rows(table))} points were limited by the host, not the drive "
-        f"(reached {HOST_BOUND_SHARE * 100:.0f}% of the host's ceiling, kept a CPU or all of "
-        f"them busy): {', '.join(f'{r.case} ({_host_reason(r)})' for r in bound.itertuples())}."))
+    fired = dict.fromkeys(k for r in bound.itertuples() for k in claims.host_rules(r))
+    return Anomaly("host_bound", f"{len(bound)} of {len(case_rows(table))} points host-bound "
+                                 f"({claims.host_reason(fired)})")

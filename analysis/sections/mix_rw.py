@@ -16,14 +16,14 @@ import pandas as pd
 
 from analysis.core.effects import ALPHA, Change, adjusted, change, gap
 from analysis.core.workspace import Workspace
-from analysis.render import exceedance
+from analysis.render import claims, exceedance
 from analysis.render import markdown as md
 from analysis.render.bars import BarSet, grouped_bars
+from analysis.render.claims import tail_cell
 from analysis.render.plots import Panel, Series, line_chart
 from analysis.rules.cases import one_state
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections.common import (
-    NOT_RESOLVED,
     SectionRun,
     clat_note,
     flag,
@@ -33,7 +33,6 @@ from analysis.sections.common import (
     snippet,
     stability_finding,
     standard_note,
-    tail_cell,
 )
 from analysis.sections.host_part import host_finding
 
@@ -48,8 +47,7 @@ SMALL_PCT = 5.0
 WORKLOAD_NOTE = ("each mix is one randrw job, so reads and writes share the queue and each "
                  "direction is measured on its own. `total` pools both directions: IOPS and MB/s "
                  "add up; its latency and percentiles are over all I/Os (percentiles from the "
-                 "merged histogram bins of both directions).")
-WITHIN = "†"  # beside a difference the test does not show: not resolved by this run
+                 "merged histogram bins of both directions). A pure mix shows its one direction.")
 
 
 @dataclass(frozen=True)
@@ -144,11 +142,12 @@ def blend_iops(read_share: float, read_iops: float, write_iops: float) -> float:
 # ---- findings --------------------------------------------------------------------------------
 
 def _tag(c: Change) -> str:
-    return WITHIN if c.within_spread else ""
+    """' ‡' beside a difference the test does not show (claims: the methodology's legend)."""
+    return f" {claims.UNRESOLVED}" if claims.unresolved(c) else ""
 
 
 def _pct_tagged(c: Change) -> str:
-    return md.signed_pct(c.pct) + _tag(c)
+    return claims.marked(c)
 
 
 def _join(items: list[str]) -> str:
@@ -238,8 +237,8 @@ def write_penalty_finding(ms: list[Mix]) -> str:
     text = (f"**Write penalty:** pure writes ({w.label}) reach {md.num(w.total.iops_mean)} IOPS "
             f"against {md.num(r.total.iops_mean)} for pure reads, a write penalty of "
             f"{md.signed_pct(penalty)}{_tag(iops)}")
-    if iops.within_spread:
-        text += f": whether writes and reads differ in rate is {NOT_RESOLVED}"
+    if claims.unresolved(iops):
+        pass  # ‡ says it: whether writes and reads differ in rate is not resolved
     elif small(iops):
         text += ": writes and reads run at about the same rate"
     elif penalty < 0:
@@ -280,8 +279,7 @@ def mixing_cost_finding(ms: list[Mix]) -> str | None:
     text = ("**Mixing cost:** if every I/O cost what it costs in its pure run "
             "(1/IOPS = r/IOPS_read + (1−r)/IOPS_write), " + "; ".join(parts) + ".")
     if not worse and not better and any(c.tested for c in changes):
-        text += (" No mix is shown to differ from that blend (the test shows none): a cost of "
-                 f"mixing is {NOT_RESOLVED}, not ruled out.")
+        text += " No mix is shown to differ from that blend: a cost of mixing is not ruled out."
     elif not worse and not better:
         text += " No mix differs measurably from that blend: mixing shows no cost of its own."
     if worse:
@@ -339,8 +337,7 @@ def who_pays_finding(ms: list[Mix]) -> str:
                 "suffer more than writes, cannot be computed.")
     pairs = [(m, a, b) for (m, a), (_, b) in zip(reads, writes)]
     if all(small(a) and small(b) for _, a, b in pairs):
-        return text + (" Neither direction is measurably slowed by sharing the queue: the "
-                       "test shows none of these changes (not resolved by this run)" if all(
+        return text + (" Neither direction is shown to be slowed by sharing the queue" if all(
                            a.within_spread is not None for _, a, _ in pairs)
                        else f" Neither direction is slowed by more than {SMALL_PCT:.0f}%") + "."
     worse = [(m, _fares_worse(a, b)) for m, a, b in pairs]
@@ -389,17 +386,13 @@ def findings(df: pd.DataFrame) -> list[str]:
     out = [throughput_finding(ms), latency_finding(ms), write_penalty_finding(ms),
            mixing_cost_finding(ms), who_pays_finding(ms)]
     out = [f for f in out if f]
-    if any(WITHIN in f for f in out):
-        out.append(f"{WITHIN} marks a difference the test does not show (Welch's t-test over "
-                   "the repetitions, Benjamini–Hochberg adjusted over the finding's "
-                   "comparisons, p ≥ 0.05): not resolved by this run, not a measured effect.")
     if int(df.n.max()) < 2:  # no CV either: the stability line would have nothing to judge
         out.append(f"**Stability:** one repetition per mix, so no spread is known and "
                    f"differences under {SMALL_PCT:.0f}% are read as none; add repetitions "
                    "(--repeat) for error bars.")
     else:
         out.append(stability_finding(stability_rows(df), lambda r: f"{r.mix} {r.direction}"))
-    out.append(host_finding(df, lambda r: r.case))
+    out.append(host_finding(with_mix(df), lambda r: r.mix))
     return out + clat_note(df)
 
 
@@ -419,17 +412,18 @@ def workload(df: pd.DataFrame) -> str:
 
 def render_markdown(df: pd.DataFrame, setup: str, link=md.link_from_out) -> str:
     rows = []
-    for r in with_mix(df).itertuples():
+    # a pure mix's rows: its one direction (its total repeats it, its other direction is empty)
+    for r in stability_rows(df).itertuples():
         mark = flag(r)
         if r.iops_mean == 0:
-            rows.append([r.mix, r.direction, "0", "0", "–", "–", "–", "–", "–"])
             continue
         rows.append([r.mix, r.direction + mark, md.pm(r.iops_mean, r.iops_ci95),
                      md.pm(r.bw_MBps_mean, r.bw_MBps_ci95), md.pm(r.lat_us_mean, r.lat_us_ci95),
                      md.num(r.lat_p50_us), tail_cell(r, "lat_p95_us"), tail_cell(r, "lat_p99_us"),
-                     tail_cell(r, "lat_p99_9_us")])
+                     tail_cell(r, "lat_p99_9_us"), md.num(r.lat_max_us)])
     table = md.table(["mix", "direction", "IOPS", "MB/s", "mean lat (µs)", "p50 (µs)",
-                      "p95 (µs)", "p99 (µs)", "p99.9 (µs)"], rows, align=["l", "l"] + ["r"] * 7)
+                      "p95 (µs)", "p99 (µs)", "p99.9 (µs)", "max (µs)"], rows,
+                     align=["l", "l"] + ["r"] * 8)
     return snippet(f"## {SECTIONS[SECTION].heading}", setup,
                    [f"Workload: {workload(df)}; {WORKLOAD_NOTE}", table, standard_note(df)],
                    [("MB/s per mix, read and write", FIG_BW),

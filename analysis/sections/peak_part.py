@@ -14,11 +14,12 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis.core.workspace import Workspace
+from analysis.render import claims
 from analysis.render import markdown as md
 from analysis.render.plots import Heat, heatmap
 from analysis.rules import peak_search
 from analysis.rules.cases import case_rows
-from analysis.sections.facts import Facts, host_bound
+from analysis.sections.facts import Facts
 
 PEAK_TABLE = "tables/qd_sweep_peak.csv"
 FIG_HEATMAP = "figs/qd_sweep_heatmap.png"  # jobs × depth, when several of each were measured
@@ -28,7 +29,7 @@ PEAK_TAIL_RATIO = 10
 PEAK_COLUMNS = ["case", "pattern", "rw", "bs", "iodepth", "numjobs", "outstanding", "engine", "n",
                 "iops_mean", "iops_std", "iops_ci95", "bw_MBps_mean", "bw_MBps_std",
                 "bw_MBps_ci95", "lat_us_mean", "lat_us_ci95", "lat_p99_us", "lat_max_us", "cpu_usr_pct",
-                "cpu_sys_pct", "host_ceiling_iops", "host_bound", "is_peak", "is_efficient",
+                "cpu_sys_pct", "host_ceiling_iops", "host_bound", "host_rule", "is_peak", "is_efficient",
                 "search_stopped"]
 
 
@@ -98,7 +99,7 @@ def efficient_text(top, eff, pattern: str, bold: str = "**") -> str:
     """'the efficient configuration: ... (mean, p99)', or that the peak is it."""
     lat = f"mean {md.num(eff.lat_us_mean)} µs, p99 {md.num(eff.lat_p99_us)} µs"
     if eff.case == top.case:
-        return f"it is also the efficient configuration (the fewest I/Os in flight; {lat})"
+        return f"also the efficient configuration (the fewest I/Os in flight; {lat})"
     return (f"{bold}efficient configuration (the fewest I/Os in flight within "
             f"{peak_search.GAIN_PCT}% of the peak): {metric_text(eff, pattern)} at "
             f"{config_text(eff)}{bold}, {int(eff.outstanding)} in flight against "
@@ -127,10 +128,9 @@ def stopped_text(stopped: str, budget: int) -> str:
                    "(a gain counts when larger than twice the combined standard error of the "
                    "two means; undecided pairs were measured again), and no fewer stayed within "
                    f"{peak_search.GAIN_PCT}% of the peak (jobs up to the CPUs this host has).",
-        "budget": f"**Its budget ({budget} cases' worth of repetitions) ended it before the "
-                  "plateau was shown**: more jobs or depth, or fewer, may still change the peak "
-                  "or the efficient configuration; a run with `--peak grid` (and `--fresh`, or "
-                  "into another `--results` tree) measures every one.",
+        "budget": f"**Its budget ({budget} cases' worth of repetitions) ended it before a "
+                  "plateau**: the peak may lie elsewhere (the grid search measures every "
+                  "configuration).",
         "running": "It was not finished (repetitions failed or the run was stopped): rerun the "
                    "same command to go on.",
     }.get(stopped, "")
@@ -150,7 +150,7 @@ def peak_findings(peaks: pd.DataFrame, budget: int) -> list[str]:
         base = single.iloc[0] if not single.empty else top
         how = (f"The grid measured {len(rows)} configurations of jobs × depth."
                if stopped == "grid" else
-               f"The search tried {len(searched)} more configuration(s) of jobs and depth. "
+               f"The search tried {len(searched)} more. "
                + stopped_text(stopped, budget))
         against = ("one job's best" if base.case == top.case else
                    f"{top.iops_mean / base.iops_mean:.2f}× the best single-job point "
@@ -158,8 +158,8 @@ def peak_findings(peaks: pd.DataFrame, budget: int) -> list[str]:
         text = (f"**Peak ({pattern}): {metric_text(top, pattern)} at {config_text(top)}**, "
                 f"{against}; "
                 f"{efficient_text(top, eff, pattern)}.{tail_warning(top, eff, pattern)} {how}")
-        if top.host_bound:
-            text += " The host limited it: a faster host may show more."
+        if claims.host_rules(top):
+            text += f" It is {claims.host_qualifier(top)}; a faster host may show more."
         out.append(text)
     return out
 
@@ -185,15 +185,17 @@ def peak_facts(peaks: pd.DataFrame, facts: Facts) -> set[str]:
             note += "; the search's budget ended it before the plateau was shown"
         if "random" in pattern:
             facts.headline("peak_random_iops", pattern,
-                           f"{md.num(top.iops_mean)} IOPS at {config_text(top)} "
+                           f"{claims.with_interval(top.iops_mean, top.get('iops_ci95'), 'IOPS')}"
+                           f" at {config_text(top)} "
                            f"({md.num(top.lat_us_mean)} µs mean, p99 {md.num(top.lat_p99_us)} µs)"
                            + note, top.iops_mean, "IOPS", top.iops_std, settings="peak search",
-                           ci95=top.get("iops_ci95"), qualifiers=(host_bound(top),))
+                           ci95=top.get("iops_ci95"), qualifiers=(claims.host_qualifier(top),))
         else:
             facts.headline("peak_seq_MBps", pattern,
-                           f"{md.num(top.bw_MBps_mean)} MB/s at {config_text(top)}" + note,
+                           f"{claims.with_interval(top.bw_MBps_mean, top.get('bw_MBps_ci95'), 'MB/s')}"
+                           f" at {config_text(top)}" + note,
                            top.bw_MBps_mean, "MB/s", top.bw_MBps_std, settings="peak search",
-                           ci95=top.get("bw_MBps_ci95"), qualifiers=(host_bound(top),))
+                           ci95=top.get("bw_MBps_ci95"), qualifiers=(claims.host_qualifier(top),))
     return set(peaks.case)
 
 

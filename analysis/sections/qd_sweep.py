@@ -9,21 +9,24 @@ mean latency) checks that throughput and latency were measured consistently.
 from __future__ import annotations
 
 import argparse
+import math
 from dataclasses import dataclass
 
 import pandas as pd
 
 from analysis.core.effects import adjusted
-from analysis.render import exceedance
+from analysis.render import claims, exceedance
 from analysis.render import markdown as md
+from analysis.render.claims import NOT_RESOLVED, tail_cell
 from analysis.rules import peak_search, sweeps
 from analysis.rules.cases import case_rows, read_manifest
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections.common import (
-    NOT_RESOLVED,
+    MAX_LEGEND,
     SectionRun,
     clat_note,
     flag,
+    interval_text,
     nines_frame,
     nines_note,
     nines_table,
@@ -33,9 +36,8 @@ from analysis.sections.common import (
     stability_finding,
     standard_note,
     stored_settings,
-    tail_cell,
 )
-from analysis.sections.facts import Facts, host_bound
+from analysis.sections.facts import Facts
 from analysis.sections.host_part import host_finding
 from analysis.sections.peak_part import (
     PEAK_TABLE,
@@ -101,7 +103,9 @@ def analyse(table: pd.DataFrame, settings: dict,
     (peak_part.peak_rows) gives a searched pattern's peak, of which each depth's share is taken."""
     beyond = pattern_peaks(peaks) if peaks is not None and not peaks.empty else {}
     rows = case_rows(table)
+    searched = rows[rows.case.str.startswith(peak_search.PREFIX)]
     rows = rows[~rows.case.str.startswith(peak_search.PREFIX)].copy()
+    rows = with_searched_depths(rows, searched)
     rows.insert(1, "pattern", [md.pattern(r.rw, r.bs) for r in rows.itertuples()])
     if (rows.read_pct.between(1, 99)).any():  # a mixed job: name its mix
         rows["pattern"] = [f"{p} {r}/{100 - r}" if 0 < r < 100 else p
@@ -141,6 +145,24 @@ def analyse(table: pd.DataFrame, settings: dict,
     return pd.concat(parts), found
 
 
+SHAPE = ["rw", "bs", "numjobs", "engine"]
+
+
+def with_searched_depths(rows: pd.DataFrame, searched: pd.DataFrame) -> pd.DataFrame:
+    """The sweep's rows and the peak search's points of the same shape (pattern, jobs, engine)
+    at depths the sweep skipped: the knee is judged on every point measured on that engine and
+    job count, not on the sweep's depths alone (issue 42: a QD 32 the search measured lay
+    between the sweep's QD 16 and QD 64). `from_search` marks them."""
+    rows = rows.assign(from_search=False)
+    if searched.empty or rows.empty:
+        return rows
+    keys = rows[SHAPE].drop_duplicates()
+    same = searched.merge(keys, on=SHAPE)
+    have = set(zip(*(rows[c] for c in [*SHAPE, "iodepth"])))
+    same = same[[k not in have for k in zip(*(same[c] for c in [*SHAPE, "iodepth"]))]]
+    return pd.concat([rows, same.assign(from_search=True)], ignore_index=True)
+
+
 # --- findings -------------------------------------------------------------------------------
 _qd_row = qd_label  # 'QD 32 × 4 jobs'
 
@@ -166,11 +188,9 @@ def peak_sentence(s: Sweep) -> str:
     pair = f"{md.num(best.iops_mean)} IOPS ({md.num(best.bw_MBps_mean)} MB/s)"
     if s.peak is None or s.peak.case == best.case:
         text = f" Peak {pair} at {s.qd(s.best_outstanding)}"
-    else:
+    else:  # the peak search's finding states the peak itself
         text = (f" The sweep's best is {pair} at {s.qd(s.best_outstanding)}, "
-                f"{best.pct_of_peak:.0f}% of the peak ({md.num(s.peak.iops_mean)} IOPS, "
-                f"{md.num(s.peak.bw_MBps_mean)} MB/s at {config_text(s.peak)}, from the peak "
-                "search)")
+                f"{best.pct_of_peak:.0f}% of the peak")
     if s.outstanding_90 is None:
         return text + "; no depth of the sweep reaches 90% of the peak."
     at90 = s.at(s.outstanding_90)
@@ -188,16 +208,18 @@ def knee_finding(s: Sweep, settings: dict) -> str:
                 f"{s.qd(k.x)} {_gains(k.gain_pct)} IOPS ({md.num(s.at(k.previous).iops_mean)}"
                 f" → {md.num(s.at(k.x).iops_mean)}) while mean latency grows "
                 f"{md.signed_pct(k.latency_growth_pct, 0)} ({md.num(s.at(k.previous).lat_us_mean)} → "
-                f"{md.num(s.at(k.x).lat_us_mean)} µs): the first step that buys mostly queueing "
-                f"({rule}).")
+                f"{md.num(s.at(k.x).lat_us_mean)} µs): the first step that buys mostly "
+                "queueing (◆).")
         gain, growth = adjusted([row_change(s.at(k.x), s.at(k.previous), "iops_mean"),
                                  row_change(s.at(k.x), s.at(k.previous), "lat_us_mean")])
-        if (gain.tested and gain.high_pct >= settings["knee_gain_pct"]) or (
-                growth.tested and not growth.significant):
-            text += (f" By the test the step is {NOT_RESOLVED}: its IOPS gain lies between "
-                     f"{gain.low_pct:+.0f}% and {gain.high_pct:+.0f}% and its latency growth "
-                     f"between {growth.low_pct:+.0f}% and {growth.high_pct:+.0f}% (95%), so the "
-                     "knee is where the means put it, not where the test shows it.")
+        if knee_unresolved(s, settings):
+            text += (f" The step itself is {NOT_RESOLVED} (IOPS [{gain.low_pct:+.0f}% to "
+                     f"{gain.high_pct:+.0f}%], latency [{growth.low_pct:+.0f}% to "
+                     f"{growth.high_pct:+.0f}%]): the knee is where the means put it.")
+        host = knee_host(s)
+        if host:
+            text += (f" Both points are {host}, so the knee is this host's, not shown to be "
+                     "the drive's.")
         top = climb_after_knee(s, settings)
         if top is not None:
             base = s.at(k.previous).iops_mean
@@ -217,16 +239,46 @@ def knee_finding(s: Sweep, settings: dict) -> str:
     return text + peak_sentence(s)
 
 
+def knee_unresolved(s: Sweep, settings: dict) -> bool:
+    """The knee's step by the test: its gain may reach the rule's bound, or its latency growth
+    is not shown. Then the knee is where the means put it, not where the test does."""
+    k = s.knee
+    gain, growth = adjusted([row_change(s.at(k.x), s.at(k.previous), "iops_mean"),
+                             row_change(s.at(k.x), s.at(k.previous), "lat_us_mean")])
+    return bool((gain.tested and gain.high_pct >= settings["knee_gain_pct"])
+                or (growth.tested and not growth.significant))
+
+
+def knee_host(s: Sweep) -> str:
+    """'host-bound (…)' where both points of the knee's step are (claims rule 3), else ''."""
+    ends = [s.at(s.knee.previous), s.at(s.knee.x)]
+    if not all(claims.host_rules(r) for r in ends):
+        return ""
+    fired = dict.fromkeys(k for r in ends for k in claims.host_rules(r))
+    return f"host-bound ({claims.host_reason(fired)})"
+
+
+def objective_text(r, slo_us: float) -> str:
+    """'p99 3,129 µs [966–10,159], not resolved': a depth's p99 against the objective, judged
+    with its 95% interval (claims rule 5)."""
+    low, high = getattr(r, "lat_p99_us_lo", math.nan), getattr(r, "lat_p99_us_hi", math.nan)
+    said = claims.objective(r.lat_p99_us, low, high, slo_us)
+    interval = "" if math.isnan(low) else f" [{interval_text(low, high)}]"
+    return f"p99 {md.num(r.lat_p99_us)} µs{interval}" + (
+        f": its interval holds {md.num(slo_us)} µs, so {NOT_RESOLVED}"
+        if said == "not resolved" else "")
+
+
 def slo_finding(s: Sweep, slo_us: float) -> str:
     head = f"**Latency objective p99 ≤ {md.num(slo_us)} µs ({s.pattern}):**"
     if s.slo_outstanding is None:
         first = s.rows.iloc[0]
-        return (f"{head} no depth meets it; the shallowest, {_qd_row(first)}, already has "
-                f"p99 {md.num(first.lat_p99_us)} µs.")
+        return (f"{head} no depth is shown to meet it; the shallowest, {_qd_row(first)}, has "
+                f"{objective_text(first, slo_us)}.")
     r = s.at(s.slo_outstanding)
     text = (f"{head} the deepest queue within it is {s.qd(s.slo_outstanding)}, at "
-            f"{md.num(r.iops_mean)} IOPS ({md.num(r.bw_MBps_mean)} MB/s, p99 "
-            f"{md.num(r.lat_p99_us)} µs, {r.pct_of_peak:.0f}% of peak)")
+            f"{md.num(r.iops_mean)} IOPS ({md.num(r.bw_MBps_mean)} MB/s, "
+            f"{objective_text(r, slo_us)}, {r.pct_of_peak:.0f}% of peak)")
     deeper = s.rows[s.rows.outstanding > s.slo_outstanding]
     if not deeper.empty:
         nxt = deeper.iloc[0]
@@ -273,23 +325,32 @@ def little_finding(found: list[Sweep]) -> str:
 
 
 def tail_finding(s: Sweep) -> str:
+    """p99 and p99.9 at QD 1, the knee and the deepest depth, and their growth; a † percentile
+    is left out (claims rule 1)."""
     first, last = s.rows.iloc[0], s.rows.iloc[-1]
     mid = s.at(s.knee.x) if s.knee is not None else None
-    text = (f"**Tails ({s.pattern}):** p99 {md.num(first.lat_p99_us)} µs and p99.9 "
-            f"{md.num(first.lat_p99_9_us)} µs at {_qd_row(first)}")
+
+    def nines(r, growth: bool) -> str:
+        parts = []
+        for name, col in (("p99", "lat_p99_us"), ("p99.9", "lat_p99_9_us")):
+            value, base = claims.row_tail(r, col), claims.row_tail(first, col)
+            if value is not None:
+                parts.append(f"{name} {md.num(value)} µs" + (
+                    f" (×{value / base:.1f})" if growth and base is not None else ""))
+        return " and ".join(parts) or "no percentile with enough I/Os above it"
+
+    text = f"**Tails ({s.pattern}):** {nines(first, False)} at {_qd_row(first)}"
     if mid is not None and mid.outstanding not in (first.outstanding, last.outstanding):
-        text += (f"; at the knee ({_qd_row(mid)}) p99 {md.num(mid.lat_p99_us)} µs "
-                 f"(×{mid.lat_p99_us / first.lat_p99_us:.1f}), p99.9 "
-                 f"{md.num(mid.lat_p99_9_us)} µs (×{mid.lat_p99_9_us / first.lat_p99_9_us:.1f})")
+        text += f"; at the knee ({_qd_row(mid)}) {nines(mid, True)}"
     if len(s.rows) == 1:
         return text + "; one depth swept, so no growth to compare."
-    text += (f"; at {_qd_row(last)} p99 {md.num(last.lat_p99_us)} µs "
-             f"(×{last.lat_p99_us / first.lat_p99_us:.1f}) and p99.9 "
-             f"{md.num(last.lat_p99_9_us)} µs (×{last.lat_p99_9_us / first.lat_p99_9_us:.1f}), "
-             f"while IOPS grew ×{last.iops_mean / first.iops_mean:.1f}.")
+    text += (f"; at {_qd_row(last)} {nines(last, True)}, while IOPS grew "
+             f"×{last.iops_mean / first.iops_mean:.1f}.")
     names = {"p99": "lat_p99_us", "p99.9": "lat_p99_9_us", "IOPS": "iops_mean"}
+    names = {n: c for n, c in names.items() if c == "iops_mean" or (
+        claims.row_tail(first, c) is not None and claims.row_tail(last, c) is not None)}
     tested = adjusted([row_change(last, first, c) for c in names.values()])
-    unresolved = [n for n, c in zip(names, tested) if c.tested and not c.significant]
+    unresolved = [n for n, c in zip(names, tested) if claims.unresolved(c)]
     if unresolved:
         text += (f" The change of {', '.join(unresolved)} from {_qd_row(first)} is "
                  f"{NOT_RESOLVED} (the test does not show it).")
@@ -314,8 +375,8 @@ def recommendation(s: Sweep, slo_us: float) -> str:
                     f"p99 {md.num(r.lat_p99_us)} µs)")
     else:
         r = s.rows.iloc[0]
-        lat_text = (f"{_qd_row(r)}, and even that misses the objective "
-                    f"(p99 {md.num(r.lat_p99_us)} µs)")
+        lat_text = (f"{_qd_row(r)}, though even that is not shown to meet the objective "
+                    f"(see above)")
     head = f"**Recommended depth ({s.pattern}):** for latency-sensitive work {lat_text}; for "
     top = s.top
     if s.efficient is not None:
@@ -359,24 +420,25 @@ def render_markdown(df: pd.DataFrame, found: list[Sweep], settings: dict, setup:
                     more_figures: list[tuple[str, str]] = ()) -> str:
     rows = []
     for r in df.itertuples():
-        marks = (flag(r).lstrip() + " " if flag(r) else "") + (" ◆ knee" if r.is_knee else "") + \
-            (" ● 90%" if r.is_90pct_of_peak else "")
-        rows.append([r.pattern, _qd_row(r).removeprefix("QD ") + marks,
+        marks = " ".join(m for m in (flag(r).strip(), "(search)" * bool(r.from_search),
+                                     "◆ knee" * bool(r.is_knee),
+                                     "● 90%" * bool(r.is_90pct_of_peak)) if m)
+        rows.append([r.pattern, " ".join([_qd_row(r).removeprefix("QD "), marks]).strip(),
                      md.pm(r.iops_mean, r.iops_ci95), md.pm(r.bw_MBps_mean, r.bw_MBps_ci95),
                      f"{r.pct_of_peak:.0f}%", md.pm(r.lat_us_mean, r.lat_us_ci95),
                      md.num(r.lat_p50_us), tail_cell(r, "lat_p99_us"),
                      tail_cell(r, "lat_p99_9_us"), md.num(r.lat_max_us),
-                     md.num(r.little_pred_iops), md.signed_pct(r.little_error_pct, 1),
                      md.signed_pct(r.gain_pct, 1),
                      md.signed_pct(r.latency_growth_pct, 0)])
     table = md.table(["pattern", "QD", "IOPS", "MB/s", "of peak", "mean lat (µs)", "p50 (µs)",
-                      "p99 (µs)", "p99.9 (µs)", "max (µs)", "Little IOPS", "Little err",
-                      "Δ IOPS", "Δ mean lat"], rows, ["l", "l"] + ["r"] * 12)
+                      "p99 (µs)", "p99.9 (µs)", "max (µs)", "Δ IOPS", "Δ mean lat"], rows,
+                     ["l", "l"] + ["r"] * 10)
     note = standard_note(df) + (
             f" ◆ the knee (first step gaining < {settings['knee_gain_pct']:g}% IOPS while mean "
             f"latency grows > {settings['knee_latency_pct']:g}%); ● the smallest depth reaching "
-            "90% of peak. max: the slowest I/O of all the repetitions. Little IOPS = QD / mean "
-            "latency per repetition; Δ from the previous depth.")
+            "90% of peak; (search): a point the peak search measured on the sweep's engine "
+            "and jobs; Δ from the previous depth (Little's Law's prediction, QD / mean latency, "
+            f"is in the CSV and its largest miss in the findings). {MAX_LEGEND}")
     blocks = [table, note]
     if nines is not None and not nines.empty:
         blocks += [nines_table(nines), nines_note() + " Shown at QD 1, the knee and the deepest "
@@ -436,21 +498,26 @@ def record_facts(found: list[Sweep], settings: dict, facts: Facts,
             pass
         elif "random" in s.pattern:
             facts.headline("peak_random_iops", s.pattern,
-                           f"{md.num(peak.iops_mean)} IOPS at {s.qd(s.best_outstanding)} "
+                           f"{claims.with_interval(peak.iops_mean, peak.get('iops_ci95'), 'IOPS')}"
+                           f" at {s.qd(s.best_outstanding)} "
                            f"({md.num(peak.lat_us_mean)} µs mean, p99 {md.num(peak.lat_p99_us)} µs)",
                            peak.iops_mean, "IOPS", peak.iops_std, settings=jobs,
-                           ci95=peak.get("iops_ci95"), qualifiers=(host_bound(peak),))
+                           ci95=peak.get("iops_ci95"), qualifiers=(claims.host_qualifier(peak),))
         else:
             facts.headline("peak_seq_MBps", s.pattern,
-                           f"{md.num(peak.bw_MBps_mean)} MB/s at {s.qd(s.best_outstanding)}",
+                           f"{claims.with_interval(peak.bw_MBps_mean, peak.get('bw_MBps_ci95'), 'MB/s')}"
+                           f" at {s.qd(s.best_outstanding)}",
                            peak.bw_MBps_mean, "MB/s", peak.bw_MBps_std, settings=jobs,
-                           ci95=peak.get("bw_MBps_ci95"), qualifiers=(host_bound(peak),))
+                           ci95=peak.get("bw_MBps_ci95"), qualifiers=(claims.host_qualifier(peak),))
         if s.knee is not None:
             text = (f"{s.qd(s.knee.x)}: from {s.qd(s.knee.previous)} {_gains(s.knee.gain_pct)} "
                     f"IOPS for {md.signed_pct(s.knee.latency_growth_pct, 0)} mean latency")
             if climb_after_knee(s, settings) is not None:
                 text += " (IOPS climb again past it: looks like a dip, rerun before quoting)"
-            facts.headline("knee", s.pattern, text, s.knee.x, "QD")
+            host = knee_host(s)
+            facts.headline("knee", s.pattern, text, s.knee.x, "QD", qualifiers=(
+                f"the step {NOT_RESOLVED}" if knee_unresolved(s, settings) else "",
+                f"{host}: the host's knee" if host else ""))
         elif len(s.rows) > 1:
             facts.headline("knee", s.pattern,
                            f"none up to {_qd_row(s.rows.iloc[-1])} (still gaining)")

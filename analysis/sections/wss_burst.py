@@ -28,14 +28,15 @@ from analysis.device.nand_writes import describe, write_amplification
 from analysis.fio.job_options import time_option_s
 from analysis.fio.log_files import find_logs
 from analysis.fio.log_series import read_per_second, series_stats
+from analysis.render import claims
 from analysis.render import markdown as md
 from analysis.render.bars import bar_chart
+from analysis.render.claims import NOT_RESOLVED, tail_cell
 from analysis.render.plots import Panel, Series, line_chart
 from analysis.rules.burst import state_of_rate
 from analysis.rules.cases import Case, load_section, one_state, read_manifest
 from analysis.sections import SECTIONS, burst_part, recovery_part, snippet_path
 from analysis.sections.common import (
-    NOT_RESOLVED,
     SectionRun,
     clat_note,
     flag,
@@ -83,6 +84,19 @@ def part_of(case: Case) -> str:
 
 def wss_bytes(case: Case) -> int:
     return int(job_option(case, "size"))
+
+
+def point_label(row, cases: dict[str, Case]) -> str:
+    """A row as the reader knows it, not by its case id: '4 KiB random read, working set
+    256 MiB', '128 KiB sequential write, all zeros', '128 KiB sequential write, burst'."""
+    case = cases.get(row.case)
+    label = md.pattern(row.rw, row.bs)
+    part = part_of(case) if case is not None else ""
+    if part == "wss":
+        return f"{label}, working set {md.human_size(wss_bytes(case))}"
+    if part == "compress":
+        return f"{label}, {data_kind(case)}"
+    return f"{label}, {part}" if part else label
 
 
 def data_kind(case: Case) -> str:
@@ -147,19 +161,22 @@ def wss_findings(df: pd.DataFrame, target_kind: str = "") -> list[str]:
                    "p99.9": "lat_p99_9_us"}
         tested = dict(zip(metrics, adjusted([row_change(last, first, c)
                                              for c in metrics.values()])))
-        text = (f"**{pattern}, working set {size}:** IOPS {_change(first.iops_mean, last.iops_mean)}"
+        # each change as the test judged it (claims: ‡ where its interval straddles zero); a
+        # † percentile is not quoted at all
+        said = {name: (claims.marked(c) if c.tested else _change(getattr(first, col),
+                                                                      getattr(last, col)))
+                for (name, c), col in zip(tested.items(), metrics.values())}
+        thin = {n for n, col in metrics.items() if col.startswith("lat_p") and None in (
+            claims.row_tail(first, col), claims.row_tail(last, col))}
+        text = (f"**{pattern}, working set {size}:** IOPS {said['IOPS']}"
                 f" ({md.num(first.iops_mean)} → {md.num(last.iops_mean)}), mean latency "
-                f"{_change(first.lat_us_mean, last.lat_us_mean)}, p99 "
-                f"{_change(first.lat_p99_us, last.lat_p99_us)} ({md.num(first.lat_p99_us)} → "
-                f"{md.num(last.lat_p99_us)} µs), p99.9 "
-                f"{_change(first.lat_p99_9_us, last.lat_p99_9_us)}.")
-        unresolved = [name for name, c in tested.items() if c.tested and not c.significant]
-        if unresolved:
-            many = len(unresolved) > 1
-            text += (f" The change{'s' if many else ''} of {', '.join(unresolved)} "
-                     f"{'are' if many else 'is'} {NOT_RESOLVED}: the test (Welch over the "
-                     "repetitions, adjusted over these four) does not show "
-                     f"{'them' if many else 'it'}.")
+                f"{said['mean latency']}")
+        if "p99" not in thin:
+            text += (f", p99 {said['p99']} ({md.num(first.lat_p99_us)} → "
+                     f"{md.num(last.lat_p99_us)} µs)")
+        if "p99.9" not in thin:
+            text += f", p99.9 {said['p99.9']}"
+        text += "."
         pairs = list(pairwise(part.itertuples()))
         changes = adjusted([row_change(b, a, "lat_us_mean") for a, b in pairs])
         steps = [(a, b) for (a, b), c in zip(pairs, changes)
@@ -247,11 +264,10 @@ def compress_findings(df: pd.DataFrame, target_kind: str,
     changes = adjusted([row_change(r, ref, "bw_MBps_mean") for r in others])
     parts, faster, slower = [], False, False
     for r, c in zip(others, changes):
-        measurable = c.within_spread is False
+        measurable = claims.resolved(c)
         faster |= measurable and c.pct > 0
         slower |= measurable and c.pct < 0
-        parts.append(f"{r.data} {md.num(r.bw_MBps_mean)} MB/s ({md.signed_pct(c.pct, 1)}"
-                     + (f", {NOT_RESOLVED}" if c.within_spread else "") + ")")
+        parts.append(f"{r.data} {md.num(r.bw_MBps_mean)} MB/s ({claims.difference(c, 1)})")
     text = (f"**Compressibility:** against {md.num(ref.bw_MBps_mean)} MB/s of random data, "
             + "; ".join(parts) + ". ")
     if faster:
@@ -263,9 +279,13 @@ def compress_findings(df: pd.DataFrame, target_kind: str,
         text += ("Compressible data is written slower, which compression would not cause: "
                  "read this as run-to-run variation (see the stability line) and repeat with "
                  "longer runs before drawing a conclusion.")
+    elif changes and all(claims.verdict(c) == claims.NO_DIFFERENCE for c in changes):
+        text += (f"Every pattern wrote at the same speed (each difference's 95% interval within "
+                 f"±{claims.EQUAL_PCT:g}%): this drive shows no compression at this run's "
+                 "precision.")
     elif any(c.tested for c in changes):
-        text += (f"The test shows no difference ({NOT_RESOLVED}): if the drive compresses, it "
-                 "does not show at this run's precision.")
+        text += (f"A difference is {NOT_RESOLVED}: if the drive compresses, it does not show "
+                 "at this run's precision.")
     else:
         text += ("No measurable difference: a drive without compression writes every pattern "
                  "at the same speed, which is what this run shows.")
@@ -406,8 +426,12 @@ def waf_findings(results_dir: Path, burst_name: str | None) -> list[str]:
             continue  # no health at all: the health finding says why
         result = write_amplification(before, after)
         if result["waf"] is None and "reports no NAND writes" in result["reason"]:
-            return [(f"**Write amplification:** not known: {result['reason']}; only the host's "
-                     "writes are counted.")]
+            # the tools' own error lines (the OCP log page's, a vendor log's) stay in the
+            # health snapshots: the reader needs the outcome, not nvme-cli's messages
+            return [("**Write amplification:** not known: the drive reports no NAND writes "
+                    "(neither the OCP cloud-SSD log page, 0xC0, nor a vendor log gave them; the "
+                    "tools' errors are in the health snapshots); only the host's writes are "
+                    "counted.")]
         parts.append(describe(what, result))
     if not parts:
         return []
@@ -472,8 +496,8 @@ def produce(run: SectionRun) -> list[str]:
     findings += waf_findings(run.results_dir, burst.name if burst else None)
     repeated = run.table[~run.table.case.str.startswith(("burst", recovery_part.PREFIX))]
     if not repeated.empty:
-        findings.append(stability_finding(repeated, lambda r: r.case))
-    findings.append(host_finding(run.table, lambda r: r.case))
+        findings.append(stability_finding(repeated, lambda r: point_label(r, cases)))
+    findings.append(host_finding(run.table, lambda r: point_label(r, cases)))
     findings += clat_note(run.table)
     notes = [standard_note(repeated if not repeated.empty else run.table)]
     text = snippet(f"## {SECTIONS[SECTION].heading}", run.setup, notes + blocks, [],
@@ -485,19 +509,21 @@ def produce(run: SectionRun) -> list[str]:
 def _wss_markdown(df: pd.DataFrame) -> str:
     rows = [[r.pattern + flag(r), md.human_size(r.wss_bytes),
              md.pm(r.iops_mean, r.iops_ci95), md.pm(r.lat_us_mean, r.lat_us_ci95),
-             md.num(r.lat_p99_us), md.num(r.lat_p99_9_us),
+             tail_cell(r, "lat_p99_us"), tail_cell(r, "lat_p99_9_us"), md.num(r.lat_max_us),
              "–" if math.isnan(r.iops_per_s_cv) else f"{r.iops_per_s_cv * 100:.1f}%"]
             for r in df.itertuples()]
     return md.table(["pattern (QD 32)", "working set", "IOPS", "mean lat (µs)", "p99 (µs)",
-                     "p99.9 (µs)", "per-second IOPS CV"], rows, ["l", "r"] + ["r"] * 5)
+                     "p99.9 (µs)", "max (µs)", "per-second IOPS CV"], rows,
+                    ["l", "r"] + ["r"] * 6)
 
 
 def _compress_markdown(df: pd.DataFrame) -> str:
     rows = [[r.data + flag(r), md.pm(r.bw_MBps_mean, r.bw_MBps_ci95),
-             md.pm(r.lat_us_mean, r.lat_us_ci95), md.num(r.lat_p99_us)]
+             md.pm(r.lat_us_mean, r.lat_us_ci95), tail_cell(r, "lat_p99_us"),
+             md.num(r.lat_max_us)]
             for r in df.itertuples()]
     return md.table([f"data written ({_write_job(df)})", "MB/s", "mean lat (µs)",
-                     "p99 (µs)"], rows)
+                     "p99 (µs)", "max (µs)"], rows)
 
 
 def main(argv: list[str]) -> int:
