@@ -284,14 +284,37 @@ resolve_results_tree() { # [DIR]
 # normally, so the run would end as a failure (exit 1) instead of an interruption (130).
 # FIO_PID lets the interrupt handler stop it. fio's stderr goes to STDERR_FILE; a redirection
 # around the call would also swallow the interrupt handler's own messages, which run in here.
+# fio's job processes call setsid(), and one whose fio was killed while it started (the OOM
+# killer, a kill -9; a window of a few hundred ms) waits on a futex for its parent forever,
+# holding the target open. Each fio is therefore started with its run and the target's lock in
+# its environment (TK_FIO_RUN, TK_FIO_LOCK), which its job processes inherit: a fio killed by a
+# signal has its leftovers stopped at once, and a run that takes the lock stops those of an
+# earlier run killed whole. fio never inherits the lock's descriptor, so a leftover cannot hold
+# the target's lock either.
 run_fio() { # STDERR_FILE FIO_ARG...
-    local rc=0 err=$1
+    local rc=0 err=$1 run="$$.${EPOCHREALTIME/[.,]/}"
     shift
-    fio "$@" 2>"$err" &
+    if [[ -n ${TK_LOCK_FD:-} ]]; then
+        TK_FIO_RUN=$run TK_FIO_LOCK=$TK_LOCK fio "$@" 2>"$err" {TK_LOCK_FD}>&- &
+    else
+        TK_FIO_RUN=$run fio "$@" 2>"$err" &
+    fi
     FIO_PID=$!
     wait "$FIO_PID" || rc=$?
     FIO_PID=""
+    ((rc < 128)) || stop_left_fio TK_FIO_RUN "$run"
     return "$rc"
+}
+
+stop_left_fio() { # VAR VALUE: stop every process whose environment holds VAR=VALUE
+    local file pid stopped=()
+    while IFS= read -r file; do
+        pid=${file#/proc/}
+        pid=${pid%/environ}
+        kill -KILL "$pid" 2>/dev/null && stopped+=("$pid")
+    done < <(grep -lsxzF -- "$1=$2" /proc/[0-9]*/environ)
+    ((${#stopped[@]} == 0)) ||
+        info "stopped ${#stopped[@]} fio job process(es) left by a fio killed as it started (pid ${stopped[*]}): they wait for it forever, holding the target open"
 }
 
 require_tools() {

@@ -114,4 +114,5 @@ acquire_lock() {
         die "$EXIT_UNSAFE" "another run is using $TARGET_PATH ($(cat "$TK_LOCK" 2>/dev/null)); wait for it to finish or stop it"
     fi
     printf 'pid %s, %s, since %(%F %T)T\n' "$$" "$TK_PROG" -1 >"$TK_LOCK"
+    stop_left_fio TK_FIO_LOCK "$TK_LOCK" # an earlier run's, killed whole (lib/common.bash run_fio)
 }
