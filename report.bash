@@ -8,6 +8,8 @@ set -uo pipefail
 
 # shellcheck source=lib/common.bash
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.bash"
+# shellcheck source=lib/pts.bash
+source "$TK_ROOT/lib/pts.bash"
 
 # The sections, SECTION_IDS, and which run on a fleet: lib/sections.tsv (read by lib/registry.bash).
 LOCAL_ONLY=() # sections that refuse --hosts (they size their cases from the local drive)
@@ -147,12 +149,16 @@ main() {
     # --results DIR: the word after it (the sections check the rest of the options themselves).
     # And whether it is a fleet run (--hosts, HOSTS=): the sections that run on one machine only
     # are then skipped with the reason, not failed.
-    local results="" fleet=${HOSTS:-} i
+    local results="" fleet=${HOSTS:-} i profile=${PROFILE:-} pts_class=${PTS_CLASS:-enterprise}
     for ((i = 1; i <= $#; i++)); do
         case "${!i}" in
             --results=*) results=${!i#--results=} ;;
             --results) ((i < $#)) && { i=$((i + 1)) && results=${!i}; } ;;
             --hosts | --hosts=*) fleet=1 ;;
+            --profile=*) profile=${!i#--profile=} ;;
+            --profile) ((i < $#)) && { i=$((i + 1)) && profile=${!i}; } ;;
+            --pts=*) pts_class=${!i#--pts=} ;;
+            --pts) ((i < $#)) && { i=$((i + 1)) && pts_class=${!i}; } ;;
         esac
     done
     resolve_results_tree "${results:-${RESULTS:-}}"
@@ -170,6 +176,11 @@ main() {
     for id in "${SECTION_IDS[@]}"; do
         if [[ " ${CHOSEN[*]} " != *" $id "* ]]; then
             record_status "$id" skipped "$(date +%s)" "not among --sections ${CHOSEN[*]}"
+            continue
+        fi
+        # --profile pts: SNIA PTS's tests run in the sections that have one (lib/pts.tsv)
+        if [[ $profile == pts && -z $(pts_tests_of "$id" "$pts_class") ]]; then
+            record_status "$id" skipped "$(date +%s)" "SNIA PTS has no $pts_class test in this section (--profile pts)"
             continue
         fi
         if [[ -n $fleet && " ${LOCAL_ONLY[*]} " == *" $id "* ]]; then

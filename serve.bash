@@ -95,7 +95,7 @@ check_job() {
 # --- serving ------------------------------------------------------------------------------------
 write_vouch() { # VOUCH CHECK
     local vouch=$1 check=$2 mode=read-write
-    [[ -z $READ_ONLY ]] || mode=read-only
+    [[ -z $READ_ONLY ]] || mode="read-only"
     {
         printf 'target=%s\nkind=%s\nregion_bytes=%s\nmode=%s\ndestroy=%s\n' \
             "$TARGET_PATH" "$TARGET_KIND" "$REGION_BYTES" "$mode" "$DESTROY"

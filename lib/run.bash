@@ -51,6 +51,8 @@ source "$TK_ROOT/lib/plan.bash"
 source "$TK_ROOT/lib/loop.bash"
 # shellcheck source=lib/ramp.bash
 source "$TK_ROOT/lib/ramp.bash"
+# shellcheck source=lib/pts.bash
+source "$TK_ROOT/lib/pts.bash"
 
 URING_OPTS="" URING_NOTE="" # io_uring's options (choose_uring_options)
 ANALYSIS_ARGS=()
@@ -59,6 +61,8 @@ ANALYSIS_ARGS=()
 section_main() {
     load_section "$SECTION"
     parse_common_options "$@"
+    # SNIA PTS's tests in place of the section's own cases (lib/pts.bash)
+    [[ $PROFILE != pts ]] || { pts_section_main && return 0; }
     if declare -F section_cases >/dev/null; then section_cases; fi
     ensure_installed
     require_tools fio
@@ -90,13 +94,7 @@ section_main() {
 
     print_plan
     if declare -F section_confirm >/dev/null; then section_confirm; fi
-    TK_TMP=$(mktemp -d "${TMPDIR:-/tmp}/ssd-toolkit.XXXXXX")
-    trap on_exit EXIT
-    trap on_interrupt INT TERM
-    acquire_lock
-    mkdir -p "$TK_ROOT/tmp/$SECTION"
-    [[ -z $TARGET_CREATE ]] || create_file_target
-    choose_engine
+    start_run
     redo_state
     [[ -z $FRESH ]] || move_results_aside
     section_folder_removed "$RESULTS_DIR"
@@ -144,6 +142,18 @@ section_main() {
         judge_targets "$SECTION" || rc=$?
         ((rc == 0)) || exit "$rc"
     fi
+}
+
+# Once the plan is printed and the writes allowed: the run's temporaries and traps, the lock on
+# the target, the file target created, the engine that works (a section's and the pts profile's).
+start_run() {
+    TK_TMP=$(mktemp -d "${TMPDIR:-/tmp}/ssd-toolkit.XXXXXX")
+    trap on_exit EXIT
+    trap on_interrupt INT TERM
+    acquire_lock
+    mkdir -p "$TK_ROOT/tmp/$SECTION"
+    [[ -z $TARGET_CREATE ]] || create_file_target
+    choose_engine
 }
 
 # After the analysis: list what failed (FAILED) and exit 1, the results of the rest being kept.

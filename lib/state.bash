@@ -68,6 +68,13 @@ resolve_state() {
 resolve_purge() {
     PURGE_METHOD="" PURGE_WHAT="" PURGE_CMD=() STATE_REDO=()
     [[ $STATE_USED != as-is ]] || return 0
+    plan_purge
+    check_state_asked
+}
+
+# PURGE_METHOD, PURGE_WHAT and PURGE_CMD from --purge (the pts profile's purge before each test
+# too: lib/pts.bash), or the refusal.
+plan_purge() {
     local reply code
     reply=$(service_ask purge-plan "$TARGET_PATH" "$PURGE" "$REGION_BYTES" "$TARGET_BYTES")
     case $reply in
@@ -79,7 +86,6 @@ resolve_purge() {
             die "$code" "${reply#refused$'\t'"$code"$'\t'}" ;;
         *) die "$EXIT_FAIL" "could not plan the purge of $TARGET_PATH: ${reply#*$'\t'}" ;;
     esac
-    check_state_asked
 }
 
 # The tree's state is prepared once, and every section of it is measured in that state: a run
@@ -215,9 +221,17 @@ measure_write_speed() {
 # the device and its serial. A purge the check cannot confirm is said so, and the run goes on: the
 # state line carries it.
 purge_region() {
-    local nuse="" reply summary
-    still_safe_to_write
     info "state: purge: $PURGE_WHAT"
+    purge_and_check "$RESULTS/state/purge.json"
+    step_set "$RESULTS/state" purge "$(printf '%s: %s (%s): %s at %(%F %T)T' "$TARGET_PATH" \
+        "$PURGE_METHOD" "$PURGE_WHAT" "$PURGE_SUMMARY" -1)"
+}
+
+# The purge (PURGE_CMD) and its check, recorded in RECORD; PURGE_SUMMARY says what the check
+# found (the state's purge, and the pts profile's before each test: lib/pts.bash).
+purge_and_check() { # RECORD
+    local nuse="" reply
+    still_safe_to_write
     if [[ $TARGET_KIND == block ]]; then
         reply=$(service_ask purge-fill "$TARGET_PATH")
         [[ $reply != ok$'\t'* ]] || nuse=${reply#ok$'\t'} nuse=${nuse%% *}
@@ -226,16 +240,13 @@ purge_region() {
         die "$EXIT_FAIL" "purging $TARGET_PATH failed ($PURGE_METHOD: ${PURGE_CMD[*]}): $(head -n 1 "$TK_TMP/purge.stderr"); choose another --purge, or --state as-is"
     [[ $PURGE_METHOD != sanitize ]] || tk_python purge wait "$TARGET_PATH" ||
         die "$EXIT_FAIL" "the sanitize of $TARGET_PATH did not complete (see above)"
-    reply=$(service_ask purge-check "$TARGET_PATH" "$PURGE_METHOD" "$REGION_BYTES" \
-        "$RESULTS/state/purge.json" "$nuse")
-    summary=${reply#*$'\t'}
+    reply=$(service_ask purge-check "$TARGET_PATH" "$PURGE_METHOD" "$REGION_BYTES" "$1" "$nuse")
+    PURGE_SUMMARY=${reply#*$'\t'}
     case $reply in
-        ok$'\t'*) info "state: purge checked: $summary" ;;
-        unverified$'\t'*) warn "purge: $summary; going on, and the state line says so" ;;
-        *) die "$EXIT_FAIL" "could not check the purge of $TARGET_PATH: $summary" ;;
+        ok$'\t'*) info "purge checked: $PURGE_SUMMARY" ;;
+        unverified$'\t'*) warn "purge: $PURGE_SUMMARY; going on, and the state line (or the PTS page) says so" ;;
+        *) die "$EXIT_FAIL" "could not check the purge of $TARGET_PATH: $PURGE_SUMMARY" ;;
     esac
-    step_set "$RESULTS/state" purge "$(printf '%s: %s (%s): %s at %(%F %T)T' "$TARGET_PATH" \
-        "$PURGE_METHOD" "$PURGE_WHAT" "$summary" -1)"
 }
 
 # The region written LOOPS times in 128 KiB sequential writes of random data, QD 32: the purged

@@ -262,7 +262,7 @@ def test_scripts_run_with_options_they_take():
 def test_profiles_offered_are_the_toolkits(gha, gitlab):
     check = next(o.check for o in OPTIONS if o.variable == "PROFILE")
     # tiny is the test suite's smallest run, not a measurement a lab's pipeline would offer
-    profiles = set(check.removeprefix("choice:").split(",")) - {"tiny"}
+    profiles = set(check.removeprefix("choice:").split(",")) - {"tiny", "pts"}
     assert set(gha["on"]["workflow_dispatch"]["inputs"]["profile"]["options"]) == profiles
     assert set(gitlab["variables"]["BENCH_PROFILE"]["options"]) == profiles
 

@@ -53,8 +53,10 @@ class Throttle:
         """The file a process writes its pid to, to join the cgroup."""
         return self.path / "cgroup.procs"
 
-    def limit(self, dev: str, bytes_per_s: int, afresh: bool = False) -> None:
-        """Cap writes to ``dev`` at ``bytes_per_s``. ``afresh`` removes the old cap first: the
+    def limit(self, dev: str, bytes_per_s: int, afresh: bool = False,
+              direction: str = "write") -> None:
+        """Cap writes to ``dev`` at ``bytes_per_s`` (its reads: ``direction="read"``). ``afresh``
+        removes the old cap first: the
         kernel dispatches up to one 100 ms slice ahead of the rate, and a new, lower cap alone
         would make that advance be paid back at the new rate, a pause of up to 0.1 s x old/new
         (0.36 s measured from 200 to 50 MB/s); without a cap for a moment, the bios waiting in
@@ -63,21 +65,25 @@ class Throttle:
         mm = f"{os.major(rdev)}:{os.minor(rdev)}"
         if self.v2:
             if afresh:
-                (self.path / "io.max").write_text(f"{mm} wbps=max")
-            (self.path / "io.max").write_text(f"{mm} wbps={int(bytes_per_s)}")
+                (self.path / "io.max").write_text(f"{mm} {direction[0]}bps=max")
+            (self.path / "io.max").write_text(f"{mm} {direction[0]}bps={int(bytes_per_s)}")
         else:
+            knob = self.path / f"blkio.throttle.{direction}_bps_device"
             if afresh:
-                (self.path / "blkio.throttle.write_bps_device").write_text(f"{mm} 0")
-            (self.path / "blkio.throttle.write_bps_device").write_text(f"{mm} {int(bytes_per_s)}")
+                knob.write_text(f"{mm} 0")
+            knob.write_text(f"{mm} {int(bytes_per_s)}")
 
-    def limit_iops(self, dev: str, ios_per_s: int) -> None:
-        """Cap write I/Os to ``dev`` at ``ios_per_s`` (whatever their size)."""
+    def limit_iops(self, dev: str, ios_per_s: int, direction: str = "write") -> None:
+        """Cap write I/Os to ``dev`` at ``ios_per_s`` (whatever their size); or its reads, with
+        ``direction="read"`` (a RAM device reads as fast as the CPUs copy, which moves with the
+        machine's load; capped, its reads have a known level)."""
         rdev = os.stat(dev).st_rdev
         mm = f"{os.major(rdev)}:{os.minor(rdev)}"
         if self.v2:
-            (self.path / "io.max").write_text(f"{mm} wiops={int(ios_per_s)}")
+            (self.path / "io.max").write_text(f"{mm} {direction[0]}iops={int(ios_per_s)}")
         else:
-            (self.path / "blkio.throttle.write_iops_device").write_text(f"{mm} {int(ios_per_s)}")
+            (self.path / f"blkio.throttle.{direction}_iops_device").write_text(
+                f"{mm} {int(ios_per_s)}")
 
     def wrap(self, cmd: list[str]) -> list[str]:
         """``cmd`` run inside the cgroup (the shell joins it, then execs the command)."""

@@ -20,6 +20,22 @@ The verdict is the first window that passes. Judged after every round, as the ru
 first window that passes is the last one, ending at the round just run: the drive is steady when
 it is measured, as SNIA's rule asks.
 
+**Several tracking variables** (a SNIA PTS test's: the IOPS test tracks 4 KiB 0/100, 64 KiB
+65/35 and 1024 KiB 100/0) are judged together by ``judge_together``: a window is steady when
+each variable passes this same rule over the same rounds. Nothing else is added: each variable's
+verdict over the window is ``judge``'s.
+
+>>> ok = judge_together({"a": [100, 101, 99, 100, 100], "b": [50, 50, 51, 49, 50]}, round_s=60)
+>>> ok.reached, (ok.first_round, ok.last_round)
+(True, (1, 5))
+>>> late = judge_together({"a": [100, 101, 99, 100, 100, 100],
+...                        "b": [80, 55, 50, 50, 50, 50]}, round_s=60)
+>>> late.reached, (late.first_round, late.last_round), late.verdicts["b"].level
+(True, (2, 6), 51.0)
+>>> never = judge_together({"a": [100] * 6, "b": [100, 90, 80, 70, 60, 50]}, round_s=60)
+>>> never.reached, never.unsteady
+(False, ('b',))
+
 Only complete rounds of a per-second series count, with one allowance: fio does not log the
 window that closes as the job exits, so a run of exactly k rounds logs one second less. Given the
 run's configured length (``planned_s``), a last round lacking only that final sample counts,
@@ -31,7 +47,7 @@ shorter than SNIA's.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 SNIA_ROUND_S = 60.0
@@ -196,3 +212,60 @@ def steady_state(bw, round_s: float = 60.0, window: int = 5, range_pct: float = 
     after = f" after the cliff at {from_s:g} s" if first else ""
     return judge(list(rounds), round_s=round_s, window=window, range_pct=range_pct,
                  slope_pct=slope_pct, first=first, after=after, run_s=float(x.size * dt))
+
+
+@dataclass(frozen=True)
+class SteadyTogether:
+    """Several tracking variables judged over the same windows (judge_together)."""
+
+    reached: bool
+    first_round: int | None   # 1-based rounds of the window (the steady one, else the last judged)
+    last_round: int | None
+    verdicts: dict            # variable -> its SteadyState over that window (judge's)
+    n_rounds: int
+    message: str
+
+    @property
+    def unsteady(self) -> tuple[str, ...]:
+        """The variables that did not pass over the window."""
+        return tuple(name for name, v in self.verdicts.items() if not v.reached)
+
+
+def judge_together(tracks: Mapping[str, Sequence[float]], *, round_s: float, window: int = 5,
+                   range_pct: float = 20.0, slope_pct: float = 10.0,
+                   units: Mapping[str, str] | None = None) -> SteadyTogether:
+    """The first window in which every variable of ``tracks`` (name -> its round values, all
+    of the same length) passes ``judge``'s rule; not reached: each variable's verdict over the
+    last window, and the message names those that failed."""
+    if not tracks:
+        raise ValueError("judge_together needs at least one tracking variable")
+    n_rounds = min(len(v) for v in tracks.values())
+    units = units or {}
+
+    def over(end: int) -> dict:
+        # each variable judged over the one window ending at round `end` (1-based)
+        return {name: judge(list(values[:end]), round_s=round_s, window=window,
+                            range_pct=range_pct, slope_pct=slope_pct, first=end - window,
+                            unit=units.get(name, "MB/s"))
+                for name, values in tracks.items()}
+
+    for end in range(window, n_rounds + 1):
+        verdicts = over(end)
+        if all(v.reached for v in verdicts.values()):
+            msg = (f"steady state reached at {_fmt_rounds(end - window + 1, end)} of {n_rounds} "
+                   f"({rounds_kind(round_s)}), all {len(verdicts)} tracking variables together: "
+                   + "; ".join(f"{name} {v.level:,.4g} {v.unit} (range {v.range_pct:.1f}%, "
+                               f"line {v.slope_pct:.1f}%)" for name, v in verdicts.items()))
+            return SteadyTogether(True, end - window + 1, end, verdicts, n_rounds, msg)
+    if n_rounds < window:
+        verdicts = {name: judge(list(values[:n_rounds]), round_s=round_s, window=window,
+                                unit=units.get(name, "MB/s")) for name, values in tracks.items()}
+        msg = (f"steady state not judged: the rule needs {window} rounds; {n_rounds} so far")
+        return SteadyTogether(False, None, None, verdicts, n_rounds, msg)
+    verdicts = over(n_rounds)
+    failed = [f"{name} (range {v.range_pct:.1f}%, line {v.slope_pct:.1f}%)"
+              for name, v in verdicts.items() if not v.reached]
+    msg = (f"steady state not reached in {n_rounds} rounds ({rounds_kind(round_s)}): in "
+           f"{_fmt_rounds(n_rounds - window + 1, n_rounds)} not steady: {', '.join(failed)} "
+           f"(limits: range {range_pct:g}%, line {slope_pct:g}%)")
+    return SteadyTogether(False, n_rounds - window + 1, n_rounds, verdicts, n_rounds, msg)

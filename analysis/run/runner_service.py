@@ -20,6 +20,10 @@ Protocol: one request per line, fields separated by tabs; one reply line per req
                                      analysis.run.steady_rounds)
                                      -> steady<TAB>verdict | more<TAB>ROUNDS PAST THE GATE<TAB>why
                                         | bad<TAB>reason
+    pts-steady<TAB>DIR<TAB>TEST<TAB>ROUND_S<TAB>MAX_ROUNDS<TAB>ACTIVE_BYTES
+                                     (DIR/round<k>.json, a SNIA PTS test's rounds:
+                                     analysis.run.pts_rounds)
+                                     -> steady|stop|more<TAB>why | bad<TAB>reason
     order<TAB>SEED<TAB>RULE<TAB>STAGE<TAB>NAME:REPS ...[<TAB>SECTION_DIR...]
                                      -> ok<TAB>INDEX:REP ... (analysis.run.order) | bad<TAB>reason
     unstable<TAB>RESULTS_DIR<TAB>PCT<TAB>CASE ...
@@ -76,6 +80,7 @@ from analysis.fio.output import FioOutputError, read_groups
 from analysis.run import (
     faults,
     order,
+    pts_rounds,
     record,
     repetition,
     steady_rounds,
@@ -242,6 +247,8 @@ def reply_to(line: str) -> str:
         return manifest_value(fields[1], fields[2])
     if fields[0] == "steady" and len(fields) == 8:
         return steady_rounds.steady_reply(*fields[1:])
+    if fields[0] == "pts-steady" and len(fields) == 6:
+        return pts_rounds.pts_reply(*fields[1:])
     if fields[0] == "order" and len(fields) >= 5:
         return run_order(*fields[1:])
     if fields[0] == "unstable" and len(fields) == 4:

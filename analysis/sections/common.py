@@ -90,6 +90,11 @@ def run_section(argv: list[str], *, section: str, description: str,
         print(f"{section}: no results in {results_dir}; run 'sudo bash {script}' first",
               file=sys.stderr)
         return 2
+    # --profile pts: the section ran SNIA PTS's tests, not its own cases (lib/pts.bash)
+    from analysis.sections import pts_page
+
+    if pts_page.is_pts(results_dir):
+        return pts_page.draw(ws, section)
     manifest = read_manifest(results_dir)
     cases = read_section(results_dir)
     report_left_out(cases, section)

@@ -1,0 +1,286 @@
+# shellcheck shell=bash
+# lib/pts.bash: the pts profile (--profile pts): SNIA PTS 2.0's tests in place of a section's own
+# cases. Which section runs which test, its access patterns, tracking variables and the device
+# classes are data, lib/pts.tsv (analysis/core/pts.py reads the same file). Each test:
+#
+#   1. its own purge (--purge, analysis/device/purge.py): PTS asks for Format NVM or Sanitize; a
+#      target purged otherwise (discard, a file's punched holes) runs "PTS-like, not conformant";
+#   2. workload-independent preconditioning: 2x the region in 128 KiB sequential writes;
+#   3. rounds: one fio run per round, each case one stonewalled job of --round seconds over the
+#      active range (the class's share of the region), in PTS's order; after each round the run
+#      loop's helper judges them (analysis/run/pts_rounds.py): the tracking variables steady
+#      together in SNIA's 5-round window, at most --max-rounds rounds; WSAT until 4x the active
+#      range is written.
+#
+# Everything lands in RESULTS/<section>/pts/<test>/: purge.json, precondition.json,
+# round<k>.json, conditions.tsv (the test's conditions, for the page's header) and verdict. A rerun
+# resumes where it stopped: a finished step is not redone, the rounds go on from the next one.
+# The pages: analysis/sections/pts_page.py. Sourced by lib/run.bash (and report.bash, for which
+# sections have a test); never run on its own.
+# shellcheck disable=SC2034  # PURGE_* are shared with lib/state.bash's helpers
+
+# The data lines of lib/pts.tsv of one kind.
+pts_rows() { registry_rows "$TK_ROOT/lib/pts.tsv" | awk -F'\t' -v k="$1" '$1 == k'; }
+
+pts_tests_of() { # SECTION CLASS: the tests the section runs for the class, in the file's order
+    pts_rows test | awk -F'\t' -v s="$1" -v c="$2" '$3 == s && index("," $4 ",", "," c ",") { print $2 }'
+}
+
+pts_test_field() { # TEST N: field N (1-based) of the test's line
+    pts_rows test | awk -F'\t' -v t="$1" -v n="$2" '$2 == t { print $n }'
+}
+
+pts_class_field() { # CLASS N
+    pts_rows class | awk -F'\t' -v c="$1" -v n="$2" '$2 == c { print $n }'
+}
+
+# The cases a round of TEST runs, one a line: NAME RW READ% BS, tab-separated; those smaller than
+# the target's logical block (PTS_LBS) are left out (PTS_SKIPPED says which).
+pts_cases() { # TEST
+    local name rw read bs track reduced
+    while IFS=$'\t' read -r _ _ name rw read bs track reduced; do
+        [[ $PTS_MATRIX == full || $reduced == yes ]] || continue
+        (($(size_bytes "$bs") >= PTS_LBS)) || continue
+        printf '%s\t%s\t%s\t%s\n' "$name" "$rw" "$read" "$bs"
+    done < <(pts_rows case | awk -F'\t' -v t="$1" '$2 == t')
+}
+
+pts_skipped_cases() { # TEST: the cases left out for the logical block, space-separated
+    pts_rows case | awk -F'\t' -v t="$1" '$2 == t { print $3 "\t" $6 }' |
+        while IFS=$'\t' read -r name bs; do
+            (($(size_bytes "$bs") >= PTS_LBS)) || printf '%s ' "$name"
+        done
+}
+
+pts_case_count() { pts_cases "$1" | wc -l; } # TEST
+
+# Whether --pts-matrix reduced leaves out any of TEST's access patterns (Latency and Throughput
+# keep all theirs).
+pts_reduced() { # TEST
+    [[ $PTS_MATRIX != full ]] &&
+        pts_rows case | awk -F'\t' -v t="$1" '$2 == t && $8 != "yes" { found = 1 } END { exit !found }'
+}
+
+# What makes this run (or TEST in it) not conformant, one reason a line ("" when conformant).
+pts_deviations() { # [TEST]
+    local test reduced=""
+    # shellcheck disable=SC2153  # ROUND_S: lib/options.tsv's --round
+    ((ROUND_S >= 60)) || echo "rounds of ${ROUND_S} s, shorter than PTS's 60 s"
+    [[ $PURGE_METHOD == format || $PURGE_METHOD == sanitize ]] ||
+        echo "purged by ${PURGE_METHOD:-nothing} ($PURGE_WHAT), not PTS's Format NVM or Sanitize"
+    for test in "${@:-${PTS_TESTS[@]}}"; do pts_reduced "$test" && reduced=1; done
+    [[ -z $reduced ]] || echo "the reduced matrix (--pts-matrix reduced), not PTS's"
+    [[ $DIRECT == 1 ]] || echo "buffered I/O (O_DIRECT refused)"
+    return 0
+}
+
+# The device's volatile write cache as the kernel reports it (sysfs: write back | write through);
+# the toolkit states it beside what the class asks for, and does not change it.
+pts_write_cache() {
+    local sys
+    [[ $TARGET_KIND == block ]] || { echo "a file: its filesystem's page cache is bypassed (O_DIRECT), the device's is not known" && return 0; }
+    if sys=$(target_disk_sysfs) && [[ -r $sys/queue/write_cache ]]; then
+        cat "$sys/queue/write_cache"
+    else
+        echo "not reported"
+    fi
+}
+
+# --- the section under --profile pts ----------------------------------------------------------
+pts_section_main() {
+    mapfile -t PTS_TESTS < <(pts_tests_of "$SECTION" "$PTS_CLASS")
+    ((${#PTS_TESTS[@]})) || die "$EXIT_USAGE" "SNIA PTS has no $PTS_CLASS test in §$SECTION_NUMBER ($SECTION_TITLE): the pts profile runs $(pts_rows test | cut -f3 | sort -u | tr '\n' ' ')"
+    ensure_installed
+    require_tools fio
+    [[ -z $HOSTS ]] || die "$EXIT_USAGE" "--profile pts purges and preconditions its target before each test; run it on each host, not on a fleet (--hosts)"
+    resolve_target
+    check_io_alignment
+    cd "$TK_ROOT" || exit "$EXIT_FAIL"
+    RESULTS_DIR="$RESULTS/$SECTION"
+    PTS_LBS=512
+    [[ $TARGET_KIND != block ]] || PTS_LBS=$(blockdev --getss "$TARGET_PATH")
+    PTS_ACTIVE_PCT=$(pts_class_field "$PTS_CLASS" 4)
+    # the active range: the class's share of the region, in whole MiB
+    PTS_ACTIVE_BYTES=$((REGION_BYTES * PTS_ACTIVE_PCT / 100 >> 20 << 20))
+    service_start
+    PURGE_METHOD="" PURGE_WHAT="" PURGE_CMD=()
+    plan_purge
+    DIRECT=${DIRECT:-1}
+    if [[ -n $DRY_RUN ]]; then
+        pts_plan
+        exit "$EXIT_OK"
+    fi
+    if [[ $TARGET_KIND == block ]]; then
+        local reason
+        reason=$(service_ask safety "$TARGET_PATH" "$DESTROY")
+        [[ $reason == ok ]] || die "$EXIT_UNSAFE" "${reason#refused$'\t'}. The pts profile writes: each test's purge, 2 x the region sequentially, then its rounds."
+    fi
+    start_run
+    [[ -n $(stored_write_speed) ]] || measure_write_speed
+    pts_plan
+    [[ -z $FRESH ]] || move_results_aside
+    section_folder_removed "$RESULTS_DIR"
+    mkdir -p "$RESULTS_DIR/pts"
+    manifest_check "$RESULTS_DIR" "" section="$SECTION" target="$TARGET_PATH" \
+        target_kind="$TARGET_KIND" profile=pts pts_class="$PTS_CLASS" pts_matrix="$PTS_MATRIX" \
+        round_s="$ROUND_S" max_rounds="$MAX_ROUNDS" region_bytes="$REGION_BYTES" \
+        target_bytes="$TARGET_BYTES" purge="$PURGE_METHOD" engine="$ENGINE_DEEP" direct="$DIRECT" \
+        cases="" tests="${PTS_TESTS[*]}"
+    local test
+    for test in "${PTS_TESTS[@]}"; do pts_run_test "$test"; done
+    info ""
+    if [[ -n ${TK_ANALYSIS_ELSEWHERE:-} ]]; then
+        info "analysis left to the caller (TK_ANALYSIS_ELSEWHERE): python -m analysis $SECTION --results $RESULTS"
+    else
+        tk_python "$SECTION" || die "$EXIT_FAIL" "the analysis of $RESULTS_DIR failed (see above); the raw results are kept"
+    fi
+}
+
+# The plan: per test, what it writes and how long it takes, before anything starts.
+pts_plan() {
+    local test n round_s min_s max_s written speed deviations total_min=0 total_max=0 bytes=0
+    speed=$(stored_write_speed)
+    info "§$SECTION_NUMBER $SECTION_TITLE: plan (SNIA PTS 2.0, $(pts_class_field "$PTS_CLASS" 8))"
+    info "  target   $TARGET_PATH ($TARGET_KIND), region $(human_bytes "$REGION_BYTES"), active range $PTS_ACTIVE_PCT%: $(human_bytes "$PTS_ACTIVE_BYTES")"
+    info "  purge    before each test: ${PURGE_WHAT:-none} (--purge $PURGE)"
+    info "  cache    the class asks the write cache $(pts_class_field "$PTS_CLASS" 3); the device's: $(pts_write_cache) (not changed)"
+    for test in "${PTS_TESTS[@]}"; do
+        n=$(pts_case_count "$test")
+        round_s=$((n * ROUND_S))
+        info "  test     $(pts_test_field "$test" 8): $n access patterns of ${ROUND_S}s a round ($(human_seconds "$round_s")), $(pts_test_field "$test" 6) thread(s) x QD $(pts_test_field "$test" 7)"
+        if [[ $(pts_test_field "$test" 5) != written:* ]]; then
+            written=$((2 * REGION_BYTES))
+            bytes=$((bytes + written))
+            info "           writes $(human_bytes "$written") preconditioning (128 KiB sequential, 2 x the region), $(write_time_text "$written")"
+        fi
+        if [[ $(pts_test_field "$test" 5) == written:* ]]; then
+            local times
+            times=$(pts_test_field "$test" 5) && times=${times#written:}
+            info "           then rounds until $times x the active range ($(human_bytes $((times * PTS_ACTIVE_BYTES)))) is written, $(write_time_text $((times * PTS_ACTIVE_BYTES)))"
+            bytes=$((bytes + times * PTS_ACTIVE_BYTES))
+        else
+            min_s=$((5 * round_s)) max_s=$((MAX_ROUNDS * round_s))
+            total_min=$((total_min + min_s)) total_max=$((total_max + max_s))
+            info "           then rounds until its tracking variables are steady together: 5 to $MAX_ROUNDS rounds, $(human_seconds "$min_s") to $(human_seconds "$max_s")"
+        fi
+        [[ -z $(pts_skipped_cases "$test") ]] ||
+            info "           left out (smaller than the $PTS_LBS B logical block): $(pts_skipped_cases "$test")"
+    done
+    info "  in all   $(human_bytes "$bytes") of preconditioning and saturation writes; rounds $(human_seconds "$total_min") to $(human_seconds "$total_max") besides"
+    deviations=$(pts_deviations)
+    if [[ -n $deviations ]]; then
+        info "  PTS-like, NOT conformant:"
+        while IFS= read -r line; do info "           $line"; done <<<"$deviations"
+    fi
+    [[ -z ${TK_PLAN_WRITES:-} ]] ||
+        printf '%s\t0\t%s\t%s\t%s\t%s\n' "$SECTION" "$bytes" "$total_max" "${speed:-0}" "$TARGET_BYTES" >>"$TK_PLAN_WRITES"
+}
+
+pts_conditions() { # DIR TEST: the test's conditions, for the header of its page
+    local deviations
+    deviations=$(pts_deviations "$2" | paste -sd ';' -)
+    {
+        printf 'test\t%s\n' "$2"
+        printf 'class\t%s\n' "$PTS_CLASS"
+        printf 'device\t%s (%s, %s)\n' "$TARGET_PATH" "$TARGET_KIND" "$(human_bytes "$TARGET_BYTES")"
+        printf 'purge\t%s\n' "${PURGE_WHAT:-none}"
+        printf 'purge_method\t%s\n' "${PURGE_METHOD:-none}"
+        if [[ $(pts_test_field "$2" 5) == written:* ]]; then
+            printf 'preconditioning\tnone: WSAT starts from the purged drive\n'
+        else
+            printf 'preconditioning\t%s of 128 KiB sequential writes at QD 32 (2 x the region)\n' "$(human_bytes $((2 * REGION_BYTES)))"
+        fi
+        printf 'active_range\t%s%% (%s of %s)\n' "$PTS_ACTIVE_PCT" "$(human_bytes "$PTS_ACTIVE_BYTES")" "$(human_bytes "$REGION_BYTES")"
+        printf 'outstanding\tT%sQ%s (threads x queue depth per thread)\n' "$(pts_test_field "$2" 6)" "$(pts_test_field "$2" 7)"
+        printf 'data_pattern\trandom (fio scramble_buffers: each block written differs)\n'
+        printf 'write_cache\tthe class asks it %s; the device reports: %s\n' "$(pts_class_field "$PTS_CLASS" 3)" "$(pts_write_cache)"
+        printf 'engine\t%s, direct=%s\n' "$ENGINE_DEEP" "$DIRECT"
+        printf 'round_s\t%s\n' "$ROUND_S"
+        printf 'max_rounds\t%s\n' "$MAX_ROUNDS"
+        printf 'matrix\t%s\n' "$PTS_MATRIX"
+        printf 'skipped\t%s\n' "$(pts_skipped_cases "$2")"
+        printf 'deviations\t%s\n' "$deviations"
+    } >"$1/conditions.tsv"
+}
+
+# One round's jobfile: the cases in PTS's order, one stonewalled job each.
+pts_jobfile() { # TEST
+    local name rw read bs
+    printf '# SNIA PTS %s (%s, %s matrix): one round, each access pattern %s s\n' "$1" "$PTS_CLASS" "$PTS_MATRIX" "$ROUND_S"
+    printf '[global]\nfilename=%s\nsize=%s\nioengine=%s\ndirect=%s\n' "$(fio_filename "$TARGET_PATH")" \
+        "$PTS_ACTIVE_BYTES" "$ENGINE_DEEP" "$DIRECT"
+    printf 'time_based=1\nruntime=%s\niodepth=%s\nnumjobs=%s\ngroup_reporting=1\nstonewall=1\n' \
+        "$ROUND_S" "$(pts_test_field "$1" 7)" "$(pts_test_field "$1" 6)"
+    printf 'randrepeat=0\nnorandommap=1\nrefill_buffers=0\nscramble_buffers=1\n'
+    while IFS=$'\t' read -r name rw read bs; do
+        printf '\n[%s]\nrw=%s\nbs=%s\n' "$name" "$rw" "$bs"
+        [[ $rw != randrw ]] || printf 'rwmixread=%s\n' "$read"
+    done < <(pts_cases "$1")
+}
+
+pts_purge() { # DIR
+    info "pts: purge: $PURGE_WHAT"
+    purge_and_check "$1/purge.json"
+}
+
+pts_precondition() { # DIR
+    info "pts: preconditioning: $(human_bytes $((2 * REGION_BYTES))) of 128 KiB sequential writes, $(write_time_text $((2 * REGION_BYTES)))"
+    still_safe_to_write
+    run_fio "$1/precondition.stderr" --name=precondition --filename="$(fio_filename "$TARGET_PATH")" \
+        --size="$REGION_BYTES" --rw=write --bs=128k --iodepth=32 --ioengine="$ENGINE_DEEP" \
+        --direct="$DIRECT" --loops=2 --refill_buffers=0 --scramble_buffers=1 --end_fsync=1 \
+        --output-format=json --output="$1/.precondition.partial" ||
+        die "$EXIT_FAIL" "the preconditioning failed (see $1/precondition.stderr); rerun the same command to start it again"
+    mv -f -- "$1/.precondition.partial" "$1/precondition.json"
+    rm -f -- "$1/precondition.stderr"
+}
+
+# A test: its purge and preconditioning (unless done), then its rounds from the next one.
+pts_run_test() { # TEST
+    local test=$1 dir="$RESULTS_DIR/pts/$1" k reply state started took left
+    mkdir -p "$dir"
+    if [[ -e $dir/verdict ]]; then
+        info "pts: $test done already: $(cat "$dir/verdict")"
+        return 0
+    fi
+    pts_conditions "$dir" "$test"
+    pts_jobfile "$test" >"$dir/round.fio"
+    [[ -e $dir/start ]] || printf '%(%F %T %z)T\n' -1 >"$dir/start"
+    [[ -e $dir/purge.json ]] || pts_purge "$dir"
+    # WSAT starts from the purged drive (fresh out of the box): no preconditioning before it
+    [[ -e $dir/precondition.json || $(pts_test_field "$test" 5) == written:* ]] || pts_precondition "$dir"
+    k=$(find "$dir" -maxdepth 1 -name 'round*.json' | wc -l)
+    ((k == 0)) || info "pts: $test resumes after round $k"
+    while :; do
+        k=$((k + 1))
+        info "pts: $test round $k: $(pts_case_count "$test") access patterns of ${ROUND_S}s"
+        still_safe_to_write
+        started=$EPOCHSECONDS
+        run_fio "$dir/round$k.stderr" "$dir/round.fio" --output-format=json+ \
+            --output="$dir/.round$k.partial" ||
+            die "$EXIT_FAIL" "$test round $k failed (see $dir/round$k.stderr); rerun the same command to go on from it"
+        mv -f -- "$dir/.round$k.partial" "$dir/round$k.json"
+        [[ -s $dir/round$k.stderr ]] || rm -f -- "$dir/round$k.stderr"
+        reply=$(service_ask pts-steady "$dir" "$test" "$ROUND_S" "$MAX_ROUNDS" "$PTS_ACTIVE_BYTES")
+        state=${reply%%$'\t'*}
+        if ((k == 1)); then
+            took=$((EPOCHSECONDS - started))
+            [[ $(pts_test_field "$test" 5) == written:* ]] ||
+                info "pts: a round takes ${took}s: this test ends in $(human_seconds $((4 * took))) at the soonest (5 rounds), $(human_seconds $(((MAX_ROUNDS - 1) * took))) at the latest"
+        fi
+        case $state in
+            steady | stop)
+                printf '%s\n' "${reply#*$'\t'}" >"$dir/verdict"
+                info "pts: $test: ${reply#*$'\t'}"
+                break
+                ;;
+            more) info "pts: $test: ${reply#*$'\t'}" ;;
+            *) die "$EXIT_FAIL" "could not judge $test's rounds in $dir: ${reply#*$'\t'}" ;;
+        esac
+    done
+    printf '%(%F %T %z)T\n' -1 >"$dir/end"
+    left=""
+    [[ $state == steady ]] || [[ $(pts_test_field "$test" 5) == written:* ]] ||
+        left=" (not steady: the page says so)"
+    info "pts: $test finished$left"
+}
