@@ -18,7 +18,7 @@ SHELL_FILES := env.bash report.bash serve.bash $(SECTION_SCRIPTS) lib/*.bash .ci
 	bench/analysis bench/fidelity bench/statistics tools/nvme_vm/setup.bash
 
 .PHONY: report env compare history $(SECTION_IDS) $(SECTION_ALIASES) analysis sample-report \
-	demo test test-fast lint docs clean help install install-tests install-nvme-vm
+	demo test test-fast test-long lint docs clean help install install-tests install-nvme-vm
 
 # The set-up is part of every target: the first use on a fresh clone installs what the target
 # needs (lib/packages.tsv's packages, .venv from requirements.txt), a later one only checks (a
@@ -53,6 +53,7 @@ help:
 	@echo "make test      installs what the tests use (the NVMe VM and chromium too), then shellcheck,"
 	@echo "               ruff and the test suite (needs root for loop devices)"
 	@echo "make test-fast the unit tests only (no script runs, no devices): about 80 s"
+	@echo "make test-long the long known answers make test leaves out (--profile pts): about 12 min"
 	@echo "make docs      regenerate docs/options.md from lib/options.tsv"
 	@echo "make lint      shellcheck and ruff only"
 	@echo "make clean     remove tables/, figs/, out/ and tmp/ (results/ is kept)"
@@ -126,7 +127,12 @@ sample-report: install-nvme-vm
 PYTEST := $(PYTHON) -m pytest -q -n 4 --dist loadfile --no-loadscope-reorder
 
 test: install-tests lint
-	$(PYTEST) -rs --durations=15 tests
+	$(PYTEST) -rs --durations=15 -m "not long" tests
+
+# The tests marked `long`: the pts profile's known answers (a GC model drive to steady state, the
+# whole profile on the NVMe VM: about 12 minutes), kept out of make test and so out of CI's 20.
+test-long: install-tests
+	$(PYTEST) -rs --durations=15 -m long tests
 
 # The tests that run no script and touch no device (markers set in tests/conftest.py).
 test-fast: install-tests

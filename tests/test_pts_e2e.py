@@ -44,6 +44,7 @@ def run_pts(toolkit, drive, script: str, *extra: str, round_s: int = 1):
 
 
 @pytest.mark.root
+@pytest.mark.long  # minutes to steady state: make test-long
 def test_iops_steady_value_is_the_slow_level_never_the_fresh_one(toolkit):
     """The drop comes after about three rounds of the reduced IOPS matrix (about 24,000 write I/Os a
     round at FAST, 2 s rounds): fewer than the 5 a window needs, so the fresh level is never declared; the
@@ -74,6 +75,7 @@ def test_iops_steady_value_is_the_slow_level_never_the_fresh_one(toolkit):
 
 
 @pytest.mark.root
+@pytest.mark.long  # minutes to steady state: make test-long
 def test_wsat_shows_the_drop_at_the_known_gib_written(toolkit):
     """WSAT writes 4 x the 64 MiB active range in 4 KiB random writes. The drive drops after
     AFTER write I/Os in all: the WSAT rounds' own share of them is AFTER less what the speed

@@ -22,7 +22,7 @@ from tests.toolkit import REPO, fixture_locks, make_copy, script_env, unless_ins
 from tools.nvme_vm import Controller, Namespace, VmSpec, available, nvme_vm
 from tools.nvme_vm.scenarios import Scenario, run_scenarios
 
-pytestmark = [pytest.mark.root, pytest.mark.e2e]
+pytestmark = [pytest.mark.root, pytest.mark.e2e, pytest.mark.long]  # 628 s: make test-long
 
 SPEC = VmSpec(controllers=(Controller(namespaces=(Namespace("64M", 512),), serial="TKPTS01"),),
               cpus=2, memory_mib=2048)
