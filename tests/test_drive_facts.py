@@ -1,5 +1,5 @@
 """Only facts the drive gave (issue 41), on the committed sample's real capture of QEMU's emulated
-NVMe drive (docs/sample, made by `make sample-report`): its namespace reports nuse = nsze with
+NVMe drive (the sample issue 41 read, kept in tests/fixtures/older-sample): its namespace reports nuse = nsze with
 nothing written and NSFEAT 0x14 (bit 0 clear: no thin provisioning, so nuse is no fill level);
 its temperature sat at 50 °C through the burst and its controller keeps no throttle counter
 (HCTMA 0); §1 says its write cache is "write back". Each sentence of the report that rested on
@@ -19,7 +19,7 @@ from analysis.rules.cases import read_manifest
 from analysis.sections.burst_part import _prefill_step, fill_text
 from tests.conftest import REPO
 
-SAMPLE = REPO / "docs" / "sample" / "results"
+SAMPLE = REPO / "tests" / "fixtures" / "older-sample" / "results"  # the sample issue 41 read
 BURST = SAMPLE / "wss_burst" / "burst-write-128k"
 
 

@@ -16,7 +16,7 @@ from analysis.run import manifest, record
 from analysis.run.runner_service import reply_to
 from tests.conftest import REPO
 
-SAMPLE = REPO / "docs" / "sample" / "results"
+SAMPLE = REPO / "tests" / "fixtures" / "older-sample" / "results"  # its README says what it is
 
 
 def test_the_committed_sample_migrates_its_engines_as_fields(tmp_path):
@@ -108,7 +108,7 @@ def test_a_record_of_another_version_is_refused(tmp_path):
 
 # --- each section's manifest: sections.<section> (analysis/run/manifest.py says what it means) ----
 FIXTURES = REPO / "tests" / "fixtures"
-OLDER_MANIFESTS = sorted([*SAMPLE.glob(f"*/{manifest.NAME}"), *FIXTURES.rglob(manifest.NAME)])
+OLDER_MANIFESTS = sorted({*SAMPLE.glob(f"*/{manifest.NAME}"), *FIXTURES.rglob(manifest.NAME)})
 NOTES = {"engine_note": "engine_from_tree", "io_uring_note": "io_uring_from_tree"}
 
 

@@ -1,5 +1,5 @@
 """One shape, several sections (analysis/report/shapes.py, issue 41), on the sample's raw
-results (docs/sample/results, the emulated NVMe drive): the numbers the issue read from the
+results (the sample issue 41 read, kept in tests/fixtures/older-sample; the emulated NVMe drive): the numbers the issue read from the
 sample's tables, found again side by side."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from analysis.report.shapes import largest_spread, load_frames, shapes_block, shared_shapes
 from tests.toolkit import REPO
 
-SAMPLE = REPO / "docs" / "sample" / "results"
+SAMPLE = REPO / "tests" / "fixtures" / "older-sample" / "results"  # the sample issue 41 read
 
 
 @pytest.fixture(scope="module")
