@@ -462,8 +462,8 @@ def regimes_part(regimes: pd.DataFrame) -> str:
                    "summarised over its own repetitions (methodology, \"Write regimes\").")
     if (~split).any():
         why.append("Each write case ran as one block, a ramp of its own workload and then its "
-                   "repetitions back to back (--write-regime after-cliff): the regime its ramp "
-                   "declares is named here.")
+                   "repetitions back to back (methodology, \"Write regimes\"): the regime "
+                   "its ramp declares is named here.")
     return f"\n### Write regimes\n\n{' '.join(why)}\n\n{table}\n"
 
 
