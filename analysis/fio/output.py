@@ -66,6 +66,12 @@ def load_document(path) -> dict:
     return split_output(_read_text(path))[1]
 
 
+def finished_s(path) -> float:
+    """When fio wrote this JSON output: its own timestamp_ms, in epoch seconds (the file's mtime
+    moves with every copy and clone; fio's stamp does not)."""
+    return load_document(path)["timestamp_ms"] / 1000.0
+
+
 def _read_text(path) -> str:
     """The file as text. PowerShell's ``fio ... > out.json`` writes UTF-16 with a
     byte-order mark, so BOMs are honoured; anything else is read as UTF-8."""

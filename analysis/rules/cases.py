@@ -32,7 +32,7 @@ from analysis.core.stats import (
 from analysis.fio.direction import Direction
 from analysis.fio.log_files import FioLogError, find_logs
 from analysis.fio.log_series import read_per_second
-from analysis.fio.output import JobGroup
+from analysis.fio.output import JobGroup, finished_s
 from analysis.rules.write_evidence import EVIDENCE_COLUMNS, GIB, Written, evidence
 from analysis.rules.write_ramp import Ramp, declared, read_ramp
 from analysis.run import cpu_load, record, repetition
@@ -146,8 +146,8 @@ def load_case(case_dir: Path, expected: dict[str, str] | None = None,
 
 
 def written_runs(case_dir: Path, case: Case) -> tuple[Written, ...]:
-    """The case's writing runs: its ramp, then each repetition that wrote, each ending when its
-    result file was renamed into place (analysis.rules.write_evidence)."""
+    """The case's writing runs: its ramp, then each repetition that wrote, each ending when fio
+    wrote its output (analysis.rules.write_evidence)."""
     runs = []
     if case.ramp is not None:
         runs.append(Written(case.name, 0, case.ramp.start_s, case.ramp.end_s,
@@ -156,7 +156,7 @@ def written_runs(case_dir: Path, case: Case) -> tuple[Written, ...]:
         wrote = g.directions.get("write")
         if wrote is None or not wrote.io_bytes:
             continue
-        end = (case_dir / f"rep{k}.json").stat().st_mtime
+        end = finished_s(case_dir / f"rep{k}.json")
         runs.append(Written(case.name, k, end - (cpu_load.io_seconds(g.options) or 0.0), end,
                             float(wrote.io_bytes)))
     return tuple(runs)

@@ -14,8 +14,8 @@ repetition in run order:
   attribute analysis.device.health reads), next to what the section's fio wrote in the same
   span; empty where the drive has no counter (a file, a loop device).
 
-A run's end is when its result file was renamed into place (its mtime: the run loop moves
-fio's output there as fio ends), its start that less its planned seconds.
+A run's end is when fio wrote its JSON output (its own `timestamp_ms`: a file's mtime moves with
+every copy and clone), its start that less its planned seconds.
 
 Worked example (two writing runs back to back, then a read, then a third)::
 

@@ -39,6 +39,7 @@ from analysis.core.regimes import mbps_text
 from analysis.core.segments import DEFAULT_CLIFF, Cliff, find_cliffs, written_GiB
 from analysis.fio.log_files import FioLogError, find_logs
 from analysis.fio.log_series import read_per_second
+from analysis.fio.output import finished_s
 
 RAMP_JSON = "ramp.json"
 RAMP_PREFIX = "ramp"
@@ -87,7 +88,7 @@ def read_ramp(case_dir: Path, seconds: float) -> Ramp | None:
         return None
     if rate is None:
         return None
-    return ramp_of(rate, seconds, done.stat().st_mtime)
+    return ramp_of(rate, seconds, finished_s(done))
 
 
 def _fell(cliff: Cliff) -> str:
