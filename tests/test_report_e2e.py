@@ -101,11 +101,12 @@ def test_make_report_quick_on_the_default_target(toolkit, tmp_path):
     rand = qd[qd.pattern == "4 KiB random read"]
     peak = rand.loc[rand.iops_mean.idxmax()]
     assert rows["Peak random IOPS", "4 KiB random read (§5)"].startswith(
-        f"{md.num(peak.iops_mean)} IOPS at QD {int(peak.iodepth)}")
+        f"{md.pm(peak.iops_mean, peak.iops_ci95)} IOPS at QD {int(peak.iodepth)}")
     bs = pd.read_csv(toolkit / "tables" / "bs_sweep.csv")
     seq = bs[bs.rw == "read"]
+    best = seq.loc[seq.bw_MBps_mean.idxmax()]  # quoted with its interval (issue 42)
     assert rows["Peak sequential MB/s", "sequential read (§3)"].startswith(
-        f"{md.num(seq.bw_MBps_mean.max())} MB/s")
+        f"{md.pm(best.bw_MBps_mean, best.bw_MBps_ci95)} MB/s")
     headlines = {h for h, _ in rows}
     assert headlines == {"QD=1 latency", "Peak random IOPS", "Peak sequential MB/s",
                          "Queue-depth knee", "Write cache (SLC) estimate",
