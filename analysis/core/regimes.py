@@ -181,8 +181,8 @@ def _reps_text(reps: Sequence[int]) -> str:
 
 
 def mbps_text(value: float) -> str:
-    """A rate as the regimes' words print it: three figures, whole MB/s from 100 up."""
-    return f"{value:.3g}" if value < 100 else f"{value:.0f}"
+    """A rate as the regimes' words print it: three figures, whole MB/s from 100 up, with thousands separated as the tables do."""
+    return f"{value:.3g}" if value < 100 else f"{value:,.0f}"
 
 
 def describe(regimes: Sequence[Regime]) -> str:
