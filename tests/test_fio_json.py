@@ -11,6 +11,7 @@ import pytest
 from analysis.fio.job_options import parse_size
 from analysis.fio.output import (
     FioOutputError,
+    finished_s,
     load_document,
     parse_groups,
     read_groups,
@@ -210,6 +211,18 @@ def test_fio_3_1_two_clients_sum():
     paths = sorted((SAMPLES / STACK / "beegfs-write/2").rglob("*.json"))
     ds = [read_groups(p)[0].directions["write"] for p in paths]
     assert sum(d.total_ios for d in ds) == 806665 + 806098
+
+
+def test_finished_s_reads_fios_own_stamp_local_or_client(tmp_path):
+    """A local run's stamp is in ms; a client/server run has only ``timestamp``, in seconds
+    (its absence broke every fleet run's analysis once). A copy's mtime is never used."""
+    local = SAMPLES / "louwrentius__fio-plot/test-data02/randread-01-01.json"
+    client = Path(__file__).parent / "fixtures/fio-client/randread-1s.json"
+    assert finished_s(local) == load_document(local)["timestamp_ms"] / 1000.0
+    copy = tmp_path / "client.json"
+    copy.write_bytes(client.read_bytes())
+    assert "timestamp_ms" not in load_document(copy)
+    assert finished_s(copy) == 1795813888.0  # fio's "timestamp", not the copy's mtime
 
 
 def test_fio_3_34_signal_2_before_json():

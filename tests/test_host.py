@@ -318,8 +318,12 @@ def test_qd_sweep_with_jobs_and_the_peak_search(toolkit):
                  "--no-seq", "--seed", "3", "--peak-budget", "4")
     assert result.returncode == 0, result.stderr
     table = pd.read_csv(toolkit / "tables" / "qd_sweep.csv")
-    check_added_stages(toolkit, result.stderr, list(table.case), seed=3)
-    assert sorted(zip(table.iodepth, table.numjobs)) == [(1, 1), (1, 2), (4, 1), (4, 2)]
+    # the table holds the sweep's points and the search's at depths the sweep skipped (the knee
+    # is judged on both), each marked
+    sweep = table[~table.from_search.astype(bool)]
+    assert set(table[table.from_search.astype(bool)].case.str[:5]) <= {"peak-"}
+    check_added_stages(toolkit, result.stderr, list(sweep.case), seed=3)
+    assert sorted(zip(sweep.iodepth, sweep.numjobs)) == [(1, 1), (1, 2), (4, 1), (4, 2)]
     assert list(table.outstanding) == list(table.iodepth * table.numjobs)
     # every job count's 90% mark is of the one peak the search names (tables/qd_sweep_peak.csv)
     peak = pd.read_csv(toolkit / "tables" / "qd_sweep_peak.csv").query("is_peak").iops_mean.iloc[0]

@@ -156,7 +156,7 @@ def test_a_refused_section_and_another_results_tree(toolkit):
 
     # Why each part is missing, in the report and on the terminal.
     assert ("| §4 | refused its input (exit 2): MIX_LIST=7x: expected a whole "
-            "number >= 0.") in text
+            "number >= 0 |") in text
     assert "| §3 | skipped (not among --sections qd1 mix_rw) |" in text
     assert "## §5 Queue-depth sweep\n\nNot in this report: skipped" in text
     assert "Incomplete: §3 Block-size sweep, §4 Read/write mix, §5 Queue-depth sweep" in text

@@ -67,9 +67,18 @@ def load_document(path) -> dict:
 
 
 def finished_s(path) -> float:
-    """When fio wrote this JSON output: its own timestamp_ms, in epoch seconds (the file's mtime
-    moves with every copy and clone; fio's stamp does not)."""
-    return load_document(path)["timestamp_ms"] / 1000.0
+    """When fio wrote this JSON output, in epoch seconds: its own stamp, because the file's mtime
+    moves with every copy and clone and fio's stamp does not.
+
+    A local run has ``timestamp_ms``; fio's client/server output has only ``timestamp``, to the
+    second. Output with neither (fio before 2.2) falls back to the file's mtime.
+    """
+    doc = load_document(path)
+    if "timestamp_ms" in doc:
+        return doc["timestamp_ms"] / 1000.0
+    if "timestamp" in doc:
+        return float(doc["timestamp"])
+    return Path(path).stat().st_mtime
 
 
 def _read_text(path) -> str:
