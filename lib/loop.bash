@@ -73,9 +73,33 @@ prefill() {
 health_snapshot() { # before|after
     local dir="$RESULTS_DIR/health/$1"
     # The first "before" of a resumed section is the true before; keep it.
-    [[ $1 == before && -d $dir ]] && return 0
+    if [[ $1 == before && -d $dir ]]; then
+        rep_counter_disk "$dir"
+        return 0
+    fi
     mkdir -p "$dir"
     collect_health_raw "$dir" "$TARGET_PATH" || warn "health snapshot ($1) failed; going on"
+    [[ $1 != before ]] || rep_counter_disk "$dir"
+}
+
+# REP_COUNTER_DISK: the NVMe disk whose host-write counter is read around each writing
+# repetition (drive_counter_line), set where the section's first health snapshot found nvme
+# smart-log answering; empty otherwise (a file, a loop device, a SATA drive: its counter moves
+# in GiB or more, too coarse for a repetition, so only the section's before and after count).
+rep_counter_disk() { # HEALTH_DIR
+    REP_COUNTER_DISK=""
+    [[ -s $1/nvme-smart-log.json && -s $1/health_device.txt ]] || return 0
+    REP_COUNTER_DISK=$(<"$1/health_device.txt")
+}
+
+# The drive's data units written (nvme smart-log, 512,000 B each) before or after a writing
+# repetition, one JSON line: {"when": "before", "t": EPOCH_S, "doc": SMART_LOG}; rep<k>.drive
+# holds the two (analysis/rules/write_evidence.py). Nothing when nvme does not answer in 5 s.
+drive_counter_line() { # before|after
+    local doc
+    doc=$(timeout 5 nvme smart-log "$REP_COUNTER_DISK" -o json 2>/dev/null | tr -d '\n') || return 0
+    [[ -n $doc ]] || return 0
+    printf '{"when": "%s", "t": %s, "doc": %s}\n' "$1" "${EPOCHREALTIME/,/.}" "$doc"
 }
 
 # --- the run loop -----------------------------------------------------------------------------
@@ -83,8 +107,8 @@ health_snapshot() { # before|after
 on_interrupt() {
     trap '' INT TERM
     [[ -z ${FIO_PID:-} ]] || stop_process "$FIO_PID"
-    # the repetition's fio output and its CPU snapshots (cpu_snapshot) alike
-    [[ -n ${PARTIAL:-} ]] && rm -f -- "$PARTIAL" "${PARTIAL%.json.partial}.cpu.partial"
+    # the repetition's fio output and its CPU and drive-counter snapshots alike
+    [[ -n ${PARTIAL:-} ]] && rm -f -- "$PARTIAL" "${PARTIAL%.json.partial}".{cpu,drive}.partial
     info ""
     info "interrupted: ${DONE_RUNS:-0} finished repetitions are kept in $RESULTS_DIR; rerun the same command to resume"
     exit "$EXIT_INTERRUPTED"
@@ -116,11 +140,16 @@ run_repetition() {
     # Best effort: a full results folder must fail the repetition, and be named, where fio's
     # own output fails (diagnose_fault), not here.
     cpu_snapshot before >"$dir/.rep$k.cpu.partial" 2>/dev/null || true
+    rm -f -- "$dir/.rep$k.drive.partial" # a killed run's
+    [[ -z ${REP_COUNTER_DISK:-} ]] || ! case_writes "$i" ||
+        drive_counter_line before >"$dir/.rep$k.drive.partial" 2>/dev/null || true
     TK_LOG="$dir/rep$k" run_fio "$dir/rep$k.stderr" --output-format=json+ --output="$PARTIAL" \
         "$dir/job.fio" || rc=$?
     GAP_STEPS=()
     gap_step "fio of $name rep $k exiting"
     cpu_snapshot after >>"$dir/.rep$k.cpu.partial" 2>/dev/null || true
+    [[ ! -e $dir/.rep$k.drive.partial ]] ||
+        drive_counter_line after >>"$dir/.rep$k.drive.partial" 2>/dev/null || true
     if declare -F section_after_repetition >/dev/null; then section_after_repetition "$i" "$k"; fi
     # A failed fio is checked at once: its fault may be one that stops the run (diagnose_fault).
     if [[ -n $CHECK_LATER ]] && ((rc == 0)); then
@@ -155,12 +184,14 @@ check_repetition() {
     reply=$(service_ask check-result "$PARTIAL" "$RESULTS_DIR" "$name")
     if [[ $reply == ok ]]; then
         mv -f -- "$dir/.rep$k.cpu.partial" "$dir/rep$k.cpu" 2>/dev/null || true
+        mv -f -- "$dir/.rep$k.drive.partial" "$dir/rep$k.drive" 2>/dev/null || rm -f -- "$dir/rep$k.drive"
         mv -f -- "$PARTIAL" "$final"
         [[ -s $dir/rep$k.stderr ]] || rm -f -- "$dir/rep$k.stderr"
     else
         # Keep what fio wrote for the post-mortem, under a name the analysis never reads.
         [[ -e $PARTIAL ]] && mv -f -- "$PARTIAL" "$dir/rep$k.failed.json"
         mv -f -- "$dir/.rep$k.cpu.partial" "$dir/rep$k.failed.cpu" 2>/dev/null || true
+        mv -f -- "$dir/.rep$k.drive.partial" "$dir/rep$k.failed.drive" 2>/dev/null || true
         PARTIAL=""
         case_writes "$i" && writes=1
         diagnose_fault "$name rep $k failed" "$TARGET_PATH" "$rc" "$writes"

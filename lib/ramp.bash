@@ -57,8 +57,10 @@ ramp_ms() { # planned milliseconds of the ramps still to run (the ETA's and the 
 
 # ramp_before INDEX: the case's ramp, unless it ran already in this run_all call. A resumed run
 # reruns it before the first repetition it runs of the case (the interruption let the cache
-# drain); a case whose repetitions are all done runs none. The ramp's JSON is the case's job with
-# runtime=@ramp and no ramp_time of fio's own; a failed ramp is named and kept aside
+# drain); a case whose repetitions are all done runs none. The earlier run's ramp is kept as
+# ramp.<k>.json (and ramp.<k>_bw.*.log): its bytes came before the repetitions that run measured,
+# and the regime rows count them (analysis/rules/write_evidence.py). The ramp's JSON is the case's
+# job with runtime=@ramp and no ramp_time of fio's own; a failed ramp is named and kept aside
 # (ramp.failed.json), and the repetitions run all the same (their rows then say no ramp was
 # recorded).
 ramp_before() {
@@ -73,7 +75,8 @@ ramp_before() {
     fi
     info "      ramp of $name: ${seconds}s of its own workload before its repetitions (--write-regime after-cliff)"
     { cat -- "$dir/job.fio" && printf '; the ramp: the case itself, time-bounded, not a repetition\nruntime=%s\nramp_time=0\n' "$seconds"; } >"$dir/ramp.fio"
-    rm -f -- "$dir"/ramp_bw.*log "$dir/ramp.json"
+    keep_earlier_ramp "$dir"
+    rm -f -- "$dir"/ramp_bw.*log
     PARTIAL="$dir/.ramp.json.partial"
     TK_LOG="$dir/ramp" run_fio "$dir/ramp.stderr" --output-format=json --output="$PARTIAL" "$dir/ramp.fio" || rc=$?
     if ((rc == 0)) && [[ -s $PARTIAL ]]; then
@@ -84,4 +87,15 @@ ramp_before() {
         warn "the ramp of $name failed (fio exit $rc; see $dir/ramp.stderr); its repetitions run without one"
     fi
     PARTIAL=""
+}
+
+# An earlier run's ramp.json and its logs, moved to the first free ramp.<k>.* (k from 1).
+keep_earlier_ramp() { # DIR
+    local dir=$1 k=1 log
+    [[ -e $dir/ramp.json ]] || return 0
+    while [[ -e $dir/ramp.$k.json ]]; do k=$((k + 1)); done
+    for log in "$dir"/ramp_bw.*log; do
+        [[ -e $log ]] && mv -f -- "$log" "$dir/ramp.${k}_${log##*/ramp_}"
+    done
+    mv -f -- "$dir/ramp.json" "$dir/ramp.$k.json"
 }

@@ -231,8 +231,10 @@ def test_sustained_rounds_each_section_and_what_earlier_sections_wrote(toolkit):
     try:
         with loop_device(shm / "ram.img", size_mb=64) as dev:
             qd1 = run(toolkit, "qd1_test.bash", "--target", dev, "--destroy", dev, *args)
+            # §4's write case as a block after a 15 s ramp: its regime row carries the bytes
+            # the tree wrote since the purge
             mix = run(toolkit, "mix_rw_test.bash", "--target", dev, "--destroy", dev, *args,
-                      "--mix", "70")
+                      "--mix", "70", "--write-regime", "after-cliff", "--write-ramp", "15")
             assert qd1.returncode == 0 and mix.returncode == 0, qd1.stderr + mix.stderr
             # the plan, printed before the engine probe, states the write speed §2's state measured
             assert re.search(r"in all at least .+ \(at most .+ at the \d+ MB/s this target wrote\)",
@@ -265,6 +267,20 @@ def test_sustained_rounds_each_section_and_what_earlier_sections_wrote(toolkit):
                      r"tree's start, §2 wrote [\d.]+ [MG]iB since, then \d+ rounds of its own: "
                      r"(steady at [\d,]+ IOPS|steady state NOT reached) \(indicative\)", mix_md)
     assert f"§2 wrote {human_size(by_qd1)} since" in mix_md
+    # written since the purge, before §4's first repetition: everything fio wrote to the region
+    # before it (the fill, §2's rounds and writes, §4's own rounds and ramp), to the byte
+    regimes = pd.read_csv(toolkit / "tables" / "mix_rw_regimes.csv")
+    (case,) = set(regimes.case)
+    rounds = sum(load_json(r)["jobs"][0]["write"]["io_bytes"]
+                 for r in (results / "mix_rw" / "steady").glob("round*.json"))
+    ramp = load_json(results / "mix_rw" / case / "ramp.json")["jobs"][0]["write"]["io_bytes"]
+    state = sum(j["write"]["io_bytes"] for p in (results / "state").glob("*.json")
+                if "jobs" in (doc := load_json(p)) for j in doc["jobs"])
+    assert state == 2 * 32 * MIB
+    since = state + by_qd1 + rounds + ramp
+    assert regimes.written_since_purge_GiB.iloc[0] * 2**30 == pytest.approx(since, rel=1e-9), \
+        (regimes.written_since_purge_GiB.iloc[0] * 2**30, state, by_qd1, rounds, ramp)
+    assert regimes.written_before_GiB.iloc[0] * 2**30 == pytest.approx(ramp, rel=1e-9)
     qd1_md = (toolkit / "out" / "section_2_qd1.md").read_text()
     assert "### Drive state" in qd1_md and "µs" in qd1_md.split("### Drive state")[1]
     assert "the section resumed" in qd1_md.lower()

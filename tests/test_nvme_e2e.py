@@ -30,6 +30,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from analysis.rules.write_evidence import DRIVE_SUFFIX, rep_drive_bytes
 from analysis.run import host_ceiling, record
 from tests.toolkit import (
     REPO,
@@ -302,6 +303,14 @@ def test_section_2_runs_on_the_4k_namespace(guest):
         assert job["error"] == 0 and options["ioengine"] == "io_uring"
         assert int(options["bs"].rstrip("k")) * 1024 % 4096 == 0
         assert job["read"]["io_bytes"] + job["write"]["io_bytes"] > 0
+        # a writing repetition has the drive's own count beside it (QEMU counts data units of
+        # 512,000 B, rounding up); a read has none
+        drive = rep.with_suffix(DRIVE_SUFFIX)
+        if job["write"]["io_bytes"]:
+            counted = rep_drive_bytes(drive)
+            assert abs(counted - job["write"]["io_bytes"]) <= 2 * 512_000, (rep, counted)
+        else:
+            assert not drive.exists(), drive
     text = (tk / "out" / "qd1-4k" / "section_2_qd1.md").read_text()
     assert "QEMU NVMe Ctrl" in text
 

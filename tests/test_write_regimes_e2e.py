@@ -20,6 +20,7 @@ mean at most the throttle's cap (load on the machine can only slow it), and says
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 
@@ -172,3 +173,40 @@ def test_after_the_cliff_every_write_row_is_one_declared_regime_at_the_slow_rate
     reads = table[table.rw.isin(["read", "randread"])]
     assert reads.iops_mean.notna().all() and not reads.regime_split.any()
     assert (reads.regime.isna() | (reads.regime == "")).all()
+
+
+def test_a_resumed_block_keeps_its_earlier_ramp_and_counts_its_bytes(toolkit):
+    """A write block whose repetition is lost runs its ramp again before it (the cache drained
+    in between); the earlier ramp is kept (ramp.1.json), and the bytes before the block's first
+    repetition are that ramp's, as fio counted them, not the later one's."""
+    from tests.toolkit import in_ram, run
+    args = ["--profile", "tiny", "--no-host-ceiling", "--engine", "psync", "--bs", "4k",
+            "--rw", "randwrite", "--repeat", "2", "--runtime", "1", "--size", "16M", "--state", "as-is",
+            "--write-regime", "after-cliff", "--write-ramp", "15"]
+    with in_ram("ramp", 16 << 20) as target:
+        first = run(toolkit, "bs_sweep_test.bash", "--target", str(target), *args)
+        assert first.returncode == 0, first.stderr[-3000:]
+        (case_dir,) = [p for p in (toolkit / "results" / "bs_sweep").iterdir()
+                       if (p / "ramp.json").is_file()]
+        (case_dir / "rep2.json").unlink()
+        again = run(toolkit, "bs_sweep_test.bash", "--target", str(target), *args)
+        assert again.returncode == 0, again.stderr[-3000:]
+    assert again.stderr.count(f"ramp of {case_dir.name}:") == 1
+    assert {p.name for p in case_dir.glob("ramp*")} >= {"ramp.json", "ramp.1.json",
+                                                       "ramp_bw.1.log", "ramp.1_bw.1.log"}
+
+    def wrote(name: str) -> int:
+        doc = json.loads((case_dir / name).read_text())
+        return sum(j["write"]["io_bytes"] for j in doc["jobs"])
+
+    earlier, later = wrote("ramp.1.json"), wrote("ramp.json")
+    assert earlier > 0 and later > 0
+    regimes = pd.read_csv(toolkit / "tables" / "bs_sweep_regimes.csv")
+    (row,) = regimes.itertuples()
+    # (the CSV keeps 10 significant digits)
+    assert row.written_before_GiB * 2**30 == pytest.approx(earlier, rel=1e-9)
+    assert row.fio_written_GiB * 2**30 == pytest.approx(wrote("rep1.json") + wrote("rep2.json"),
+                                                        rel=1e-9)
+    everything = earlier + later + wrote("rep1.json") + wrote("rep2.json")
+    assert row.section_fio_written_GiB * 2**30 == pytest.approx(everything, rel=1e-9)
+    assert np.isnan(row.written_since_purge_GiB)  # --state as-is: nothing was purged

@@ -90,7 +90,9 @@ def test_cache_steady_state_and_recovery_of_a_model_drive(toolkit):
     assert (wss / "burst-write-128k" / "health" / "last" / "health_device.txt").is_file() or \
         (wss / "burst-write-128k" / "health" / "last" / "smartctl.err").is_file()
     # the idle fio's timestamps measured agrees with the model's record of each gap
-    resumes = [e.idle_s for e in events if e.kind == "resume"]
+    # (the planned gaps, 2 s and more: a stall of a probe's writes under the suite's load is a
+    # resume to the model too, 0.28 s measured, between the 4 s and 8 s gaps)
+    resumes = [e.idle_s for e in events if e.kind == "resume" and e.idle_s >= 1.0]
     assert len(resumes) >= 3
     assert list(table.idle_s) == pytest.approx(resumes[-3:], abs=0.5)
     text = (toolkit / "out" / "section_6_wss_burst.md").read_text()

@@ -67,18 +67,21 @@ def load_document(path) -> dict:
 
 
 def finished_s(path) -> float:
-    """When fio wrote this JSON output, in epoch seconds: its own stamp, because the file's mtime
-    moves with every copy and clone and fio's stamp does not.
+    """When fio wrote this JSON output, in epoch seconds: its own stamp (stamp_s), because the
+    file's mtime moves with every copy and clone and fio's stamp does not; the mtime only for
+    output with no stamp at all (fio before 2.2)."""
+    stamp = stamp_s(load_document(path))
+    return Path(path).stat().st_mtime if stamp is None else stamp
 
-    A local run has ``timestamp_ms``; fio's client/server output has only ``timestamp``, to the
-    second. Output with neither (fio before 2.2) falls back to the file's mtime.
-    """
-    doc = load_document(path)
+
+def stamp_s(doc: dict) -> float | None:
+    """fio's own end stamp of a JSON document, in epoch seconds: ``timestamp_ms`` for a local
+    run; fio's client/server output has only ``timestamp``, to the second."""
     if "timestamp_ms" in doc:
         return doc["timestamp_ms"] / 1000.0
     if "timestamp" in doc:
         return float(doc["timestamp"])
-    return Path(path).stat().st_mtime
+    return None
 
 
 def _read_text(path) -> str:

@@ -33,8 +33,17 @@ from analysis.fio.direction import Direction
 from analysis.fio.log_files import FioLogError, find_logs
 from analysis.fio.log_series import read_per_second
 from analysis.fio.output import JobGroup, finished_s
-from analysis.rules.write_evidence import EVIDENCE_COLUMNS, GIB, Written, evidence
-from analysis.rules.write_ramp import Ramp, declared, read_ramp
+from analysis.rules.write_evidence import (
+    DRIVE_SUFFIX,
+    EVIDENCE_COLUMNS,
+    GIB,
+    TreeWrite,
+    Written,
+    evidence,
+    fio_written,
+    rep_drive_bytes,
+)
+from analysis.rules.write_ramp import RAMP_JSON, Ramp, declared, earlier_ramps, read_ramp
 from analysis.run import cpu_load, record, repetition
 from analysis.run.host_ceiling import PUNTED, host_bound_rules, read_ceilings
 from analysis.run.manifest import matrix_entries
@@ -149,16 +158,22 @@ def written_runs(case_dir: Path, case: Case) -> tuple[Written, ...]:
     """The case's writing runs: its ramp, then each repetition that wrote, each ending when fio
     wrote its output (analysis.rules.write_evidence)."""
     runs = []
-    if case.ramp is not None:
+    if case.ramp is not None:  # fio's own count of the ramp's bytes, as for a repetition
+        got = fio_written(case_dir / RAMP_JSON)
         runs.append(Written(case.name, 0, case.ramp.start_s, case.ramp.end_s,
-                            case.ramp.written_GiB * GIB))
+                            float(got[1]) if got else case.ramp.written_GiB * GIB))
+        for path in earlier_ramps(case_dir):  # a resumed block's earlier ramps wrote too
+            if got := fio_written(path):
+                runs.append(Written(case.name, 0, got[0] - case.ramp.seconds, got[0],
+                                    float(got[1])))
     for k, g in zip(case.numbers, case.reps, strict=False):
         wrote = g.directions.get("write")
         if wrote is None or not wrote.io_bytes:
             continue
         end = finished_s(case_dir / f"rep{k}.json")
         runs.append(Written(case.name, k, end - (cpu_load.io_seconds(g.options) or 0.0), end,
-                            float(wrote.io_bytes)))
+                            float(wrote.io_bytes),
+                            rep_drive_bytes(case_dir / f"rep{k}{DRIVE_SUFFIX}")))
     return tuple(runs)
 
 
@@ -417,7 +432,7 @@ def regime_text(case: Case) -> str:
 
 
 def regime_rows(case: Case, always: tuple[str, ...] = (), runs: tuple[Written, ...] = (),
-                drive_GiB: float = math.nan) -> list[dict]:
+                drive_GiB: float = math.nan, tree: list[TreeWrite] | None = None) -> list[dict]:
     """A split case's rows per regime, each over its own repetitions only, and a declared
     case's (a block with its ramp) one regime; none for a case at one level otherwise. `regime`
     names the regime (its repetitions and level), `regimes` the case's; the evidence columns
@@ -426,7 +441,8 @@ def regime_rows(case: Case, always: tuple[str, ...] = (), runs: tuple[Written, .
         level = case.regimes.regimes[0].level_MBps if case.regimes else math.nan
         return [{**row, "regime": case.declared, "regime_rank": 1, "regime_MBps": level,
                  "regimes": case.declared,
-                 **evidence(list(runs), first_run(case, 0, runs), drive_GiB)}
+                 **evidence(list(runs), first_run(case, 0, runs), drive_GiB, tree,
+                            reps_of(case, range(len(case.numbers)), runs))}
                 for row in direction_rows(case, always)]
     if not is_split(case):
         return []
@@ -440,9 +456,15 @@ def regime_rows(case: Case, always: tuple[str, ...] = (), runs: tuple[Written, .
             row.update(regime=describe([regime]), regime_split=True, regime_rank=k + 1,
                        regime_MBps=regime.level_MBps, regimes=found.description,
                        **evidence(list(runs), first_run(case, min(regime.reps), runs),
-                                  drive_GiB))
+                                  drive_GiB, tree, reps_of(case, regime.reps, runs)))
             out.append(row)
     return out
+
+
+def reps_of(case: Case, indices, runs: tuple[Written, ...]) -> list[Written]:
+    """The writing runs of the case's repetitions at `indices` (0-based, run order)."""
+    numbers = {case.numbers[i] for i in indices if i < len(case.numbers)}
+    return [r for r in runs if r.case == case.name and r.rep in numbers]
 
 
 def first_run(case: Case, index: int, runs: tuple[Written, ...]) -> Written | None:
@@ -482,14 +504,16 @@ REGIME_TABLE_COLUMNS = [*CASE_COLUMNS, "regime_rank", "regime_MBps", "regimes", 
 
 
 def frame_of_regimes(cases: list[Case], always: tuple[str, ...] = (),
-                     drive_GiB: float = math.nan) -> pd.DataFrame:
+                     drive_GiB: float = math.nan,
+                     tree: list[TreeWrite] | None = None) -> pd.DataFrame:
     """Each split case's rows per regime and each declared case's one (regime_rows), fastest
     regime first: the section's regimes table, with each regime's evidence (drive_GiB: the
-    drive's own host-write counter over the section). Empty when every case that writes held
+    drive's own host-write counter over the section; tree: the results tree's writes since its
+    state was prepared, write_evidence.since_state). Empty when every case that writes held
     one level, undeclared."""
     runs = tuple(r for case in cases for r in case.runs)
     rows = [row for case in cases if case.reps
-            for row in regime_rows(case, always, runs, drive_GiB)]
+            for row in regime_rows(case, always, runs, drive_GiB, tree)]
     return pd.DataFrame(rows, columns=REGIME_TABLE_COLUMNS)
 
 

@@ -5,17 +5,24 @@ section's regimes table (analysis.rules.cases.frame_of_regimes) carries, for its
 repetition in run order:
 
 * ``written_before_GiB``: what this section wrote before it (its ramps and repetitions, fio's
-  own io_bytes and, for a ramp, its 1 s log), in GiB (2^30 B). The state's fill, the prefill
-  and earlier sections' writes are not counted: the section's own record is what it reads;
+  own io_bytes), in GiB (2^30 B);
 * ``written_since_idle_GiB``: of those, what it wrote since the drive last went IDLE_GAP_S
   without a write from this section (a read case between two writes is such a gap);
+* ``written_since_purge_GiB``: what the whole results tree wrote to the target since its state
+  was prepared (lib/state.bash: the purge, then the fill): the fill, every other section's
+  repetitions, ramps, rounds and preconditioning that ended after the fill (tree_writes), and
+  this section's before it. Empty for a tree whose state is as-is: nothing was purged, and
+  what was written before the tree is not known;
 * ``drive_written_GiB`` beside ``fio_written_GiB``: the drive's own host-write counter over the
-  whole section (its health before and after: NVMe data units written x 512,000 B, or the ATA
-  attribute analysis.device.health reads), next to what the section's fio wrote in the same
-  span; empty where the drive has no counter (a file, a loop device).
+  row's repetitions (lib/loop.bash reads NVMe smart-log's data units written, 512,000 B each,
+  before and after each writing repetition: rep<k>.drive), next to what fio wrote in them;
+  empty where the drive has no NVMe counter (a file, a loop device, a SATA drive);
+* ``section_drive_written_GiB`` beside ``section_fio_written_GiB``: the same over the whole
+  section (its health before and after: NVMe data units, or the ATA attribute
+  analysis.device.health reads), next to what the section's fio wrote in the same span.
 
-A run's end is when fio wrote its JSON output (its own `timestamp_ms`: a file's mtime moves with
-every copy and clone), its start that less its planned seconds.
+A run's end is when fio wrote its JSON output (analysis.fio.output.finished_s: fio's own stamp,
+as a file's mtime moves with every copy and clone), its start that less its planned seconds.
 
 Worked example (two writing runs back to back, then a read, then a third)::
 
@@ -25,20 +32,31 @@ Worked example (two writing runs back to back, then a read, then a third)::
     (2.0, 0.0)
     >>> before_and_since_idle(runs, runs[1])
     (1.0, 1.0)
+
+and the tree's: a 4 GiB fill by the state, then 1 GiB by another section, before "b"::
+
+    >>> tree = [TreeWrite("state", "state", -95.0, 4 * 2**30), TreeWrite("qd1", "rep", 19.0, 2**30)]
+    >>> since_purge_GiB(tree, runs, runs[2])
+    7.0
 """
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
-from analysis.device.health import health_delta, health_summary
+from analysis.device.health import health_delta, health_summary, parse_nvme_smart_log
+from analysis.fio.output import FioOutputError, load_document, stamp_s
 from analysis.rules.write_ramp import IDLE_GAP_S
 
 GIB = 2**30
-EVIDENCE_COLUMNS = ["written_before_GiB", "written_since_idle_GiB", "drive_written_GiB",
-                    "fio_written_GiB"]
+EVIDENCE_COLUMNS = ["written_before_GiB", "written_since_idle_GiB", "written_since_purge_GiB",
+                    "drive_written_GiB", "fio_written_GiB", "section_drive_written_GiB",
+                    "section_fio_written_GiB"]
+DRIVE_SUFFIX = ".drive"  # rep<k>.drive: the drive's counter before and after (lib/loop.bash)
 
 
 @dataclass(frozen=True)
@@ -50,6 +68,7 @@ class Written:
     start_s: float  # epoch seconds
     end_s: float
     bytes: float
+    drive_bytes: float = math.nan  # the drive's counter over it (rep_drive_bytes)
 
 
 def before_and_since_idle(runs: list[Written], this: Written) -> tuple[float, float]:
@@ -65,6 +84,82 @@ def before_and_since_idle(runs: list[Written], this: Written) -> tuple[float, fl
     return sum(r.bytes for r in earlier) / GIB, since / GIB
 
 
+@dataclass(frozen=True)
+class TreeWrite:
+    """One fio run of the results tree that wrote, as its JSON output has it."""
+
+    section: str    # the folder under the tree: qd1, state, ...
+    kind: str       # rep | ramp | round | precondition | state
+    end_s: float    # epoch seconds: when fio wrote its output
+    bytes: int
+
+
+@lru_cache(maxsize=4096)
+def _fio_written(path: Path, mtime_ns: int) -> tuple[float, int] | None:
+    """(end, bytes written) of one fio JSON output, None when it is not one."""
+    try:
+        doc = load_document(path)
+    except (FioOutputError, OSError, ValueError):
+        return None
+    end = stamp_s(doc)
+    if end is None:
+        return None
+    written = sum(int((j.get("write") or {}).get("io_bytes") or 0) for j in doc.get("jobs") or [])
+    return end, written
+
+
+def fio_written(path: Path) -> tuple[float, int] | None:
+    """(end in epoch seconds, bytes written) of one fio JSON output, None when it is not one."""
+    path = Path(path)
+    return _fio_written(path, path.stat().st_mtime_ns)
+
+
+def tree_writes(results: Path) -> list[TreeWrite]:
+    """Every fio run of the tree that wrote: the sections' repetitions, ramps and rounds, §6's
+    preconditioning, the state's own writes. A repetition file that is not rep<k>.json (failed,
+    rejected, superseded) did not count."""
+    results = Path(results)
+    # rounds set aside by a resume (steady.<n>/) wrote too; the state's own files are the
+    # state's, whatever their name (its precondition.json is not a section's)
+    kinds = {"state": "state/*.json", "rep": "*/*/rep*.json", "ramp": "*/*/ramp*.json",
+             "round": "*/steady*/round*.json", "precondition": "*/precondition.json"}
+    out, seen = [], set()
+    for kind, pattern in kinds.items():
+        for path in results.glob(pattern):
+            if path in seen:
+                continue
+            seen.add(path)
+            if (kind == "rep" and not path.name[3:-5].isdigit()) or (
+                    kind == "ramp" and path.name != "ramp.json"
+                    and not path.name[5:-5].isdigit()):  # ramp.json, or ramp.<k>.json kept
+                continue
+            got = fio_written(path)
+            if got and got[1] > 0:
+                out.append(TreeWrite(path.relative_to(results).parts[0], kind, *got))
+    return out
+
+
+def since_state(results: Path, section: str, prepared_end_s: float | None) -> list[TreeWrite] | None:
+    """The tree's writes that count toward written_since_purge_GiB for `section`: the state's
+    own, and everything after the state's fill (prepared_end_s) but this section's repetitions
+    and ramps, which its own runs (Written) count: its rounds and preconditioning are here.
+    None when the tree's state was not prepared (as-is): nothing to count from."""
+    if prepared_end_s is None:
+        return None
+    return [w for w in tree_writes(results) if w.section == "state"
+            or (w.end_s > prepared_end_s
+                and not (w.section == section and w.kind in ("rep", "ramp")))]
+
+
+def since_purge_GiB(tree: list[TreeWrite] | None, runs: list[Written], this: Written) -> float:
+    """GiB written since the purge before `this` started: the tree's (since_state) and the
+    section's own runs before it."""
+    if tree is None:
+        return math.nan
+    others = sum(w.bytes for w in tree if w.end_s <= this.start_s + 1.0)
+    return others / GIB + before_and_since_idle(runs, this)[0]
+
+
 def drive_written_GiB(results_dir: Path) -> float:
     """The drive's host-write counter over the section (health/before to health/after), in GiB;
     NaN where either snapshot lacks it."""
@@ -75,9 +170,31 @@ def drive_written_GiB(results_dir: Path) -> float:
     return math.nan if moved is None else moved / GIB
 
 
-def evidence(runs: list[Written], first: Written | None, drive_GiB: float) -> dict:
-    """The evidence columns of a regime row whose first repetition is `first`."""
+def rep_drive_bytes(path: Path) -> float:
+    """Bytes the drive counted as written between the two lines of a rep<k>.drive file; NaN
+    without both, or without the counter."""
+    counts = {}
+    try:
+        for line in Path(path).read_text().splitlines():
+            entry = json.loads(line)
+            counts[entry["when"]] = parse_nvme_smart_log(entry["doc"]).get("host_written_bytes")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return math.nan
+    before, after = counts.get("before"), counts.get("after")
+    return math.nan if before is None or after is None else float(after - before)
+
+
+def evidence(runs: list[Written], first: Written | None, drive_GiB: float,
+             tree: list[TreeWrite] | None = None, reps: list[Written] = ()) -> dict:
+    """The evidence columns of a regime row whose first repetition is `first` and whose
+    repetitions are `reps`; `tree` the tree's writes since its state (since_state), None where
+    it was not prepared; `drive_GiB` the drive's counter over the section."""
     before, since = before_and_since_idle(runs, first) if first else (math.nan, math.nan)
     return {"written_before_GiB": before, "written_since_idle_GiB": since,
-            "drive_written_GiB": drive_GiB,
-            "fio_written_GiB": sum(r.bytes for r in runs) / GIB if runs else math.nan}
+            "written_since_purge_GiB": since_purge_GiB(tree, runs, first) if first else math.nan,
+            # a sum over the row's repetitions, NaN unless the drive counted every one
+            "drive_written_GiB": (sum(r.drive_bytes for r in reps) / GIB if reps
+                                  else math.nan),
+            "fio_written_GiB": sum(r.bytes for r in reps) / GIB if reps else math.nan,
+            "section_drive_written_GiB": drive_GiB,
+            "section_fio_written_GiB": sum(r.bytes for r in runs) / GIB if runs else math.nan}

@@ -43,6 +43,14 @@ from analysis.fio.output import finished_s
 
 RAMP_JSON = "ramp.json"
 RAMP_PREFIX = "ramp"
+
+
+def earlier_ramps(case_dir: Path) -> list[Path]:
+    """The case's ramps from runs before a resume (lib/ramp.bash keeps them as ramp.<k>.json),
+    in the order they ran."""
+    found = [(int(p.name[5:-5]), p) for p in Path(case_dir).glob("ramp.*.json")
+             if p.name[5:-5].isdigit()]
+    return [p for _, p in sorted(found)]
 # Seconds between two writing runs beyond which the drive had time to drain its cache: the
 # toolkit's own steps between back-to-back runs (fio's start and exit, the checks) take about one.
 IDLE_GAP_S = 5.0

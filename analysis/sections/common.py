@@ -37,7 +37,7 @@ from analysis.rules.cases import (
     read_section,
     report_left_out,
 )
-from analysis.rules.write_evidence import drive_written_GiB
+from analysis.rules.write_evidence import drive_written_GiB, since_state
 from analysis.run.host_ceiling import read_ceilings
 from analysis.run.manifest import planned_repeats
 from analysis.sections import SECTIONS, snippet_path, state_part
@@ -123,7 +123,8 @@ def run_section(argv: list[str], *, section: str, description: str,
     if state_blocks:
         path = ws.path(snippet_path(section))
         path.write_text(path.read_text() + drive_state_part(state_blocks, state_figures, ws.link))
-    regimes = frame_of_regimes(cases, always, drive_written_GiB(results_dir))
+    regimes = frame_of_regimes(cases, always, drive_written_GiB(results_dir),
+                               since_state(ws.results, results_dir.name, story.prepared_end_s))
     if not regimes.empty:
         written.append(run.write_table(f"tables/{section}_regimes.csv", regimes))
         path = ws.path(snippet_path(section))

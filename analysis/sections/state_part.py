@@ -5,7 +5,8 @@ anomaly when steady state was not reached.
 What a section says the drive went through, from the results tree alone (lib/state.bash):
 * the tree's purge and sequential fill, once, before its first section (RESULTS/state/);
 * what the other sections of the tree wrote after that fill and before this section began to
-  measure (their repetitions, rounds and preconditioning, by fio's own end time, timestamp_ms);
+  measure (their repetitions, ramps, rounds and preconditioning, by fio's own end stamp:
+  analysis.rules.write_evidence.tree_writes);
 * its own rounds, judged again here from their files by the rule the run loop used
   (analysis.run.steady_rounds), and the idle time from the last round to the first repetition.
 A file target's state is its filesystem's: the clause says so.
@@ -16,15 +17,14 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
 
 from analysis.core.steady import SNIA_ROUND_S
 from analysis.core.units import human_size
-from analysis.fio.output import FioOutputError, load_document
 from analysis.render.plots import Event, Series, Span, timeseries_chart
+from analysis.rules.write_evidence import fio_written, since_state
 from analysis.run.steady_rounds import TRACKED, Rounds, RoundsError, judge_rounds
 from analysis.sections import SECTIONS
 
@@ -35,21 +35,13 @@ STATE_WORDS = {
 }
 
 
-@dataclass(frozen=True)
-class Write:
-    """One fio run of the tree that wrote."""
-    section: str            # the folder under the tree: qd1, state, ...
-    end_ms: int             # fio's timestamp_ms: when it ended
-    written: int            # bytes
-
-
 @dataclass
 class StateStory:
     state: str | None               # as-is | purged | sustained; None: not recorded
     kind: str                       # the target's: file | block
     purge: str = ""                 # the tree's purge, in a few words
     prepared: str = ""              # the tree's purge and fill, in a sentence
-    prepared_end_ms: int | None = None
+    prepared_end_s: float | None = None  # when the state's fill ended (epoch seconds)
     earlier: dict = field(default_factory=dict)  # section -> bytes written since the fill
     rounds: Rounds | None = None
     rounds_run: bool = True         # False: the section runs none (§6: its burst is the write)
@@ -65,44 +57,16 @@ class StateStory:
         return self.rounds is not None and self.rounds.verdict.round_s < SNIA_ROUND_S
 
 
-@lru_cache(maxsize=4096)
-def _written(path: Path, mtime_ns: int) -> tuple[int, int] | None:
-    """(end ms, bytes written) of one fio JSON, None when it is not one."""
-    try:
-        doc = load_document(path)
-    except (FioOutputError, OSError, ValueError):
-        return None
-    jobs = doc.get("jobs") or []
-    written = sum(int((j.get("write") or {}).get("io_bytes") or 0) for j in jobs)
-    return int(doc.get("timestamp_ms") or 1000 * int(doc.get("timestamp") or 0)), written
-
-
-def tree_writes(results: Path) -> list[Write]:
-    """Every fio run of the tree that wrote: the sections' repetitions and rounds, §6's
-    preconditioning, the state's own writes."""
-    paths = [*results.glob("*/*/rep*.json"), *results.glob("*/steady/round*.json"),
-             *results.glob("*/precondition.json"), *results.glob("state/*.json")]
-    out = []
-    for path in paths:
-        name = path.name
-        if name.startswith("rep") and not name[3:-5].isdigit():
-            continue                                  # failed, rejected, superseded
-        got = _written(path, path.stat().st_mtime_ns)
-        if got and got[1] > 0:
-            out.append(Write(path.relative_to(results).parts[0], *got))
-    return out
-
-
-def _start_ms(results_dir: Path, manifest: dict) -> int | None:
+def _start_s(results_dir: Path, manifest: dict) -> float | None:
     """When this section began to measure: its rounds' start, else its first repetition's."""
-    rounds = [_written(p, p.stat().st_mtime_ns) for p in (results_dir / "steady").glob("round*.json")]
+    rounds = [fio_written(p) for p in (results_dir / "steady").glob("round*.json")]
     round_s = float(manifest.get("round_s") or manifest.get("runtime") or 0)
-    ends = [r[0] - round_s * 1000 for r in rounds if r]
+    ends = [r[0] - round_s for r in rounds if r]
     if not ends:
         length = float(manifest.get("runtime") or 0) + float(manifest.get("ramp") or 0)
-        ends = [r[0] - length * 1000 for p in results_dir.glob("*/rep*.json")
-                if p.name[3:-5].isdigit() and (r := _written(p, p.stat().st_mtime_ns))]
-    return int(min(ends)) if ends else None
+        ends = [r[0] - length for p in results_dir.glob("*/rep*.json")
+                if p.name[3:-5].isdigit() and (r := fio_written(p))]
+    return min(ends) if ends else None
 
 
 def _first_rep_after(results_dir: Path, t: float) -> float | None:
@@ -124,7 +88,7 @@ PURGED = {"format": "namespace formatted (user data erase)",
           "punch-hole": "region freed (punch-hole)"}
 
 
-def _prepared(results: Path, state: str) -> tuple[str, str, int | None]:
+def _prepared(results: Path, state: str) -> tuple[str, str, float | None]:
     """The tree's purge and fill: (the purge in a few words, the whole in a sentence, when the
     fill ended)."""
     folder = results / "state"
@@ -134,7 +98,7 @@ def _prepared(results: Path, state: str) -> tuple[str, str, int | None]:
     if purge.get("problems"):
         short += f" (purge NOT verified: {'; '.join(purge['problems'])})"
     fill = folder / ("written.json" if state == "purged" else "precondition.json")
-    got = _written(fill, fill.stat().st_mtime_ns) if fill.is_file() else None
+    got = fio_written(fill) if fill.is_file() else None
     times = "once" if state == "purged" else "twice"
     device = f" of {purge['model']} (serial {purge['serial']})" if purge.get("serial") else ""
     long = (f"the {short}{device}, then the region written {times} sequentially "
@@ -146,13 +110,12 @@ def story(results: Path, results_dir: Path, manifest: dict) -> StateStory:
     state = manifest.get("state") or None
     out = StateStory(state, manifest.get("target_kind", "?"))
     if state in ("purged", "sustained"):
-        out.purge, out.prepared, out.prepared_end_ms = _prepared(results, state)
-        start = _start_ms(results_dir, manifest)
-        if out.prepared_end_ms is not None and start is not None:
-            for w in tree_writes(results):
-                if w.section not in (results_dir.name, "state") \
-                        and out.prepared_end_ms < w.end_ms <= start:
-                    out.earlier[w.section] = out.earlier.get(w.section, 0) + w.written
+        out.purge, out.prepared, out.prepared_end_s = _prepared(results, state)
+        start = _start_s(results_dir, manifest)
+        if out.prepared_end_s is not None and start is not None:
+            for w in since_state(results, results_dir.name, out.prepared_end_s) or []:
+                if w.section not in ("state", results_dir.name) and w.end_s <= start:
+                    out.earlier[w.section] = out.earlier.get(w.section, 0) + w.bytes
     if state == "sustained":
         out.rounds_run = str(manifest.get("steady_rounds", "1")) != "0"
         folder = results_dir / "steady"
@@ -183,7 +146,7 @@ def _since(s: StateStory) -> str:
         return ", ".join(f"{_heading(k)} wrote {human_size(v)}"
                          for k, v in sorted(s.earlier.items(), key=lambda kv: _order(kv[0]))) \
             + " since"
-    return "no other section wrote since" if s.prepared_end_ms is not None else ""
+    return "no other section wrote since" if s.prepared_end_s is not None else ""
 
 
 def _order(section: str) -> int:
