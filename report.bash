@@ -74,7 +74,7 @@ run_part() { # NAME SCRIPT ARGS...: run it, log its stderr, record its exit code
     return "$rc"
 }
 
-record_status() { # SECTION EXIT|skipped STARTED ERROR: into the tree's record, which the report reads
+record_status() { # SECTION EXIT|skipped|outside STARTED ERROR: into the tree's record, which the report reads
     tk_python record "$RESULTS" status "$@" || die "$EXIT_FAIL" "could not record $1's outcome in $RESULTS/run.json (see above)"
 }
 
@@ -180,7 +180,7 @@ main() {
         fi
         # --profile pts: SNIA PTS's tests run in the sections that have one (lib/pts.tsv)
         if [[ $profile == pts && -z $(pts_tests_of "$id" "$pts_class") ]]; then
-            record_status "$id" skipped "$(date +%s)" "SNIA PTS has no $pts_class test in this section (--profile pts)"
+            record_status "$id" outside "$(date +%s)" "SNIA PTS has no $pts_class test in this section (--profile pts)"
             continue
         fi
         if [[ -n $fleet && " ${LOCAL_ONLY[*]} " == *" $id "* ]]; then

@@ -75,6 +75,21 @@ def test_why_a_section_is_missing():
     assert "earlier" not in state(Status(1, 1000, "boom"), snippet_time=1001).problem()
     assert state(Status(None, 5, "not among --sections qd1"), snippet=None).problem() == \
         "skipped (not among --sections qd1)"
+    # a section the profile has no test in (--profile pts's §5) is no gap: the conclusion is
+    # not "Incomplete" for it, and its heading says why it is empty
+    why = "SNIA PTS has no enterprise test in this section (--profile pts)"
+    outside = state(Status(None, 5, why, outside=True), snippet=None)
+    assert outside.problem() is None and outside.absent() == why
+    assert state(Status(None, 5, "not among --sections qd1"), snippet=None).absent() == \
+        "skipped (not among --sections qd1)"
+
+
+def test_a_section_outside_the_profile_is_recorded_so(tmp_path):
+    """report.bash records it with the code `outside` (python -m analysis record)."""
+    why = "SNIA PTS has no client test in this section (--profile pts)"
+    assert record.main([str(tmp_path), "status", "qd_sweep", "outside", "7", why]) == 0
+    assert read_status(tmp_path) == {"qd_sweep": Status(None, 7.0, why, outside=True)}
+    assert record.load(tmp_path)["status"]["qd_sweep"]["outside"] is True
 
 
 def test_facts_round_trip(tmp_path):

@@ -79,6 +79,7 @@ class Status:
     exit: int | None  # None: skipped (not chosen with --sections)
     started: float  # epoch seconds when the report run reached the section
     message: str  # the script's last error line, or why it was skipped
+    outside: bool = False  # skipped as the profile has no test here (pts's §5): not a gap
 
 
 @dataclass
@@ -95,8 +96,11 @@ class SectionState:
         return SECTIONS[self.section]
 
     def problem(self) -> str | None:
-        """Why the section is missing or incomplete, or None when it ran cleanly."""
+        """Why the section is missing or incomplete, or None when it ran cleanly or the chosen
+        profile has nothing to run in it (absent says why it is not shown)."""
         status = self.status
+        if status is not None and status.outside:
+            return None
         if status is not None and status.exit != 0:
             text = (f"skipped ({status.message})" if status.exit is None else
                     f"{EXIT_MEANING.get(status.exit, 'failed')} (exit {status.exit})"
@@ -110,10 +114,17 @@ class SectionState:
                     "has results but no snippet; run 'make analysis'")
         return None
 
+    def absent(self) -> str:
+        """Why a section without a snippet is not shown: its problem, or its profile's choice."""
+        if self.status is not None and self.status.outside:
+            return self.status.message
+        return self.problem() or "not run"
+
 
 def read_status(results: Path) -> dict[str, Status]:
     """Each section's outcome in the last report run (the tree's record), if any."""
-    return {section: Status(st["exit"], float(st.get("started") or 0), st.get("error") or "")
+    return {section: Status(st["exit"], float(st.get("started") or 0), st.get("error") or "",
+                            bool(st.get("outside")))
             for section, st in record.load(results)["status"].items()}
 
 
@@ -370,7 +381,7 @@ def assemble(ws: Workspace) -> tuple[str, list[SectionState]]:
             text = s.snippet.replace(own, section_setup(s, shared), 1) if own else s.snippet
             parts += [without_legends(text), ""]  # the methodology states them once
         else:
-            parts += [f"## {s.info.heading}", "", f"Not in this report: {s.problem()}.", ""]
+            parts += [f"## {s.info.heading}", "", f"Not in this report: {s.absent()}.", ""]
     parts += history_section(ws)
     parts += shapes_block(shapes)
     parts += anomalies(states, env, status.get("env"))
@@ -384,7 +395,8 @@ def summary(ws: Workspace, states: list[SectionState], missing_figures: list[str
         lines.append(f"  {len(missing_figures)} figure(s) missing from the HTML: "
                      + ", ".join(missing_figures))
     lines.append("sections: " + " · ".join(
-        f"§{s.info.number} " + ("ok" if not s.problem() else s.problem().split(":")[0])
+        f"§{s.info.number} " + (s.problem().split(":")[0] if s.problem() else
+                                "not in the profile" if s.status and s.status.outside else "ok")
         for s in states))
     for kind, found in headlines(states).items():
         for label, text in found[:2]:

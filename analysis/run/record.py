@@ -12,7 +12,9 @@ and holds the decisions the tree's sections share and the report run's outcome:
                      "<section>/prefill": what wrote its region, "wss_burst/precondition",
                      "hosts/<host>/<section>/prefill": a fleet host's},
      "status":      {"<section>": {"exit": int | null (skipped), "started": epoch s,
-                                   "error": the last error line or why skipped}},
+                                   "error": the last error line or why skipped,
+                                   "outside": true where skipped because the profile has no
+                                   test in the section (--profile pts's §5), else absent}},
      "sections":    {"<section>": its manifest (analysis.run.manifest: the settings, the case
                                   matrix, the order), "state": the drive state's target and
                      region, "<section>.<time>": a section's set aside by --fresh}}
@@ -135,9 +137,13 @@ def forget_steps(tree: Path, prefix: str) -> None:
                         if not (k + "/").startswith(prefix.rstrip("/") + "/")}
 
 
-def set_status(tree: Path, section: str, exit_code: int | None, started: int, error: str) -> None:
+def set_status(tree: Path, section: str, exit_code: int | None, started: int, error: str,
+               outside: bool = False) -> None:
+    """A section's outcome in this report run; `outside`: skipped because the chosen profile
+    has nothing to run there (not a section the report lacks)."""
     with updating(tree) as doc:
-        doc["status"][section] = {"exit": exit_code, "started": started, "error": error}
+        doc["status"][section] = {"exit": exit_code, "started": started, "error": error,
+                                  **({"outside": True} if outside else {})}
 
 
 def clear_status(tree: Path) -> None:
@@ -303,7 +309,7 @@ def outcomes_table(doc: dict) -> str:
 # --------------------------------------------------------------------------- command line
 USAGE = """usage: python -m analysis record TREE show
        python -m analysis record TREE outcomes
-       python -m analysis record TREE status SECTION EXIT|skipped STARTED ERROR
+       python -m analysis record TREE status SECTION EXIT|skipped|outside STARTED ERROR
        python -m analysis record TREE clear-status"""
 
 
@@ -321,8 +327,8 @@ def main(argv: list[str]) -> int:
             print(outcomes_table(load(tree)))
         elif verb == "status" and len(args) == 4:
             section, code, started, error = args
-            set_status(tree, section, None if code == "skipped" else int(code), int(started),
-                       " ".join(error.split()))
+            set_status(tree, section, None if code in ("skipped", "outside") else int(code),
+                       int(started), " ".join(error.split()), outside=code == "outside")
         elif verb == "clear-status" and not args:
             clear_status(tree)
         else:
