@@ -51,10 +51,11 @@ case_ms() { # INDEX: planned milliseconds of one repetition (runtime, ramp, fio'
     echo $(((${runtime:-$RUNTIME} + ${ramp:-$RAMP}) * 1000 + FIO_RUN_OVERHEAD_MS))
 }
 
-case_writes() { # INDEX: true when the case writes (anything but a pure read pattern)
+case_writes() { # INDEX: true when the case writes (anything but a pure read pattern or a 100/0 mix)
     local rw
     rw=$(case_option "$1" rw)
-    [[ $rw != read && $rw != randread && -n $rw ]]
+    [[ $rw != read && $rw != randread && -n $rw ]] || return 1
+    [[ $(case_option "$1" rwmixread) != 100 ]]
 }
 
 section_writes() {

@@ -246,7 +246,7 @@ def pytest_collection_modifyitems(config, items):
     # of each waiting out a long test on another worker (tests/toolkit.py); then the other
     # end-to-end files, and those whose module fixture runs fio. Within each, the slow files and
     # those with the most tests first, so that the last ones are short; within a file, its unit
-    # tests first.
+    # tests first, then its `alone` ones.
     marked, beside, locked = {}, set(), set()
     for item in items:
         marked.setdefault(item.path, set()).update(kinds_of(item))
@@ -266,8 +266,12 @@ def pytest_collection_modifyitems(config, items):
                  else 1 if not kinds and item.path not in locked
                  else 2 if item.path in beside and "alone" not in kinds
                  else 3 if "alone" in kinds else 4)
+        # within a file: its unit tests, then its `alone` ones, then the rest, so that the
+        # alone turns of the files that start together after the VM come together (each
+        # turn first drains the tests running beside it: spread out, the drains added minutes)
+        kind = kinds_of(item)
         return (group, item.path.name not in slow, -count[item.path], str(item.path),
-                bool(kinds_of(item)))
+                0 if not kind else 1 if "alone" in kind else 2)
 
     items.sort(key=turn)
 

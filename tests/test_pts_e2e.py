@@ -126,3 +126,15 @@ def test_an_interrupted_test_resumes_at_the_next_round(toolkit):
     assert "pts: purge" not in res.stderr and "preconditioning:" not in res.stderr
     assert (folder / "purge.json").stat().st_mtime_ns == purged
     assert len(list(folder.glob("round*.json"))) == 5 and (folder / "verdict").exists()
+    # the conclusion's numbers: each tracking variable's window average with its interval,
+    # never without what limits it (a file is not purged: not conformant)
+    r = load_test(folder)
+    facts = json.loads((toolkit / "tables" / "mix_rw_facts.json").read_text())
+    pts = [h for h in facts["headlines"] if h["kind"] == "pts"]
+    tracked = r.table[r.table.tracking.astype(bool)]
+    assert len(pts) == len(tracked) == 3, pts
+    for h, row in zip(pts, tracked.itertuples(), strict=True):
+        assert h["value"] == pytest.approx(row.iops_mean) and h["ci95"] == pytest.approx(row.iops_ci95)
+        assert row.pattern in h["label"] and " ± " in h["text"] and "IOPS" in h["text"]
+        assert "[PTS-like, NOT conformant" in h["text"], h["text"]
+        assert ("steady state NOT reached" in h["text"]) == (not r.steady)

@@ -10,7 +10,15 @@ from pathlib import Path
 import pytest
 
 from analysis.core.workspace import Workspace
-from analysis.report.build import SectionState, Status, anomalies, read_status
+from analysis.report.build import (
+    METHOD,
+    PTS_METHOD,
+    SectionState,
+    Status,
+    anomalies,
+    methodology,
+    read_status,
+)
 from analysis.run import record
 from analysis.sections import facts
 from analysis.sections.facts import Facts
@@ -150,3 +158,16 @@ def test_report_wide_limitations():
     assert "(/tmp/t.img: §2; /dev/loop0: §5)" in text
     assert "Mixed profiles" not in text  # both quick
     assert "; governor powersave |" in text  # §1's warning in §1's row
+
+
+def test_the_methodology_names_rounds_under_the_pts_profile():
+    """A PTS run's values are averages over rounds, not repetitions: the methodology says so,
+    for the sections that ran it, and keeps the repetitions' paragraph for the others."""
+    def ran(section, profile):
+        return SectionState(section, {"profile": profile}, "## x", 0.0, Facts(), None)
+    pts = "\n".join(methodology([ran("qd1", "pts"), ran("mix_rw", "pts")]))
+    assert PTS_METHOD in pts and METHOD not in pts
+    assert "A round, not a repetition, is the unit" in pts
+    mixed = "\n".join(methodology([ran("qd1", "quick"), ran("mix_rw", "pts")]))
+    assert METHOD in mixed and f"§4 Read/write mix: {PTS_METHOD}" in mixed
+    assert PTS_METHOD not in "\n".join(methodology([ran("qd1", "quick")]))

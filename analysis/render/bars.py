@@ -56,6 +56,8 @@ def _marker_panel(ax, labels: list[str], markers: list[float], errors, *, name: 
     ax.errorbar(x, _clean(markers), yerr=_errors(errors), fmt="D", color="#E45756", capsize=3,
                 label=legend)
     for i, m in enumerate(markers):
+        if m is None or not math.isfinite(m):  # no value (a row split by regime): no label
+            continue
         label_point(ax, f"{name} {md.num(m)}", i, _clean([m])[0], fontsize=8, color="#E45756",
                     bbox=LABEL_BOX)
     hollow = [(i, m) for i, (m, f) in enumerate(zip(_clean(markers), flagged)) if f]

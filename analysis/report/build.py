@@ -246,11 +246,27 @@ def setup_block(states: list[SectionState]) -> list[str]:
     return lines + [""]
 
 
+PTS_METHOD = (
+    "Under --profile pts each section runs SNIA PTS 2.0's tests (the section's page names its "
+    "tests, their conditions and whether they conform): each test is purged and "
+    "preconditioned, then runs in rounds until its tracking variables hold steady over 5 "
+    "rounds together (at most --max-rounds). A round, not a repetition, is the unit: each "
+    "value is the average over the steady window's rounds ± the half-width of its 95% "
+    "confidence interval over those rounds (t); where no window was steady, over the last 5 "
+    "rounds, and the page says so. Percentiles pool the window's I/Os from fio's histogram "
+    "bins; latency is total (submission + completion); MB/s = 10^6 bytes/s.")
+
+
 def methodology(states: list[SectionState]) -> list[str]:
-    if not any(s.manifest for s in states):
+    ran = [s for s in states if s.manifest]
+    if not ran:
         return []
-    return ["## Methodology", "", METHOD, "", "**Marks** in the tables:", "",
-            *[f"- {m}" for m in MARKS], "", *setup_block(states)]
+    pts = [s for s in ran if s.manifest.get("profile") == "pts"]
+    method = ([PTS_METHOD] if len(pts) == len(ran) else
+              [METHOD] if not pts else
+              [METHOD, f"{', '.join(s.info.heading for s in pts)}: {PTS_METHOD}"])
+    return ["## Methodology", "", *[p for m in method for p in (m, "")],
+            "**Marks** in the tables:", "", *[f"- {m}" for m in MARKS], "", *setup_block(states)]
 
 
 def drive_state(states: list[SectionState]) -> list[str]:
@@ -337,8 +353,15 @@ def headlines(states: list[SectionState]) -> dict[str, list[tuple[str, str]]]:
 
 
 def conclusion(states: list[SectionState], between: str = "") -> list[str]:
+    """The headlines' table: each kind the run's profiles measure, "not measured" where it did
+    not (a PTS run's own kind only where a section ran --profile pts; a PTS-only run's kinds
+    only where its tests gave them)."""
+    ran = [s for s in states if s.manifest]
+    pts = [s for s in ran if s.manifest.get("profile") == "pts"]
     rows = []
     for kind, found in headlines(states).items():
+        if not found and (kind == "pts" or (pts and len(pts) == len(ran))):
+            continue
         if not found:
             rows.append([HEADLINE_KINDS[kind], "–", "not measured"])
         for i, (label, text) in enumerate(found):

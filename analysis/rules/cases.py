@@ -173,7 +173,8 @@ def written_runs(case_dir: Path, case: Case) -> tuple[Written, ...]:
         end = finished_s(case_dir / f"rep{k}.json")
         runs.append(Written(case.name, k, end - (cpu_load.io_seconds(g.options) or 0.0), end,
                             float(wrote.io_bytes),
-                            rep_drive_bytes(case_dir / f"rep{k}{DRIVE_SUFFIX}")))
+                            rep_drive_bytes(case_dir / f"rep{k}{DRIVE_SUFFIX}"),
+                            cpu_load.ramp_seconds(g.options) or 0.0))
     return tuple(runs)
 
 
@@ -423,6 +424,8 @@ def regime_text(case: Case) -> str:
     """What the row's writes measured: the declared regime of its ramp (a block of
     --write-regime after-cliff), unless its repetitions split all the same."""
     found = case.regimes
+    if not writes(case):
+        return ""
     if case.declared and not is_split(case):
         return case.declared
     if found is None:
@@ -437,6 +440,8 @@ def regime_rows(case: Case, always: tuple[str, ...] = (), runs: tuple[Written, .
     case's (a block with its ramp) one regime; none for a case at one level otherwise. `regime`
     names the regime (its repetitions and level), `regimes` the case's; the evidence columns
     (analysis.rules.write_evidence) come from `runs`, the section's writing runs."""
+    if not writes(case):  # a 100/0 mix among the write blocks (an older run) wrote nothing
+        return []
     if case.declared and not is_split(case):
         level = case.regimes.regimes[0].level_MBps if case.regimes else math.nan
         return [{**row, "regime": case.declared, "regime_rank": 1, "regime_MBps": level,

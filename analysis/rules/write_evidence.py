@@ -16,7 +16,12 @@ repetition in run order:
 * ``drive_written_GiB`` beside ``fio_written_GiB``: the drive's own host-write counter over the
   row's repetitions (lib/loop.bash reads NVMe smart-log's data units written, 512,000 B each,
   before and after each writing repetition: rep<k>.drive), next to what fio wrote in them;
-  empty where the drive has no NVMe counter (a file, a loop device, a SATA drive);
+  empty where the drive has no NVMe counter (a file, a loop device, a SATA drive). fio leaves
+  its ramp_time's I/O out of its counts, which the drive's counter includes: ``fio_ramp_s``
+  gives those seconds. The sample's 128 KiB write (docs/sample, §2): fio counted 0.22 GiB in
+  three repetitions of 4 s at 20 MB/s, the drive 0.41 GiB between the snapshots; the three 1 s
+  ramps at that rate would add 0.06 GiB, so the drive took more than the rate fio measured
+  (its cache refilling between repetitions would do it; this record cannot say);
 * ``section_drive_written_GiB`` beside ``section_fio_written_GiB``: the same over the whole
   section (its health before and after: NVMe data units, or the ATA attribute
   analysis.device.health reads), next to what the section's fio wrote in the same span.
@@ -54,7 +59,8 @@ from analysis.rules.write_ramp import IDLE_GAP_S
 
 GIB = 2**30
 EVIDENCE_COLUMNS = ["written_before_GiB", "written_since_idle_GiB", "written_since_purge_GiB",
-                    "drive_written_GiB", "fio_written_GiB", "section_drive_written_GiB",
+                    "drive_written_GiB", "fio_written_GiB", "fio_ramp_s",
+                    "section_drive_written_GiB",
                     "section_fio_written_GiB"]
 DRIVE_SUFFIX = ".drive"  # rep<k>.drive: the drive's counter before and after (lib/loop.bash)
 
@@ -69,6 +75,7 @@ class Written:
     end_s: float
     bytes: float
     drive_bytes: float = math.nan  # the drive's counter over it (rep_drive_bytes)
+    ramp_s: float = 0.0            # fio's ramp_time before it: written, not in `bytes`
 
 
 def before_and_since_idle(runs: list[Written], this: Written) -> tuple[float, float]:
@@ -196,5 +203,6 @@ def evidence(runs: list[Written], first: Written | None, drive_GiB: float,
             "drive_written_GiB": (sum(r.drive_bytes for r in reps) / GIB if reps
                                   else math.nan),
             "fio_written_GiB": sum(r.bytes for r in reps) / GIB if reps else math.nan,
+            "fio_ramp_s": sum(r.ramp_s for r in reps) if reps else math.nan,
             "section_drive_written_GiB": drive_GiB,
             "section_fio_written_GiB": sum(r.bytes for r in runs) / GIB if runs else math.nan}

@@ -129,18 +129,25 @@ def parse_cpulist(text: str | None) -> set[int]:
     return cpus
 
 
+def _secs(value: str | None) -> float | None:
+    """fio's time option as the toolkit writes it (whole seconds, or with an s / ms suffix)."""
+    v = (value or "0").strip().lower()
+    scale = 1e-3 if v.endswith("ms") else 1.0
+    number = v.removesuffix("ms").removesuffix("s")
+    return float(number) * scale if number.replace(".", "", 1).isdigit() else None
+
+
 def io_seconds(options: dict[str, str]) -> float | None:
-    """A time-based job's ramp_time + runtime in seconds (as the toolkit writes them: whole
-    seconds, or with an s / ms suffix); None for a job that stops by size."""
-    def secs(value: str | None) -> float | None:
-        v = (value or "0").strip().lower()
-        scale = 1e-3 if v.endswith("ms") else 1.0
-        number = v.removesuffix("ms").removesuffix("s")
-        return float(number) * scale if number.replace(".", "", 1).isdigit() else None
+    """A time-based job's ramp_time + runtime in seconds; None for a job that stops by size."""
     if options.get("time_based") not in ("1", "") or "runtime" not in options:
         return None
-    run, ramp = secs(options.get("runtime")), secs(options.get("ramp_time"))
+    run, ramp = _secs(options.get("runtime")), ramp_seconds(options)
     return None if run is None or ramp is None else run + ramp
+
+
+def ramp_seconds(options: dict[str, str]) -> float | None:
+    """A job's ramp_time in seconds: its I/O reaches the drive, but not fio's counts."""
+    return _secs(options.get("ramp_time"))
 
 
 def together_over(loads: list[CpuLoad | None], pinned: str | None = None,

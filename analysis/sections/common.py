@@ -447,9 +447,15 @@ def regimes_part(regimes: pd.DataFrame) -> str:
     """The snippet's part for the cases whose repetitions wrote at separate levels, or held a
     cliff: each regime over its own repetitions (analysis.rules.cases.frame_of_regimes). Their
     rows in the section's table stay empty: one mean over two states describes neither."""
-    rows = [[md.pattern(r.rw, r.bs) + (f", QD {int(r.iodepth)}" if r.iodepth > 1 else "")
-             + (f", {int(r.numjobs)} jobs" if r.numjobs > 1 else "")
-             + ("" if r.direction in ("write", "total") else f" ({r.direction}s)"),
+    def label(r) -> str:  # a mix named by its shares, and each of its directions
+        mixed = 0 < r.read_pct < 100
+        return (md.pattern(r.rw, r.bs) + (f" {int(r.read_pct)}/{100 - int(r.read_pct)}"
+                                          if mixed else "")
+                + (f", QD {int(r.iodepth)}" if r.iodepth > 1 else "")
+                + (f", {int(r.numjobs)} jobs" if r.numjobs > 1 else "")
+                + (f" ({r.direction}s)" if mixed and r.direction != "total"
+                   else " (total)" if mixed else ""))
+    rows = [[label(r),
              r.regime, md.pm(r.iops_mean, r.iops_ci95), md.pm(r.bw_MBps_mean, r.bw_MBps_ci95),
              md.pm(r.lat_us_mean, r.lat_us_ci95), md.num(r.lat_p99_us), md.num(r.lat_max_us)]
             for r in regimes.itertuples()]

@@ -30,6 +30,7 @@ HEADLINE_KINDS = {
     "slc_cache": "Write cache (SLC) estimate",
     "steady_state": "Sustained (steady-state) write MB/s",
     "cache_recovery": "Write-cache recovery (GiB per idle minute)",
+    "pts": "SNIA PTS tracking variables (steady-state window)",
 }
 
 

@@ -27,6 +27,7 @@ from scipy.stats import linregress
 from analysis.core.pts import read_pts
 from analysis.core.stats import MIN_TAIL_IOS
 from analysis.core.workspace import Workspace
+from analysis.render import claims
 from analysis.render import markdown as md
 from analysis.render.plots import plt  # pyplot on the Agg backend, as every figure
 from analysis.rules.pts_window import TestResult, load_test
@@ -197,6 +198,31 @@ def _write_csv(ws: Workspace, relpath: str, r: TestResult) -> None:
     r.table.to_csv(path, index=False, float_format="%.10g")
 
 
+# --- the conclusion's numbers -------------------------------------------------------------------
+# what each test's tracking variables are judged by, as its own table gives it
+TRACKED_METRIC = {"iops": ("iops", "IOPS"), "throughput": ("bw_MBps", "MB/s"),
+                  "latency": ("lat_us", "µs mean latency")}
+
+
+def pts_headlines(facts: facts_file.Facts, r: TestResult) -> None:
+    """The conclusion's rows: each tracking variable's average over the window, with its
+    interval, kept with what limits it (not conformant; no steady window)."""
+    metric = TRACKED_METRIC.get(r.test.name)
+    if metric is None or r.test.written_times:  # WSAT has no window
+        return
+    col, unit = metric
+    qualifiers = [NOT_CONFORMANT] if r.deviations else []
+    if not r.steady:
+        qualifiers.append(f"steady state NOT reached: the last rounds, "
+                          f"{r.window[0]}–{r.window[1]}")
+    for row in r.table[r.table.tracking.astype(bool)].itertuples():
+        mean, half = getattr(row, f"{col}_mean"), getattr(row, f"{col}_ci95")
+        facts.headline("pts", f"{r.test.title}, {row.pattern}",
+                       f"{claims.with_interval(mean, half, unit)} (rounds {r.window[0]}–"
+                       f"{r.window[1]})", value=mean, unit=unit, ci95=half,
+                       qualifiers=tuple(qualifiers))
+
+
 # --- the page -----------------------------------------------------------------------------------
 def test_part(ws: Workspace, section: str, r: TestResult) -> tuple[list[str], list[tuple]]:
     name = f"{section}_pts_{r.test.name}"
@@ -259,6 +285,7 @@ def draw(ws: Workspace, section: str) -> int:
                           + "; ".join(r.deviations) + ".")
         if not r.test.written_times and not r.steady:
             facts.anomaly("steady_state", f"{r.test.title}: steady state not reached ({r.verdict}).")
+        pts_headlines(facts, r)
     path = ws.path(snippet_path(section))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(parts))

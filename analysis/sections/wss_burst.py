@@ -255,6 +255,15 @@ def compress_table(table: pd.DataFrame, cases: dict[str, Case]) -> pd.DataFrame:
 
 def compress_findings(df: pd.DataFrame, target_kind: str,
                       burst: burst_part.BurstRun | None = None) -> list[str]:
+    split = df[df.data.str.startswith("random") & df.get("regime_split", False).astype(bool)]
+    if not split.empty:  # random data at two levels: nothing to compare the others against
+        ref = split.iloc[0]
+        others = one_state(df[df.case != ref.case])
+        shown = "; ".join(f"{r.data} {md.num(r.bw_MBps_mean)} MB/s" for r in others.itertuples())
+        return [f"**Compressibility:** not compared: random data's repetitions wrote at "
+                f"separate levels ({ref.regime}; write regimes below), so it has no one level "
+                f"to hold the others against" + (f" ({shown})" if shown else "") + "."
+                + compress_state(others, burst, "Each of those")]
     df = one_state(df)
     base = df[df.data.str.startswith("random")]
     if base.empty or len(df) < 2:
@@ -300,7 +309,8 @@ STATE_WORDS = {"cache": "into the write cache, at the burst's level before its c
                "after": "with the write cache full, at the burst's level after its cliff"}
 
 
-def compress_state(df: pd.DataFrame, burst: burst_part.BurstRun | None) -> str:
+def compress_state(df: pd.DataFrame, burst: burst_part.BurstRun | None,
+                   who: str = "Every pattern") -> str:
     """' Every pattern was written with the write cache full, ...': which of the burst's states
     the patterns measured, where the burst wrote the same shape and had a cliff to tell them
     apart (analysis.rules.burst.state_of_rate); '' otherwise."""
@@ -316,7 +326,7 @@ def compress_state(df: pd.DataFrame, burst: burst_part.BurstRun | None) -> str:
     states = {row.data: state_of_rate(row.bw_MBps_mean, r) for row in df.itertuples()}
     if len(set(states.values())) == 1 and None not in states.values():
         state = next(iter(states.values()))
-        text = f" Every pattern was written {STATE_WORDS[state]} ({levels})"
+        text = f" {who} was written {STATE_WORDS[state]} ({levels})"
         return text + (": a drive that compresses only in its cache would not show it here."
                        if state == "after" else ".")
     named = "; ".join(f"{data}: {STATE_WORDS[st] if st else 'at neither of its levels'}"
