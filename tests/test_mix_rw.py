@@ -392,3 +392,13 @@ def test_loop_device_without_a_pure_read(toolkit):
     assert "Write latency against pure writes" in snippet
     assert "the reads' side, and whether reads suffer more than writes, cannot be computed" \
         in snippet
+
+
+def test_a_100_0_mix_is_no_write_block(toolkit):
+    """Under --write-regime after-cliff a 100/0 mix reads only: no ramp for it (the sample's
+    §4 spent 20 s ramping reads, and listed them among the write regimes)."""
+    result = run(toolkit, "mix_rw_test.bash", "--profile", "quick", "--mix", "100,70,0",
+                 "--write-regime", "after-cliff", "--dry-run")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "ramps    2 write case(s)" in result.stderr, result.stderr
+    assert "2 x 20s" in result.stderr
