@@ -53,14 +53,20 @@ def _marker_panel(ax, labels: list[str], markers: list[float], errors, *, name: 
     on the bars' linear axis one p99 interval to 26,000 µs left the means a sliver at the
     bottom."""
     x = list(range(len(labels)))
-    ax.errorbar(x, _clean(markers), yerr=_errors(errors), fmt="D", color="#E45756", capsize=3,
-                label=legend)
+    # a case without a value (NaN) has no point: drawn at 0, a log axis cut it to an arrow
+    have = [i for i, m in enumerate(markers) if m is not None and math.isfinite(m)]
+    errs = _errors(errors)
+    if errs is not None:
+        errs = ([[side[i] for i in have] for side in errs] if isinstance(errs[0], list)
+                else [errs[i] for i in have])
+    ax.errorbar([x[i] for i in have], [markers[i] for i in have], yerr=errs, fmt="D",
+                color="#E45756", capsize=3, label=legend)
     for i, m in enumerate(markers):
         if m is None or not math.isfinite(m):  # no value (a row split by regime): no label
             continue
         label_point(ax, f"{name} {md.num(m)}", i, _clean([m])[0], fontsize=8, color="#E45756",
                     bbox=LABEL_BOX)
-    hollow = [(i, m) for i, (m, f) in enumerate(zip(_clean(markers), flagged)) if f]
+    hollow = [(i, markers[i]) for i in have if flagged[i]]
     if hollow:  # a host-bound case's point hollow, as the hatched bar beside it
         ax.plot(*zip(*hollow), "D", ms=8, mfc="white", mec="#E45756", mew=1.5,
                 linestyle="none", zorder=3, label=flag_label)

@@ -342,7 +342,9 @@ def _write_job(df: pd.DataFrame) -> str:
 
 
 def draw_compress(df: pd.DataFrame, ws: Workspace) -> list[str]:
-    labels = list(df.data.str.replace(" (", "\n(", regex=False))
+    split = df.get("regime_split", pd.Series(False, index=df.index)).astype(bool)
+    labels = [d.replace(" (", "\n(") + ("\n(two levels: no bar)" if s else "")
+              for d, s in zip(df.data, split)]
     flags = {"flagged": list(df.host_bound), "flag_label": "host-bound (see the Host line)"}
     bar_chart(ws.path(FIG_COMPRESS_BW), labels, list(df.bw_MBps_mean),
               interval(df, "bw_MBps_mean"), ylabel="MB/s (10^6 B/s)",
