@@ -173,6 +173,11 @@ def problems(fig) -> list[str]:
                 found.append(f"{name}: text {text.get_text()!r} outside the axes")
             if any(overlaps(b, m) for m in markers):
                 found.append(f"{name}: text {text.get_text()!r} covers a marker")
+        ticks = [(t.get_text(), t.get_window_extent(renderer)) for t in ax.get_xticklabels()
+                 if t.get_visible() and t.get_text().strip()]
+        for (a, ba), (b, bb) in zip(ticks, ticks[1:]):  # side by side, never run together
+            if ba.x1 > bb.x0 + TOLERANCE and ba.y1 > bb.y0 and bb.y1 > ba.y0:
+                found.append(f"{name}: tick labels {a!r} and {b!r} run into each other")
         for image in ax.images:
             values = [v for v in image.get_array().compressed().ravel() if v > 0]
             if values and max(values) > 100 * min(values) and not isinstance(image.norm, LogNorm):

@@ -6,6 +6,7 @@ them, are in plots.py."""
 from __future__ import annotations
 
 import math
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +42,12 @@ def _bar_headroom(ax, tops: list[float], values: list[float]) -> None:
         top = min(top, REACH * highest)
     if top > 0:
         ax.set_ylim(0, top * HEADROOM)
+
+
+def wrapped(label: str, width: int = 12) -> str:
+    """A tick label in lines of at most `width` characters where words allow: side by side,
+    '4 KiB random write' and '128 KiB sequential read' ran into each other."""
+    return "\n".join(textwrap.fill(line, width) for line in label.split("\n"))
 
 
 INTERVAL = "mean ± 95% interval"  # what a bar's or point's error bar is, in every legend
@@ -90,6 +97,7 @@ def bar_chart(path: Path, labels: list[str], means: list[float], errors, *,
     legend (host-bound)."""
     width = max(7.5, 1.3 * len(labels) + 2.0)
     flagged = flagged or [False] * len(labels)
+    labels = [wrapped(label) for label in labels]
     if markers is None:
         fig, ax = plt.subplots(figsize=(width, 4.6), dpi=120)
     else:
