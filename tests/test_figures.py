@@ -19,6 +19,7 @@ to fail on a figure made wrong on purpose. No fio: the sample's results are fio'
 
 from __future__ import annotations
 
+import itertools
 import math
 import shutil
 from pathlib import Path
@@ -175,7 +176,7 @@ def problems(fig) -> list[str]:
                 found.append(f"{name}: text {text.get_text()!r} covers a marker")
         ticks = [(t.get_text(), t.get_window_extent(renderer)) for t in ax.get_xticklabels()
                  if t.get_visible() and t.get_text().strip()]
-        for (a, ba), (b, bb) in zip(ticks, ticks[1:]):  # side by side, never run together
+        for (a, ba), (b, bb) in itertools.pairwise(ticks):  # side by side, never run together
             if ba.x1 > bb.x0 + TOLERANCE and ba.y1 > bb.y0 and bb.y1 > ba.y0:
                 found.append(f"{name}: tick labels {a!r} and {b!r} run into each other")
         for image in ax.images:
