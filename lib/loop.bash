@@ -107,6 +107,10 @@ drive_counter_line() { # before|after
 on_interrupt() {
     trap '' INT TERM
     [[ -z ${FIO_PID:-} ]] || stop_process "$FIO_PID"
+    # A fio stopped as it started leaves its job process waiting forever (run_fio), holding
+    # the target, the lock and the caller's stdout: a test's pipe stayed open 90 s after Ctrl-C.
+    # Every fio of this run carries the lock in its environment.
+    [[ -z ${TK_LOCK:-} ]] || stop_left_fio TK_FIO_LOCK "$TK_LOCK"
     # the repetition's fio output and its CPU and drive-counter snapshots alike
     [[ -n ${PARTIAL:-} ]] && rm -f -- "$PARTIAL" "${PARTIAL%.json.partial}".{cpu,drive}.partial
     info ""
