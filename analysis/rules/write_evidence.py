@@ -55,7 +55,7 @@ from pathlib import Path
 
 from analysis.device.health import health_delta, health_summary, parse_nvme_smart_log
 from analysis.fio.output import FioOutputError, load_document, stamp_s
-from analysis.rules.write_ramp import IDLE_GAP_S
+from analysis.rules.write_ramp import IDLE_GAP_S, RAMP_JSON, kept_ramp
 
 GIB = 2**30
 EVIDENCE_COLUMNS = ["written_before_GiB", "written_since_idle_GiB", "written_since_purge_GiB",
@@ -137,8 +137,7 @@ def tree_writes(results: Path) -> list[TreeWrite]:
                 continue
             seen.add(path)
             if (kind == "rep" and not path.name[3:-5].isdigit()) or (
-                    kind == "ramp" and path.name != "ramp.json"
-                    and not path.name[5:-5].isdigit()):  # ramp.json, or ramp.<k>.json kept
+                    kind == "ramp" and path.name != RAMP_JSON and kept_ramp(path.name) is None):
                 continue
             got = fio_written(path)
             if got and got[1] > 0:

@@ -45,12 +45,16 @@ RAMP_JSON = "ramp.json"
 RAMP_PREFIX = "ramp"
 
 
+def kept_ramp(name: str) -> int | None:
+    """k of a ramp kept from a run before a resume (lib/ramp.bash: ramp.<k>.json), else None."""
+    k = name[5:-5] if name.startswith("ramp.") and name.endswith(".json") else ""
+    return int(k) if k.isdigit() else None
+
+
 def earlier_ramps(case_dir: Path) -> list[Path]:
-    """The case's ramps from runs before a resume (lib/ramp.bash keeps them as ramp.<k>.json),
-    in the order they ran."""
-    found = [(int(p.name[5:-5]), p) for p in Path(case_dir).glob("ramp.*.json")
-             if p.name[5:-5].isdigit()]
-    return [p for _, p in sorted(found)]
+    """The case's ramps from runs before a resume, in the order they ran."""
+    found = [(kept_ramp(p.name), p) for p in Path(case_dir).glob("ramp.*.json")]
+    return [p for k, p in sorted(f for f in found if f[0] is not None)]
 # Seconds between two writing runs beyond which the drive had time to drain its cache: the
 # toolkit's own steps between back-to-back runs (fio's start and exit, the checks) take about one.
 IDLE_GAP_S = 5.0

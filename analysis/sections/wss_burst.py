@@ -255,7 +255,8 @@ def compress_table(table: pd.DataFrame, cases: dict[str, Case]) -> pd.DataFrame:
 
 def compress_findings(df: pd.DataFrame, target_kind: str,
                       burst: burst_part.BurstRun | None = None) -> list[str]:
-    split = df[df.data.str.startswith("random") & df.get("regime_split", False).astype(bool)]
+    split = df.drop(one_state(df).index)
+    split = split[split.data.str.startswith("random")]
     if not split.empty:  # random data at two levels: nothing to compare the others against
         ref = split.iloc[0]
         others = one_state(df[df.case != ref.case])
@@ -342,9 +343,9 @@ def _write_job(df: pd.DataFrame) -> str:
 
 
 def draw_compress(df: pd.DataFrame, ws: Workspace) -> list[str]:
-    split = df.get("regime_split", pd.Series(False, index=df.index)).astype(bool)
-    labels = [d.replace(" (", "\n(") + ("\n(two levels: no bar)" if s else "")
-              for d, s in zip(df.data, split)]
+    kept = set(one_state(df).index)
+    labels = [d.replace(" (", "\n(") + ("" if i in kept else "\n(two levels: no bar)")
+              for i, d in zip(df.index, df.data)]
     flags = {"flagged": list(df.host_bound), "flag_label": "host-bound (see the Host line)"}
     bar_chart(ws.path(FIG_COMPRESS_BW), labels, list(df.bw_MBps_mean),
               interval(df, "bw_MBps_mean"), ylabel="MB/s (10^6 B/s)",
