@@ -29,6 +29,7 @@ from analysis.run import record
 from tests.conftest import REPO, SAMPLES
 from tests.toolkit import (
     TINY,
+    finish,
     load_json,
     loop_device,
     mkfs_ext4,
@@ -129,16 +130,6 @@ def no_process_left(root: Path) -> None:
     left = subprocess.run(["ps", "-o", "pid,stat,wchan:24,args", "-p", ",".join(pids)],
                           capture_output=True, text=True, check=False).stdout if pids else ""
     assert not pids, left
-
-
-def finish(proc: subprocess.Popen, timeout: float = 120) -> str:
-    try:
-        _, err = proc.communicate(timeout=timeout)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    return err
 
 
 # --- foreign and damaged files ----------------------------------------------------------------
@@ -423,7 +414,7 @@ def test_fleet_link_cut(toolkit, tmp_path):
             before = {label: good_reps(tree) for label, tree in trees.items()}
             # The server still runs; the network between goes down.
             subprocess.run(["ip", "-n", there, "link", "set", f"{there}0", "down"], check=True)
-            err = finish(proc, timeout=180)
+            err = finish(proc, timeout=180, after="the link cut")
             assert proc.returncode == 1, err
             assert ("10.218.0.2:8802 drops out: randread-4k rep 2, randwrite-4k rep 2: the link to "
                     "10.218.0.2:8802 is cut: no answer within 3 s, while its server may still run") in err

@@ -22,7 +22,7 @@ import pandas as pd
 import pytest
 
 from analysis.rules.pts_window import load_test
-from tests.toolkit import run, script_env, start, wait_for_line
+from tests.toolkit import finish, run, script_env, start, wait_for_line
 from tools.gc_drive import gc_drive
 
 MIB = 1 << 20
@@ -112,18 +112,7 @@ def test_an_interrupted_test_resumes_at_the_next_round(toolkit):
     try:
         wait_for_line(proc, "iops round 3:", timeout=120)
         os.killpg(proc.pid, signal.SIGINT)
-        try:
-            _, err = proc.communicate(timeout=90)  # drained: a full pipe would hold the script
-        except subprocess.TimeoutExpired:
-            # once, under the suite's load, the pipes stayed open 90 s: say what held them
-            held = subprocess.run(["ps", "-eo", "pid,ppid,pgid,stat,wchan:20,args"],
-                                  capture_output=True, text=True, check=False).stdout
-            os.killpg(proc.pid, signal.SIGKILL)
-            _, err = proc.communicate(timeout=30)
-            pytest.fail("the script's pipes stayed open 90 s after Ctrl-C\n"
-                        + "\n".join(line for line in held.splitlines()
-                                    if "fio" in line or "bash" in line or "python" in line)
-                        + "\n--- its stderr ---\n" + err[-3000:])
+        err = finish(proc, 90, after="Ctrl-C")  # drained: a full pipe would hold it
         assert proc.returncode == 130, err[-2000:]
     finally:
         if proc.poll() is None:

@@ -105,6 +105,25 @@ def test_pooled_noise_recovers_a_known_cv_and_autocorrelation():
     assert pooled_noise([flat(200, 1)], [200.0]) == (0.0, 0.0)
 
 
+def test_an_ar1_means_variance_factor_has_its_known_values():
+    """n var(mean) / E[s^2] for AR(1): 1 for independent seconds; 4 s at phi 0.3, by hand:
+    inflation 1 + 2 (0.75 x 0.3 + 0.5 x 0.09 + 0.25 x 0.027) = 1.5535, deflation
+    (4 - 1.5535) / 3 = 0.8155, their ratio 1.905; a long series tends to (1 + phi) / (1 - phi)."""
+    assert regimes.mean_variance_factor(4, 0.0) == pytest.approx(1.0)
+    assert regimes.mean_variance_factor(4, 0.3) == pytest.approx(1.5535 / 0.8155, rel=1e-4)
+    assert regimes.mean_variance_factor(10_000, 0.3) == pytest.approx(1.3 / 0.7, rel=1e-3)
+    assert regimes.mean_variance_factor(1, 0.9) == 1.0
+
+
+def test_a_repetition_no_noisier_than_the_rest_stays_in_the_noise():
+    """Three repetitions with the same wobble: none is left out, so the pooled CV is theirs
+    (a straddling one is left out: test_a_short_repetition_straddling_the_cliff_hides_...)."""
+    reps = [flat(200, 4, 0.10), flat(100, 4, 0.12), flat(150, 4, 0.11)]
+    cv, _ = pooled_noise(reps, [float(np.mean(r)) for r in reps])
+    sd = [float(np.std(r / np.mean(r), ddof=1)) for r in reps]
+    assert cv == pytest.approx(math.sqrt(sum(v * v for v in sd) / 3), rel=1e-9)
+
+
 # --------------------------------------------------------------------------- rates
 
 def within(rate: float, claimed: float, sims: int) -> float:
@@ -114,18 +133,18 @@ def within(rate: float, claimed: float, sims: int) -> float:
 
 @pytest.mark.parametrize(("noise", "phi"), [(0.2, 0.3), (0.3, 0.3), (0.3, 0.0)])
 def test_one_level_is_split_at_most_5_percent_of_the_time(noise, phi):
-    """3 x 4 s, run offsets of 3%: the calibration's worst cells (bench, 4,000 cases: 2.4%,
-    4.3%, 1.1%)."""
+    """3 x 4 s, run offsets of 3%: the calibration's worst cells (bench, 4,000 cases: 3.3%,
+    3.8%, 0.9%)."""
     sims = 1500
     got = regimes_sim.run({"kind": "one level", "noise": noise, "phi": phi, "seconds": 4,
                            "sims": sims})["rate"]
     assert got <= 0.05 + within(got, 0.05, sims), got
 
 
-@pytest.mark.parametrize(("noise", "phi"), [(0.1, 0.0), (0.1, 0.3)])
+@pytest.mark.parametrize(("noise", "phi"), [(0.1, 0.3), (0.15, 0.0), (0.15, 0.3)])
 def test_a_2x_split_is_found_with_the_right_repetitions_95_percent_of_the_time(noise, phi):
     """3 x 4 s, every order of two at L and one at L/2 or one at L and two at L/2 (bench, 4,000
-    cases: 99.9%, 99.5%)."""
+    cases: 99.8%, 98.5%, 97.2%; the first rule found 92.4-92.9% at 15%)."""
     sims = 1200
     got = regimes_sim.run({"kind": "2x split", "noise": noise, "phi": phi, "seconds": 4,
                            "sims": sims})

@@ -15,6 +15,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -269,6 +270,29 @@ def wait_for_line(proc: subprocess.Popen, needle: str, timeout: float = 60) -> l
         if needle in line:
             return seen
     raise AssertionError(f"never saw {needle!r}; stderr so far: {''.join(seen)}")
+
+
+def finish(proc: subprocess.Popen, timeout: float = 120, *, after: str = "") -> str:
+    """The stderr of a started script once it ends; killed, with a failure that says what still
+    ran (the process table's fio, bash and python lines) and its stderr, when it has not ended
+    within `timeout` s `after` what the test did to it (a load-dependent hang is otherwise lost
+    with the kill)."""
+    try:
+        return proc.communicate(timeout=timeout)[1]
+    except subprocess.TimeoutExpired:
+        held = subprocess.run(["ps", "-eo", "pid,ppid,pgid,etimes,stat,wchan:20,args"],
+                              capture_output=True, text=True, check=False).stdout
+        os.killpg(proc.pid, signal.SIGKILL)
+        err = proc.communicate(timeout=30)[1]
+        pytest.fail(f"the script ran on {timeout:g} s{' after ' + after if after else ''}; "
+                    "what ran then:\n"
+                    + "\n".join(line for line in held.splitlines()
+                                if any(w in line for w in ("fio", "bash", "python", "PID")))
+                    + "\n--- its stderr ---\n" + err[-4000:])
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
 
 
 def free_port() -> int:

@@ -7,26 +7,32 @@ each repetition's per-second write rate (MB/s = 10^6 B/s, as
 ``analysis.fio.log_series.per_second(...).total()`` gives it from fio's 1 s bandwidth log) and
 says which repetitions stand at one level.
 
-**The rule.** Each repetition's level is the median of its seconds. The levels are sorted,
-fastest first, and two neighbours belong to different regimes when the slower one is
+**The rule.** A repetition's level, for the test, is the mean of its seconds; the repetitions
+are sorted by it, fastest first, and cut where the two sides differ most (binary segmentation:
+each side is then cut again the same way). A cut stands when the slower side's mean is
 
-* at least ``min_drop_pct`` (25%) below the faster one: the cliff rule's own drop
+* at least ``min_drop_pct`` (25%) below the faster side's: the cliff rule's own drop
   (analysis.core.segments.DEFAULT_CLIFF), so a run-to-run offset of a few % never splits a case
   however long its repetitions; and
 * further below it than the per-second noise explains: ln(faster / slower) is at least ``z``
-  (Z) standard errors. A repetition's standard error is the noise's CV x sqrt((1 + phi) /
-  (1 - phi) / its seconds): the CV is the spread of every repetition's seconds about its own
-  median, relative to it, pooled over the repetitions but the noisiest (a short repetition's own
-  four seconds say little, the case's say more; the noisiest may hold a drop, not noise), and
-  phi their lag-1 autocorrelation, pooled the same way (seconds that resemble their neighbours
-  are worth fewer independent ones; a long repetition estimates phi, four seconds hardly do).
+  (Z) standard errors of that log ratio. Each side's mean pools all its seconds, so two
+  repetitions at one level weigh against the third with eight seconds, not four. The noise is the
+  spread of every repetition's seconds about its own mean, relative to it (CV), and their lag-1
+  autocorrelation (phi), pooled over the repetitions: seconds that resemble their neighbours are
+  worth fewer independent ones (AR(1): ``mean_variance_factor``). Four seconds cannot estimate
+  phi (the lag-1 estimate of four points averages about -0.25 whatever phi is), so the rule
+  assumes at least PHI_FLOOR (0.3). One repetition far noisier than the others (an F test at
+  99.9%: a 4 s repetition that straddles a cliff holds a drop, not noise) is left out of the
+  noise, lest it hide every other gap.
 
-Neighbours that are not apart join one regime, so a case at one level is one regime. Z is
-calibrated on seeded simulations (bench/simulations/regimes_sim.py, `bash bench/statistics
---only regimes`; docs/methodology.md quotes the rates): at 3 repetitions of 4 s, the quick
-profile's, a one-level case with 10-30% per-second noise, AR(1) phi up to 0.3 and run offsets
-of 3% is split in at most 4.3% of cases, and a 2x split is found with its repetitions in 98% or
-more at 10% noise (in 72-73% at 20%: four seconds of such noise are too few).
+The cut's sides become regimes; the level a regime reports is the median of all its seconds
+(one stalled second does not move it). Z is calibrated on seeded simulations
+(bench/simulations/regimes_sim.py, `bash bench/statistics --only regimes`; docs/methodology.md
+quotes the rates it measured): at 3 repetitions of 4 s, the quick profile's, a one-level case
+with 10-30% per-second noise, AR(1) phi up to 0.3 and run offsets of 3% is split in at most
+3.8% of cases, and a 2x split is found with its repetitions in 97% or more up to 15% noise, in
+86% at 20% and 42-49% at 30%. Four seconds hold little more: with the noise given, not
+estimated, the same cut finds 94-97% at 20% and 85% at 30% (bench/README.md).
 
 **A cliff inside a repetition** is found by the burst detector's rule, with its defaults
 (analysis.core.segments.find_cliffs): a lasting, abrupt drop of at least 25%, with at least 10 s
@@ -54,11 +60,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.stats import f as f_dist
 
 from analysis.core.segments import DEFAULT_CLIFF, Cliff, find_cliffs
 
-# Standard errors a gap between two levels must span (calibrated: see the module docstring)
-Z = 4.5
+# Standard errors a cut between two sides must span (calibrated: see the module docstring)
+Z = 3.0
+PHI_FLOOR = 0.3  # the autocorrelation assumed at least: a few seconds cannot estimate it
+NOISIER = 0.999  # an F test's level: a repetition this much noisier than the rest is a drop
 MIN_DROP_PCT = DEFAULT_CLIFF["min_drop_pct"]
 MAX_PHI = 0.9  # the autocorrelation the standard error allows for, at most
 MIN_SECONDS = 2  # a repetition's own noise needs two seconds at least
@@ -106,32 +115,58 @@ def split_regimes(reps: Sequence[np.ndarray], *, z: float = Z,
     for i, x in enumerate(series):
         if x.size == 0:
             raise ValueError(f"repetition {i + 1} has no per-second samples")
-    levels = [float(np.median(x)) for x in series]
+    means = [float(np.mean(x)) for x in series]
     # the burst detector's own rule and settings, not a second one
     cliffs = {i: c[0] for i, x in enumerate(series) if (c := find_cliffs(x, **DEFAULT_CLIFF))}
     steady = [i for i in range(len(series)) if i not in cliffs]
-    cv, phi = pooled_noise([series[i] for i in steady], [levels[i] for i in steady])
     if not any(series[i].size >= MIN_SECONDS for i in steady):
         # no repetition long enough to show its own noise: no gap can be judged beyond it, and
         # one of 25% alone would split a case on a second's jitter (a 1 s repetition of a file)
-        return not_judged(levels)
-    # seconds that resemble their neighbours (AR(1) phi) are worth fewer independent ones
-    per_second_var = cv * cv * (1.0 + phi) / (1.0 - phi)
+        return not_judged([float(np.median(x)) for x in series])
+    cv, phi = pooled_noise([series[i] for i in steady], [means[i] for i in steady])
+    phi = max(phi, PHI_FLOOR)
     keep = 1.0 - min_drop_pct / 100.0
-    groups: list[list[int]] = []
-    for i in sorted(steady, key=lambda i: -levels[i]):
-        if groups:
-            j = groups[-1][-1]
-            se = math.sqrt(per_second_var * (1.0 / series[i].size + 1.0 / series[j].size))
-            if not _apart(levels[j], levels[i], keep, z * se):
-                groups[-1].append(i)
+
+    def log_var(side: Sequence[int]) -> float:
+        """The variance of ln(the side's mean of seconds), each repetition's noise AR(1)."""
+        total = sum(series[i].size for i in side)
+        return cv * cv * sum(series[i].size * mean_variance_factor(series[i].size, phi)
+                             for i in side) / (total * total)
+
+    def cut(side: list[int]) -> list[list[int]]:
+        order = sorted(side, key=lambda i: -means[i])
+        best: tuple[float, int] | None = None
+        for k in range(1, len(order)):
+            fast, slow = order[:k], order[k:]
+            faster, slower = (float(np.mean(np.concatenate([series[i] for i in g])))
+                              for g in (fast, slow))
+            if faster <= 0 or slower > keep * faster:
                 continue
-        groups.append([i])
+            se = math.sqrt(log_var(fast) + log_var(slow))
+            t = math.inf if slower <= 0 or se == 0 else math.log(faster / slower) / se
+            if best is None or t > best[0]:
+                best = (t, k)
+        if best is None or best[0] < z:
+            return [side]
+        return cut(order[:best[1]]) + cut(order[best[1]:])
+
     found = [Regime(tuple(sorted(g)), float(np.median(np.concatenate([series[i] for i in g]))))
-             for g in groups]
-    found += [Regime((i,), levels[i], c) for i, c in cliffs.items()]
+             for g in cut(steady)] if steady else []
+    found += [Regime((i,), float(np.median(series[i])), c) for i, c in cliffs.items()]
     found.sort(key=lambda g: (-g.level_MBps, g.reps))
-    return Regimes(tuple(found), tuple(levels), cv, phi, describe(found))
+    levels = tuple(float(np.median(x)) for x in series)
+    return Regimes(tuple(found), levels, cv, phi, describe(found))
+
+
+def mean_variance_factor(n: int, phi: float) -> float:
+    """n x var(mean of n seconds) / var(ln of one second's share), as the pooled CV measures it,
+    for AR(1) seconds: the mean's own inflation 1 + 2 sum (1 - k/n) phi^k, over the within-
+    repetition spread's deflation ((n - that) / (n - 1): neighbours alike spread less about
+    their mean). 1 at phi = 0; 1.9 at four seconds and phi = 0.3."""
+    if n < 2:
+        return 1.0
+    inflation = 1.0 + 2.0 * sum((1.0 - k / n) * phi ** k for k in range(1, n))
+    return inflation * (n - 1) / (n - inflation)
 
 
 def not_judged(levels: Sequence[float]) -> Regimes:
@@ -143,12 +178,13 @@ def not_judged(levels: Sequence[float]) -> Regimes:
 
 
 def pooled_noise(series: Sequence[np.ndarray], levels: Sequence[float]) -> tuple[float, float]:
-    """(CV, phi) of the per-second noise: each repetition's seconds relative to its own median,
+    """(CV, phi) of the per-second noise: each repetition's seconds relative to its own level,
     their spread about their mean pooled over the repetitions (n - 1 each), and their lag-1
     autocorrelation pooled the same way, within 0 and MAX_PHI (a few seconds estimate it low,
-    never usefully below 0). With three repetitions or more the noisiest is left out: one that
-    straddles a cliff too short for the burst rule to see holds a drop, not noise, and would
-    hide every other gap. (0, 0) when no repetition has two seconds at a positive level."""
+    never usefully below 0). With three repetitions or more, the noisiest is left out when an F
+    test at NOISIER says it is noisier than the rest: one that straddles a cliff too short for
+    the burst rule to see holds a drop, not noise, and would hide every other gap. (0, 0) when
+    no repetition has two seconds at a positive level."""
     parts = []  # (sum of squares, sum of lag-1 products, degrees of freedom) per repetition
     for x, level in zip(series, levels, strict=True):
         if x.size < 2 or level <= 0:
@@ -156,18 +192,15 @@ def pooled_noise(series: Sequence[np.ndarray], levels: Sequence[float]) -> tuple
         rel = x / level - float(np.mean(x / level))
         parts.append((float(np.sum(rel * rel)), float(np.sum(rel[1:] * rel[:-1])), x.size - 1))
     if len(parts) >= 3:
-        parts.remove(max(parts, key=lambda p: p[0] / p[2]))
+        worst = max(parts, key=lambda p: p[0] / p[2])
+        rest = [p for p in parts if p is not worst]
+        ss, df = sum(p[0] for p in rest), sum(p[2] for p in rest)
+        if ss <= 0 or worst[0] / worst[2] / (ss / df) > f_dist.ppf(NOISIER, worst[2], df):
+            parts = rest
     ss, lag, df = (sum(p[k] for p in parts) for k in range(3))
     if not df or ss <= 0:
         return 0.0, 0.0
     return math.sqrt(ss / df), min(MAX_PHI, max(0.0, lag / ss))
-
-
-def _apart(faster: float, slower: float, keep: float, min_log_gap: float) -> bool:
-    """Do two levels stand in different regimes: the drop, and a gap beyond the noise."""
-    if faster <= 0 or slower > keep * faster:
-        return False
-    return slower <= 0 or math.log(faster / slower) >= min_log_gap
 
 
 def _reps_text(reps: Sequence[int]) -> str:
