@@ -197,7 +197,7 @@ def pytest_addoption(parser):
 E2E_FIXTURES = {"toolkit", "trees", "work", "client_output", "lab"}  # scripts, fio servers, the report
 DEVICE_FIXTURES = {"zram", "zram_raw", "trees"}  # /dev/zram0
 # The end-to-end files that judge exit codes, files, plans and records, no rate and no latency,
-# and run no fio at real-time priority: one at a time may run beside the NVMe VM (beside_vm).
+# and run no fio at real-time priority: they may run beside the NVMe VM (beside_vm), one a slot.
 BESIDE_VM = {"test_faults.py", "test_fleet.py", "test_history.py", "test_order.py",
              "test_qd1_e2e.py", "test_report_e2e.py", "test_run_loop.py", "test_safety.py"}
 
@@ -209,7 +209,7 @@ def kinds_of(item) -> set[str]:
 
 def scripts_mode(item) -> str | None:
     """How a test holds the scripts lock (tests/toolkit.py, beside_others): not at all (a unit
-    test), shared, or shared or in the one slot beside the NVMe VM (marked `beside_vm`)."""
+    test), shared, or shared or in a slot beside the NVMe VM (marked `beside_vm`)."""
     kinds = kinds_of(item)
     if not kinds:
         return None
@@ -241,7 +241,7 @@ def pytest_collection_modifyitems(config, items):
     # The order make test's workers take the files in (xdist keeps it: --no-loadscope-reorder):
     # the NVMe VM's file first, whose boot holds off every script and device test for minutes
     # (tests/test_nvme_e2e.py), so that the other workers spend them on the unit-test files; then
-    # the files marked `beside_vm`, one of which at a time may run beside the guest once its §6
+    # the files marked `beside_vm`, which may run beside the guest, one a slot, once its §6
     # has run; then the files holding an `alone` test, whose exclusive turns come together instead
     # of each waiting out a long test on another worker (tests/toolkit.py); then the other
     # end-to-end files, and those whose module fixture runs fio. Within each, the slow files and
@@ -306,7 +306,7 @@ def machine_lock(request):
     """Every test holds the machine lock (tests/toolkit.py): shared, or exclusive for a test
     marked `alone`, so that nothing runs beside it on another worker; and, but for the unit
     tests, the scripts lock shared, so that none runs beside the NVMe VM (a `beside_vm` test: but
-    one at a time, once the guest's §6 has run)."""
+    one in each slot, once the guest's §6 has run)."""
     with beside_others(alone="alone" in kinds_of(request.node), scripts=scripts_mode(request.node)):
         yield
 

@@ -89,24 +89,27 @@ def fio_workdir(prefix: str):
 # but the unit tests (no script, no device: a few CPU-seconds each) may, and fill the VM's minutes.
 # `scripts` is taken before the turnstile, so a test waiting for the VM to end waits outside it:
 # held inside, it kept every unit test on the other workers waiting too.
-# The guest's QEMU keeps about one of the two CPUs busy, so one functional end-to-end test at a
-# time (marked `beside_vm`: it judges exit codes, files and plans, no rate, no real-time fio) may
-# run beside it, in a third lock's one slot, once the guest's §6 scenario, whose rates are judged,
-# has ended (open_the_slot). Two such tests beside it slowed the boot from 321 s to 580 s.
+# The guest's QEMU keeps about one of the two CPUs busy. Once the guest's §6 scenario, whose rates
+# are judged, has ended (open_the_slot), functional end-to-end tests (marked `beside_vm`: they judge
+# exit codes, files and plans, no rate, no real-time fio) may run beside it, one in each of SLOTS
+# slots, a lock file each: the guest's later scenarios judge no rate either. During the boot, two
+# such tests beside it had slowed it from 321 s to 580 s, so the slots open only after §6.
 LOCKS = REPO / "tmp" / ".tests"
-_SLOT: list = []  # the slot's file while the VM's fixture holds it closed
+SLOTS = 3  # every worker but the VM's (make test runs four)
+_SLOT: list = []  # the slots' files while the VM's fixture holds them closed
 
 
-def _take_scripts(scripts, mode: str | None, slot) -> None:
-    if mode == "exclusive":  # the VM: the slot closed first, so no neighbour slips in
-        fcntl.flock(slot, fcntl.LOCK_EX)
-        _SLOT.append(slot)
+def _take_scripts(scripts, mode: str | None, slots) -> None:
+    if mode == "exclusive":  # the VM: the slots closed first, so no neighbour slips in
+        for slot in slots:
+            fcntl.flock(slot, fcntl.LOCK_EX)
+            _SLOT.append(slot)
         fcntl.flock(scripts, fcntl.LOCK_EX)
     elif mode == "shared":
         fcntl.flock(scripts, fcntl.LOCK_SH)
-    elif mode == "beside_vm":  # with the others, or in the slot while the VM holds `scripts`
+    elif mode == "beside_vm":  # with the others, or in a slot while the VM holds `scripts`
         while True:
-            for lock, how in ((scripts, fcntl.LOCK_SH), (slot, fcntl.LOCK_EX)):
+            for lock, how in ((scripts, fcntl.LOCK_SH), *((slot, fcntl.LOCK_EX) for slot in slots)):
                 try:
                     fcntl.flock(lock, how | fcntl.LOCK_NB)
                     return
@@ -116,7 +119,7 @@ def _take_scripts(scripts, mode: str | None, slot) -> None:
 
 
 def open_the_slot() -> None:
-    """The VM's fixture lets one `beside_vm` test run beside the guest from now on."""
+    """The VM's fixture lets a `beside_vm` test run beside the guest in each slot from now on."""
     while _SLOT:
         fcntl.flock(_SLOT.pop(), fcntl.LOCK_UN)
 
@@ -145,13 +148,15 @@ def when_it_exists(path: Path, then, every: float = 0.5):
 def beside_others(alone: bool, scripts: str | None = None):
     """Hold the tests' machine lock for the block: exclusive when `alone`, else shared; and the
     scripts lock first when `scripts` is 'shared' (a test that runs scripts or devices, or runs
-    alone), 'beside_vm' (such a test that may also take the one slot beside the VM) or
+    alone), 'beside_vm' (such a test that may also take a slot beside the VM) or
     'exclusive' (the NVMe VM). Every holder takes them in one order (slot, scripts, turnstile,
-    machine), and one waiting for the slot holds nothing, so no two wait on each other."""
+    machine), and one waiting for a slot holds nothing, so no two wait on each other."""
     LOCKS.mkdir(parents=True, exist_ok=True)
-    with open(LOCKS / "turnstile", "a") as turnstile, open(LOCKS / "machine", "a") as machine, \
-            open(LOCKS / "scripts", "a") as others, open(LOCKS / "beside-vm", "a") as slot:
-        _take_scripts(others, scripts, slot)
+    with contextlib.ExitStack() as files:
+        turnstile, machine, others = (files.enter_context(open(LOCKS / name, "a"))
+                                      for name in ("turnstile", "machine", "scripts"))
+        slots = [files.enter_context(open(LOCKS / f"beside-vm.{k}", "a")) for k in range(SLOTS)]
+        _take_scripts(others, scripts, slots)
         fcntl.flock(turnstile, fcntl.LOCK_EX)
         try:
             fcntl.flock(machine, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
@@ -162,9 +167,10 @@ def beside_others(alone: bool, scripts: str | None = None):
         finally:
             fcntl.flock(machine, fcntl.LOCK_UN)
             fcntl.flock(others, fcntl.LOCK_UN)
-            fcntl.flock(slot, fcntl.LOCK_UN)
-            if slot in _SLOT:
-                _SLOT.remove(slot)
+            for slot in slots:
+                fcntl.flock(slot, fcntl.LOCK_UN)
+                if slot in _SLOT:
+                    _SLOT.remove(slot)
 
 
 def unless_installable(why: str | None) -> None:
