@@ -122,12 +122,16 @@ sample-report: install-nvme-vm
 	$(PYTHON) -m analysis.report.sample --results results/sample --dest docs/sample
 
 # Four workers, a file each at a time (module-scoped runs stay shared within a file): most tests wait
-# on fio's runtime. A test marked `alone` runs with nothing beside it (tests/toolkit.py). The files
-# go in the order tests/conftest.py gives them (the NVMe VM's first, the unit tests beside it).
+# on fio's runtime. The files go in the order tests/conftest.py gives them (the NVMe VM's first,
+# the unit tests beside it). The tests marked `alone` (known answers that a neighbour's load could
+# move) run afterwards, one at a time: among the others, each waited for every worker to drain
+# first (tests/toolkit.py), and the CPUs stood 60-85% idle for six minutes of the suite.
 PYTEST := $(PYTHON) -m pytest -q -n 4 --dist loadfile --no-loadscope-reorder
+PYTEST_ALONE := $(PYTHON) -m pytest -q -p no:xdist
 
 test: install-tests lint
-	$(PYTEST) -rs --durations=15 -m "not long" tests
+	rc=0; $(PYTEST) -rs --durations=15 -m "not long and not alone" tests || rc=$$?; \
+	$(PYTEST_ALONE) -rs --durations=5 -m "alone and not long" tests || rc=$$?; exit $$rc
 
 # The tests marked `long`: the pts profile's known answers (a GC model drive to steady state, the
 # whole profile on the NVMe VM: about 12 minutes), kept out of make test and so out of CI's 20.

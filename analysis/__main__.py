@@ -24,6 +24,7 @@ COMMANDS = {
     "report": ("analysis.report.build", "assemble out/report.md from env.txt and section snippets"),
     "safety": ("analysis.device.safety", "may this block device be written? exit 0 yes, 3 no"),
     "purge": ("analysis.device.purge", "the wait for a sanitize of --state purged|sustained (the run loop's helper plans and checks the purge)"),
+    "write-cache": ("analysis.device.write_cache", "an NVMe namespace's volatile write cache: TARGET [on|off --record F | --restore F]"),
     "record": ("analysis.run.record", "a results tree's record, run.json: TREE show|status|clear-status"),
     "fleet": ("analysis.run.fleet", "fio client/server output: probe FILE; split OUT LABEL=HOST,PORT=FILE"),
     "hosts": ("analysis.report.hosts", "a section across fleet hosts: table, figure and snippet"),

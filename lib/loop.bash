@@ -120,6 +120,8 @@ on_interrupt() {
 
 on_exit() {
     if declare -F health_sampler_stop >/dev/null; then health_sampler_stop; fi
+    # what a section changed on the device for its run, set back (the pts profile's write cache)
+    if declare -F section_on_exit >/dev/null; then section_on_exit; fi
     service_stop
     [[ -n ${TK_TMP:-} ]] && rm -rf -- "$TK_TMP"
 }

@@ -71,11 +71,11 @@ pts_deviations() { # [TEST]
     for test in "${@:-${PTS_TESTS[@]}}"; do pts_reduced "$test" && reduced=1; done
     [[ -z $reduced ]] || echo "the reduced matrix (--pts-matrix reduced), not PTS's"
     [[ $DIRECT == 1 ]] || echo "buffered I/O (O_DIRECT refused)"
+    pts_cache_deviation
     return 0
 }
 
-# The device's volatile write cache as the kernel reports it (sysfs: write back | write through);
-# the toolkit states it beside what the class asks for, and does not change it.
+# The device's volatile write cache as the kernel reports it (sysfs: write back | write through).
 pts_write_cache() {
     local sys
     [[ $TARGET_KIND == block ]] || { echo "a file: its filesystem's page cache is bypassed (O_DIRECT), the device's is not known" && return 0; }
@@ -84,6 +84,64 @@ pts_write_cache() {
     else
         echo "not reported"
     fi
+}
+
+pts_nvme_namespace() { # whether the target is a whole NVMe namespace, whose cache the toolkit sets
+    [[ $TARGET_KIND == block && $(basename "$(readlink -f "$TARGET_PATH")") =~ ^nvme[0-9]+n[0-9]+$ ]]
+}
+
+# The write cache the class asks for (enabled | disabled): set on a whole NVMe namespace for the
+# run (analysis/device/write_cache.py: Feature 06h, not saved) and set back when the run ends
+# (section_on_exit), the state found kept in pts/write_cache.json; elsewhere stated, not changed,
+# and a deviation where the device reports another. PTS_CACHE_REFUSED: why the drive kept its own.
+PTS_CACHE_RECORD="" PTS_CACHE_REFUSED=""
+pts_set_write_cache() {
+    local want rc=0
+    want=$(pts_class_field "$PTS_CLASS" 3)
+    pts_nvme_namespace || return 0
+    PTS_CACHE_RECORD="$RESULTS_DIR/pts/write_cache.json"
+    tk_python write-cache "$TARGET_PATH" "$([[ $want == enabled ]] && echo on || echo off)"         --record "$PTS_CACHE_RECORD" >/dev/null 2>"$TK_TMP/write-cache.err" || rc=$?
+    if ((rc == 0)); then
+        info "pts: write cache: $(tk_python write-cache --describe "$PTS_CACHE_RECORD")"
+    else
+        PTS_CACHE_REFUSED=$(<"$TK_TMP/write-cache.err") PTS_CACHE_RECORD=""
+        PTS_CACHE_REFUSED=${PTS_CACHE_REFUSED#write-cache: }
+        warn "the write cache stays as the drive has it: $PTS_CACHE_REFUSED; the run is not conformant"
+    fi
+}
+
+section_on_exit() { # the write cache as the run found it (lib/loop.bash, on_exit)
+    [[ -n $PTS_CACHE_RECORD && -e $PTS_CACHE_RECORD ]] || return 0
+    tk_python write-cache "$TARGET_PATH" --restore "$PTS_CACHE_RECORD" >/dev/null ||
+        warn "the write cache could not be set back as the run found it (see above; $PTS_CACHE_RECORD has it); a power cycle restores the drive's own"
+}
+
+pts_write_cache_text() { # what the run does with the write cache, for the plan and the page
+    local want
+    want=$(pts_class_field "$PTS_CLASS" 3)
+    if [[ -n $PTS_CACHE_RECORD && -e $PTS_CACHE_RECORD ]]; then
+        tk_python write-cache --describe "$PTS_CACHE_RECORD"
+    elif pts_nvme_namespace && [[ -z $PTS_CACHE_REFUSED ]]; then
+        echo "set $want for the run (NVMe Feature 06h, not saved) and set back when it ends"
+    else
+        echo "the class asks it $want; the device reports: $(pts_write_cache) (not changed)"
+    fi
+}
+
+pts_cache_deviation() { # the write cache's part of pts_deviations
+    local want state
+    want=$(pts_class_field "$PTS_CLASS" 3)
+    if [[ -n $PTS_CACHE_REFUSED ]]; then
+        echo "the write cache is not $want: $PTS_CACHE_REFUSED"
+        return 0
+    fi
+    pts_nvme_namespace && return 0
+    state=$(pts_write_cache)
+    case $state in
+        "write back") [[ $want == enabled ]] || echo "the write cache is enabled (write back), where $(pts_class_field "$PTS_CLASS" 8) asks it disabled: the toolkit sets an NVMe drive's only" ;;
+        "write through") [[ $want == disabled ]] || echo "the write cache is disabled (write through), where $(pts_class_field "$PTS_CLASS" 8) asks it enabled: the toolkit sets an NVMe drive's only" ;;
+        *) echo "the write cache, which $(pts_class_field "$PTS_CLASS" 8) asks $want, is not known: $state" ;;
+    esac
 }
 
 # --- the section under --profile pts ----------------------------------------------------------
@@ -126,6 +184,7 @@ pts_section_main() {
         round_s="$ROUND_S" max_rounds="$MAX_ROUNDS" region_bytes="$REGION_BYTES" \
         target_bytes="$TARGET_BYTES" purge="$PURGE_METHOD" engine="$ENGINE_DEEP" direct="$DIRECT" \
         cases="" tests="${PTS_TESTS[*]}"
+    pts_set_write_cache
     local test
     for test in "${PTS_TESTS[@]}"; do pts_run_test "$test"; done
     info ""
@@ -143,7 +202,7 @@ pts_plan() {
     info "§$SECTION_NUMBER $SECTION_TITLE: plan (SNIA PTS 2.0, $(pts_class_field "$PTS_CLASS" 8))"
     info "  target   $TARGET_PATH ($TARGET_KIND), region $(human_bytes "$REGION_BYTES"), active range $PTS_ACTIVE_PCT%: $(human_bytes "$PTS_ACTIVE_BYTES")"
     info "  purge    before each test: ${PURGE_WHAT:-none} (--purge $PURGE)"
-    info "  cache    the class asks the write cache $(pts_class_field "$PTS_CLASS" 3); the device's: $(pts_write_cache) (not changed)"
+    info "  cache    $(pts_write_cache_text)"
     for test in "${PTS_TESTS[@]}"; do
         n=$(pts_case_count "$test")
         round_s=$((n * ROUND_S))
@@ -193,7 +252,7 @@ pts_conditions() { # DIR TEST: the test's conditions, for the header of its page
         printf 'active_range\t%s%% (%s of %s)\n' "$PTS_ACTIVE_PCT" "$(human_bytes "$PTS_ACTIVE_BYTES")" "$(human_bytes "$REGION_BYTES")"
         printf 'outstanding\tT%sQ%s (threads x queue depth per thread)\n' "$(pts_test_field "$2" 6)" "$(pts_test_field "$2" 7)"
         printf 'data_pattern\trandom (fio scramble_buffers: each block written differs)\n'
-        printf 'write_cache\tthe class asks it %s; the device reports: %s\n' "$(pts_class_field "$PTS_CLASS" 3)" "$(pts_write_cache)"
+        printf 'write_cache\t%s\n' "$(pts_write_cache_text)"
         printf 'engine\t%s, direct=%s\n' "$ENGINE_DEEP" "$DIRECT"
         printf 'round_s\t%s\n' "$ROUND_S"
         printf 'max_rounds\t%s\n' "$MAX_ROUNDS"

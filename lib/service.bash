@@ -26,12 +26,40 @@ still_safe_to_write() {
     [[ $reply == ok ]] || die "$EXIT_UNSAFE" "${reply#refused$'\t'}"
 }
 
+# The helper ends at the end of its input. That end comes only once every process holding the
+# pipe's write side has closed it: a child that inherited it and lives on would hold the helper,
+# and an unbounded wait the script with it (once, after Ctrl-C under load, a test's script stayed
+# 90 s in this wait). So the wait is bounded, and what held the pipe is named.
 service_stop() {
-    if [[ -n ${TK_SERVICE_PID:-} ]]; then
-        local fd=${TK_SERVICE[1]:-}
-        [[ -z $fd ]] || exec {fd}>&-
-        wait "$TK_SERVICE_PID" 2>/dev/null || true
+    [[ -n ${TK_SERVICE_PID:-} ]] || return 0
+    # kept: bash unsets TK_SERVICE_PID as soon as it reaps the helper
+    local pid=$TK_SERVICE_PID fd=${TK_SERVICE[1]:-} pipe="" i holders
+    if [[ -n $fd ]]; then
+        pipe=$(readlink "/proc/$BASHPID/fd/$fd" 2>/dev/null) || pipe=""
+        exec {fd}>&-
     fi
+    for ((i = 0; i < 50; i++)); do
+        process_running "$pid" || break
+        sleep 0.1
+    done
+    if process_running "$pid"; then
+        holders=$(pipe_holders "$pipe")
+        warn "the toolkit's helper had not ended 5 s after its input closed${holders:+ (that pipe is still open in $holders)}; stopped it"
+        pkill -KILL -P "$pid" 2>/dev/null || true
+        kill -KILL "$pid" 2>/dev/null || true
+    fi
+    wait "$pid" 2>/dev/null || true
+}
+
+pipe_holders() { # PIPE (as /proc/PID/fd names it: pipe:[INODE]) -> "pid 12 (fio), pid 34 (sleep)"
+    local link pid out=""
+    [[ -n $1 ]] || return 0
+    for link in /proc/[0-9]*/fd/*; do
+        [[ $(readlink "$link" 2>/dev/null) == "$1" ]] || continue
+        pid=${link#/proc/} pid=${pid%%/*}
+        [[ $out == *"pid $pid "* ]] || out+="${out:+, }pid $pid ($(cat "/proc/$pid/comm" 2>/dev/null))"
+    done
+    printf '%s' "$out"
 }
 
 # Write a folder's manifest (a section's, or the tree's drive state: results/state) into the

@@ -83,3 +83,14 @@ def test_the_samples_claims_stay_within_their_evidence():
     # the host-bound wording names the rule that fired, not every rule
     assert "kept a CPU or all of them busy" not in text
     assert "- **Host-bound** (⌂): randrw" not in text  # no case ids for §4's mixes
+
+
+def test_the_samples_write_regimes_name_each_block_once():
+    """§4's blocks held one level each: the regime each ramp declared is a line per case, not
+    the section's numbers again; the 0/100 mix is a random write with no empty read row."""
+    text = (REPO / "docs" / "sample" / "report.md").read_text()
+    mix = text[text.index("## §4"):].split("\n## ", 1)[0]
+    regimes = mix[mix.index("### Write regimes"):]
+    assert "| 0.00 |" not in regimes and "| repetitions in the regime |" not in regimes
+    assert "- 4 KiB random write, QD 32: no cliff within the ramp's" in regimes
+    assert "- 4 KiB random read/write 70/30, QD 32: no cliff within the ramp's" in regimes

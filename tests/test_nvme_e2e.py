@@ -122,6 +122,17 @@ sha256sum </dev/nvme0n2p2 | cut -c1-64 >"$SCENARIO_DIR/sha-p2-after"
 head -c 67108864 /dev/nvme1n1 | sha256sum | cut -c1-64 >"$SCENARIO_DIR/sha-after"
 {_toolkit(tk, "bs_sweep_test.bash", one + " --purge format --results results/purge-format")} 2>"$SCENARIO_DIR/format.err"; echo $? >"$SCENARIO_DIR/rc-format"
 """
+    # the pts profile's write cache: read, disabled, read, set back, read (Feature 06h, through
+    # analysis/device/write_cache.py), and nvme-cli's own reading of it while disabled
+    wc = f"{tk}/.venv/bin/python -m analysis write-cache"
+    cache = f"""{wc} /dev/nvme1n1 >"$SCENARIO_DIR/cache-0.json"
+{wc} /dev/nvme1n1 off --record "$SCENARIO_DIR/cache-record.json" >"$SCENARIO_DIR/cache-1.json"
+{wc} /dev/nvme1n1 >"$SCENARIO_DIR/cache-2.json"
+nvme get-feature /dev/nvme1 -f 6 -H >"$SCENARIO_DIR/cache-nvme-cli.txt" 2>&1
+{wc} /dev/nvme1n1 --restore "$SCENARIO_DIR/cache-record.json" >"$SCENARIO_DIR/cache-3.json"
+{wc} /dev/nvme1n1 >"$SCENARIO_DIR/cache-4.json"
+{wc} /dev/nvme1 >"$SCENARIO_DIR/cache-controller.json" 2>"$SCENARIO_DIR/cache-controller.err"; echo $? >"$SCENARIO_DIR/rc-cache-controller"
+"""
     return [
         # first: QEMU's write bucket is empty only after boot
         Scenario("burst", _toolkit(tk, "wss_burst_test.bash", burst), timeout=300, cwd=tk,
@@ -132,7 +143,7 @@ nvme id-ns /dev/nvme1n1 -o json >"$SCENARIO_DIR/id-ns.json"
 cat /sys/class/nvme/nvme1/device/numa_node >"$SCENARIO_DIR/numa_node"
 cat /sys/devices/system/node/node1/cpulist >"$SCENARIO_DIR/node1_cpus"
 for c in /sys/class/nvme/nvme*; do echo "${{c##*/}} $(cat "$c/serial")"; done >"$SCENARIO_DIR/serials"
-""", timeout=180, cwd=tk, env=GUEST_ENV),
+{CACHE}""".replace("{CACHE}", cache), timeout=180, cwd=tk, env=GUEST_ENV),
         Scenario("align", align, timeout=120, cwd=tk, env=GUEST_ENV),
         Scenario("qd1-4k", qd1_4k, timeout=400, cwd=tk, env=GUEST_ENV),
         Scenario("purge", purge, timeout=180, cwd=tk, env=GUEST_ENV),
@@ -177,6 +188,24 @@ def _json(path: Path) -> dict:
 def test_the_guest_has_the_controllers_it_was_given(guest):
     _, _, keep = guest
     assert keep["env"]["serials"].decode().split() == ["nvme0", "TKBURST01", "nvme1", "TKWARN01"]
+
+
+def test_the_write_cache_is_disabled_and_set_back_with_nvme_feature_6(guest):
+    """What the pts profile does for PTS-E (analysis/device/write_cache.py): QEMU's controller
+    has a volatile write cache, enabled; Set Features turns it off (nvme-cli reads it off too),
+    and the record sets it back."""
+    _, _, keep = guest
+    files = keep["env"]
+    got = [json.loads(files[f"cache-{k}.json"]) for k in range(5)]
+    assert got[0] == {"present": True, "enabled": True}, got
+    assert got[1] == {"present": True, "enabled": False, "was": True}
+    assert got[2] == {"present": True, "enabled": False}
+    assert got[3] == {"present": True, "enabled": True, "was": False}
+    assert got[4] == got[0]
+    assert "Volatile Write Cache Enable (WCE): Disabled" in files["cache-nvme-cli.txt"].decode()
+    # the controller is no namespace: refused, saying why
+    assert files["rc-cache-controller"].decode().strip() == "2"
+    assert "is no whole NVMe namespace" in files["cache-controller.err"].decode()
 
 
 def test_section_1_names_controller_namespace_placement_and_interrupts(guest):

@@ -40,6 +40,9 @@ def guest():
     try:
         command = "\n".join(f"bash {tk / script} {ARGS}; echo $? >\"$SCENARIO_DIR/rc-{sid}\""
                             for sid, (script, _) in SECTIONS.items())
+        # the write cache each run disabled (PTS-E) is set back when it ends
+        command += (f"\n{tk}/.venv/bin/python -m analysis write-cache /dev/nvme0n1 "
+                    '>"$SCENARIO_DIR/cache-after.json"')
         with nvme_vm(SPEC) as vm:
             results = run_scenarios(vm, [Scenario("pts", command, timeout=1500, cwd=tk,
                                                   env={"TK_ANALYSIS_ELSEWHERE": "1"})],
@@ -49,17 +52,18 @@ def guest():
             rcs = {sid: (results["pts"].folder / f"rc-{sid}").read_text().strip()
                    for sid in SECTIONS if (results["pts"].folder / f"rc-{sid}").exists()}
             stderr = results["pts"].stderr
+            cache_after = (results["pts"].folder / "cache-after.json").read_text()
         drawn = {sid: subprocess.run([str(REPO / ".venv/bin/python"), "-m", "analysis", sid],
                                      cwd=tk, env=script_env(), capture_output=True, text=True,
                                      timeout=300, check=False)
                  for sid in SECTIONS}
-        yield tk, rcs, stderr, drawn
+        yield tk, rcs, stderr, drawn, cache_after
     finally:
         shutil.rmtree(tk, ignore_errors=True)
 
 
 def test_every_pts_test_runs_with_format_nvm_as_its_purge(guest):
-    tk, rcs, stderr, _ = guest
+    tk, rcs, stderr, _, cache_after = guest
     assert rcs == dict.fromkeys(SECTIONS, "0"), stderr[-4000:]
     tests = sorted(p.name for p in (tk / "results").glob("*/pts/*") if (p / "verdict").exists())
     assert tests == ["iops", "latency", "throughput-1024k", "throughput-128k", "wsat"]
@@ -67,10 +71,14 @@ def test_every_pts_test_runs_with_format_nvm_as_its_purge(guest):
         conditions = (folder / "conditions.tsv").read_text()
         assert "purge_method\tformat\n" in conditions, folder
         assert json.loads((folder / "purge.json").read_text())["method"] == "format", folder
+        # PTS-E: the drive's write cache disabled for the run, and set back after it
+        assert ("write_cache\tdisabled for the run (NVMe Feature 06h, not saved; the drive had it "
+                "enabled, set back when the run ends)\n") in conditions, conditions
+    assert json.loads(cache_after) == {"present": True, "enabled": True}
 
 
 def test_every_page_is_drawn_and_says_it_is_not_conformant(guest):
-    tk, _, _, drawn = guest
+    tk, _, _, drawn, _ = guest
     for sid, (_, number) in SECTIONS.items():
         assert drawn[sid].returncode == 0, drawn[sid].stderr[-2000:]
         page = (tk / "out" / f"section_{number}_{sid}.md").read_text()

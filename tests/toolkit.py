@@ -278,6 +278,16 @@ def wait_for_line(proc: subprocess.Popen, needle: str, timeout: float = 60) -> l
     raise AssertionError(f"never saw {needle!r}; stderr so far: {''.join(seen)}")
 
 
+def _open_files(pid: str) -> str:
+    """'0->/dev/null 1->pipe:[123] ...': a process's descriptors, as far as it still lives."""
+    out = []
+    with contextlib.suppress(OSError):
+        for fd in sorted(Path(f"/proc/{pid}/fd").iterdir(), key=lambda p: int(p.name)):
+            with contextlib.suppress(OSError):
+                out.append(f"{fd.name}->{os.readlink(fd)}")
+    return " ".join(out)
+
+
 def finish(proc: subprocess.Popen, timeout: float = 120, *, after: str = "") -> str:
     """The stderr of a started script once it ends; killed, with a failure that says what still
     ran (the process table's fio, bash and python lines) and its stderr, when it has not ended
@@ -286,14 +296,19 @@ def finish(proc: subprocess.Popen, timeout: float = 120, *, after: str = "") -> 
     try:
         return proc.communicate(timeout=timeout)[1]
     except subprocess.TimeoutExpired:
-        held = subprocess.run(["ps", "-eo", "pid,ppid,pgid,etimes,stat,wchan:20,args"],
-                              capture_output=True, text=True, check=False).stdout
+        # -ww: whole command lines (cut at 80 columns, a python's name was lost)
+        held = subprocess.run(["ps", "-ewwo", "pid,ppid,pgid,etimes,stat,wchan:20,args"],
+                              capture_output=True, text=True, check=False).stdout.splitlines()
+        group = [line for line in held[1:] if line.split()[2] == str(proc.pid)]
+        pipes = [f"{line.split()[0]}: {_open_files(line.split()[0])}" for line in group]
         os.killpg(proc.pid, signal.SIGKILL)
         err = proc.communicate(timeout=30)[1]
         pytest.fail(f"the script ran on {timeout:g} s{' after ' + after if after else ''}; "
-                    "what ran then:\n"
-                    + "\n".join(line for line in held.splitlines()
-                                if any(w in line for w in ("fio", "bash", "python", "PID")))
+                    "its process group then:\n" + "\n".join(held[:1] + group)
+                    + "\n--- their open files ---\n" + "\n".join(pipes)
+                    + "\n--- other fio ---\n"
+                    + "\n".join(line for line in held if " fio " in f" {line} "
+                                 and line not in group)
                     + "\n--- its stderr ---\n" + err[-4000:])
     finally:
         if proc.poll() is None:

@@ -434,12 +434,14 @@ def regime_text(case: Case) -> str:
         found.description
 
 
-def regime_rows(case: Case, always: tuple[str, ...] = (), runs: tuple[Written, ...] = (),
-                drive_GiB: float = math.nan, tree: list[TreeWrite] | None = None) -> list[dict]:
+def regime_rows(case: Case, runs: tuple[Written, ...] = (), drive_GiB: float = math.nan,
+                tree: list[TreeWrite] | None = None) -> list[dict]:
     """A split case's rows per regime, each over its own repetitions only, and a declared
-    case's (a block with its ramp) one regime; none for a case at one level otherwise. `regime`
-    names the regime (its repetitions and level), `regimes` the case's; the evidence columns
-    (analysis.rules.write_evidence) come from `runs`, the section's writing runs."""
+    case's (a block with its ramp) one regime; none for a case at one level otherwise. A row
+    per direction the case did (a pure write gets no empty read row, as the section's `always`
+    would give it), and a mixed job's total. `regime` names the regime (its repetitions and
+    level), `regimes` the case's; the evidence columns (analysis.rules.write_evidence) come from
+    `runs`, the section's writing runs."""
     if not writes(case):  # a 100/0 mix among the write blocks (an older run) wrote nothing
         return []
     if case.declared and not is_split(case):
@@ -448,7 +450,7 @@ def regime_rows(case: Case, always: tuple[str, ...] = (), runs: tuple[Written, .
                  "regimes": case.declared,
                  **evidence(list(runs), first_run(case, 0, runs), drive_GiB, tree,
                             reps_of(case, range(len(case.numbers)), runs))}
-                for row in direction_rows(case, always)]
+                for row in direction_rows(case)]
     if not is_split(case):
         return []
     found, out = case.regimes, []
@@ -457,7 +459,7 @@ def regime_rows(case: Case, always: tuple[str, ...] = (), runs: tuple[Written, .
                     tuple(case.numbers[i] for i in regime.reps if i < len(case.numbers)),
                     tuple(case.cpu_loads[i] for i in regime.reps if i < len(case.cpu_loads)),
                     tuple(case.write_MBps[i] for i in regime.reps))
-        for row in direction_rows(part, always):
+        for row in direction_rows(part):
             row.update(regime=describe([regime]), regime_split=True, regime_rank=k + 1,
                        regime_MBps=regime.level_MBps, regimes=found.description,
                        **evidence(list(runs), first_run(case, min(regime.reps), runs),
@@ -508,8 +510,7 @@ REGIME_TABLE_COLUMNS = [*CASE_COLUMNS, "regime_rank", "regime_MBps", "regimes", 
                         *EVIDENCE_COLUMNS]
 
 
-def frame_of_regimes(cases: list[Case], always: tuple[str, ...] = (),
-                     drive_GiB: float = math.nan,
+def frame_of_regimes(cases: list[Case], drive_GiB: float = math.nan,
                      tree: list[TreeWrite] | None = None) -> pd.DataFrame:
     """Each split case's rows per regime and each declared case's one (regime_rows), fastest
     regime first: the section's regimes table, with each regime's evidence (drive_GiB: the
@@ -518,7 +519,7 @@ def frame_of_regimes(cases: list[Case], always: tuple[str, ...] = (),
     one level, undeclared."""
     runs = tuple(r for case in cases for r in case.runs)
     rows = [row for case in cases if case.reps
-            for row in regime_rows(case, always, runs, drive_GiB, tree)]
+            for row in regime_rows(case, runs, drive_GiB, tree)]
     return pd.DataFrame(rows, columns=REGIME_TABLE_COLUMNS)
 
 

@@ -123,7 +123,7 @@ def run_section(argv: list[str], *, section: str, description: str,
     if state_blocks:
         path = ws.path(snippet_path(section))
         path.write_text(path.read_text() + drive_state_part(state_blocks, state_figures, ws.link))
-    regimes = frame_of_regimes(cases, always, drive_written_GiB(results_dir),
+    regimes = frame_of_regimes(cases, drive_written_GiB(results_dir),
                                since_state(ws.results, results_dir.name, story.prepared_end_s))
     if not regimes.empty:
         written.append(run.write_table(f"tables/{section}_regimes.csv", regimes))
@@ -443,35 +443,46 @@ def drive_state_part(blocks: list[str], figures: list[tuple[str, str]],
     return "\n".join(parts)
 
 
+def _direction_text(direction: str) -> str:
+    return " (total)" if direction == "total" else f" ({direction}s)"
+
+
 def regimes_part(regimes: pd.DataFrame) -> str:
-    """The snippet's part for the cases whose repetitions wrote at separate levels, or held a
-    cliff: each regime over its own repetitions (analysis.rules.cases.frame_of_regimes). Their
-    rows in the section's table stay empty: one mean over two states describes neither."""
-    def label(r) -> str:  # a mix named by its shares, and each of its directions
+    """The snippet's part on what each write case measured: the cases whose repetitions wrote
+    at separate levels, or held a cliff, as a table of each regime over its own repetitions
+    (analysis.rules.cases.frame_of_regimes: their rows in the section's table stay empty, one
+    mean over two states describing neither); a block that ran with its ramp and held one
+    level, as a line naming the regime its ramp declares (its numbers are the section table's)."""
+    def label(r, direction: bool = True) -> str:  # a mix by its shares, and its directions
         mixed = 0 < r.read_pct < 100
-        return (md.pattern(r.rw, r.bs) + (f" {int(r.read_pct)}/{100 - int(r.read_pct)}"
-                                          if mixed else "")
+        rw = r.rw
+        if not mixed and rw in ("randrw", "rw", "readwrite"):  # a 0/100 mix is a pure write
+            rw = ("rand" if rw == "randrw" else "") + ("read" if r.read_pct == 100 else "write")
+        return (md.pattern(rw, r.bs) + (f" {int(r.read_pct)}/{100 - int(r.read_pct)}"
+                                        if mixed else "")
                 + (f", QD {int(r.iodepth)}" if r.iodepth > 1 else "")
                 + (f", {int(r.numjobs)} jobs" if r.numjobs > 1 else "")
-                + (f" ({r.direction}s)" if mixed and r.direction != "total"
-                   else " (total)" if mixed else ""))
-    rows = [[label(r),
-             r.regime, md.pm(r.iops_mean, r.iops_ci95), md.pm(r.bw_MBps_mean, r.bw_MBps_ci95),
-             md.pm(r.lat_us_mean, r.lat_us_ci95), md.num(r.lat_p99_us), md.num(r.lat_max_us)]
-            for r in regimes.itertuples()]
-    table = md.table(["pattern", "repetitions in the regime", "IOPS", "MB/s", "mean lat (µs)",
-                      "p99 (µs)", "max (µs)"], rows)
+                + (_direction_text(r.direction) if direction and mixed else ""))
     split = regimes.regime_split.astype(bool)
-    why = []
+    parts = []
     if split.any():
-        why.append("Some cases' repetitions wrote at separate levels (the drive's write cache, "
-                   "then after it filled), so their rows above have no mean: each level is "
-                   "summarised over its own repetitions (methodology, \"Write regimes\").")
-    if (~split).any():
-        why.append("Each write case ran as one block, a ramp of its own workload and then its "
-                   "repetitions back to back (methodology, \"Write regimes\"): the regime "
-                   "its ramp declares is named here.")
-    return f"\n### Write regimes\n\n{' '.join(why)}\n\n{table}\n"
+        rows = [[label(r), r.regime, md.pm(r.iops_mean, r.iops_ci95),
+                 md.pm(r.bw_MBps_mean, r.bw_MBps_ci95), md.pm(r.lat_us_mean, r.lat_us_ci95),
+                 md.num(r.lat_p99_us), md.num(r.lat_max_us)]
+                for r in regimes[split].itertuples()]
+        parts += [("Some cases' repetitions wrote at separate levels (the drive's write cache, "
+                  "then after it filled), so their rows above have no mean: each level is "
+                  "summarised over its own repetitions (methodology, \"Write regimes\")."), "",
+                  md.table(["pattern", "repetitions in the regime", "IOPS", "MB/s",
+                            "mean lat (µs)", "p99 (µs)", "max (µs)"], rows), ""]
+    declared = regimes[~split].drop_duplicates("case")
+    if not declared.empty:
+        parts += [("Each write case ran as one block, a ramp of its own workload and then its "
+                  "repetitions back to back (methodology, \"Write regimes\"); the regime its "
+                  "ramp declares:"), ""]
+        parts += [f"- {label(r, direction=False)}: {r.regime}"
+                  for r in declared.itertuples()] + [""]
+    return "\n### Write regimes\n\n" + "\n".join(parts)
 
 
 def widest(row) -> str:

@@ -124,10 +124,8 @@ def tail_warning(top, eff, pattern: str) -> str:
 def stopped_text(stopped: str, budget: int) -> str:
     """How the search ended, with the budget the run was given (the manifest's peak_budget)."""
     return {
-        "plateau": "It stopped on the plateau: no more jobs or depth gained beyond the noise "
-                   "(a gain counts when larger than twice the combined standard error of the "
-                   "two means; undecided pairs were measured again), and no fewer stayed within "
-                   f"{peak_search.GAIN_PCT}% of the peak (jobs up to the CPUs this host has).",
+        # the plateau's rule is the methodology's (the peak search), stated there once
+        "plateau": "It stopped on the plateau.",
         "budget": f"**Its budget ({budget} cases' worth of repetitions) ended it before a "
                   "plateau**: the peak may lie elsewhere (the grid search measures every "
                   "configuration).",

@@ -208,17 +208,16 @@ def knee_finding(s: Sweep, settings: dict) -> str:
                 f"{s.qd(k.x)} {_gains(k.gain_pct)} IOPS ({md.num(s.at(k.previous).iops_mean)}"
                 f" → {md.num(s.at(k.x).iops_mean)}) while mean latency grows "
                 f"{md.signed_pct(k.latency_growth_pct, 0)} ({md.num(s.at(k.previous).lat_us_mean)} → "
-                f"{md.num(s.at(k.x).lat_us_mean)} µs): the first step that buys mostly "
-                "queueing (◆).")
+                f"{md.num(s.at(k.x).lat_us_mean)} µs).")
         gain, growth = adjusted([row_change(s.at(k.x), s.at(k.previous), "iops_mean"),
                                  row_change(s.at(k.x), s.at(k.previous), "lat_us_mean")])
         if knee_unresolved(s, settings):
-            text += (f" The step itself is {NOT_RESOLVED} (IOPS [{gain.low_pct:+.0f}% to "
+            text += (f" The step is {NOT_RESOLVED} (IOPS [{gain.low_pct:+.0f}% to "
                      f"{gain.high_pct:+.0f}%], latency [{growth.low_pct:+.0f}% to "
-                     f"{growth.high_pct:+.0f}%]): the knee is where the means put it.")
+                     f"{growth.high_pct:+.0f}%]): the means put the knee there.")
         host = knee_host(s)
         if host:
-            text += (f" Both points are {host}, so the knee is this host's, not shown to be "
+            text += (f" Both points are {host}: the knee is this host's, not shown to be "
                      "the drive's.")
         top = climb_after_knee(s, settings)
         if top is not None:
@@ -375,15 +374,15 @@ def recommendation(s: Sweep, slo_us: float) -> str:
                     f"p99 {md.num(r.lat_p99_us)} µs)")
     else:
         r = s.rows.iloc[0]
-        lat_text = (f"{_qd_row(r)}, though even that is not shown to meet the objective "
-                    f"(see above)")
+        lat_text = f"{_qd_row(r)} (no depth is shown to meet the objective)"
     head = f"**Recommended depth ({s.pattern}):** for latency-sensitive work {lat_text}; for "
     top = s.top
     if s.efficient is not None:
         e = s.efficient
+        if e.case == top.case:  # the peak's finding has its numbers
+            return f"{head}throughput the peak, {config_text(e)}."
         share = e.iops_mean / top.iops_mean * 100
-        deeper = ("it is also the peak" if e.case == top.case else
-                  f"the peak, {metric_text(top, s.pattern)} at {config_text(top)}, adds "
+        deeper = (f"the peak, {metric_text(top, s.pattern)} at {config_text(top)}, adds "
                   f"{(top.iops_mean / e.iops_mean - 1) * 100:.1f}% for a mean latency of "
                   f"{md.num(top.lat_us_mean)} µs and p99 {md.num(top.lat_p99_us)} µs")
         return (f"{head}throughput {config_text(e)} (the peak search's efficient configuration: "
