@@ -35,9 +35,12 @@ readonly URING_PROBE_QD=32 URING_BATCH_DIV=4 URING_SAMPLE_MS=200 URING_PAIRS=3
 
 uring_probes() { [[ $URING_TUNING == on || ($URING_TUNING == auto && $PROFILE == standard) ]]; }
 
-uring_defaults_why() { # why fio's defaults are kept without probing
+uring_defaults_why() { # [report]: why fio's defaults are kept without probing, for the plan (its
+    # flags) or for the report (its words: a reader of the page has no command line)
     if [[ $URING_TUNING == off ]]; then
-        printf -- '--uring-tuning off'
+        [[ ${1:-} == report ]] && printf 'not probed: tuning turned off' || printf -- '--uring-tuning off'
+    elif [[ ${1:-} == report ]]; then
+        printf 'not probed by the %s profile; the standard profile probes them' "$PROFILE"
     else
         printf -- '--uring-tuning auto: the %s profile does not probe them; --uring-tuning on does' "$PROFILE"
     fi
@@ -134,7 +137,7 @@ choose_uring_options() {
     URING_OPTS="" URING_NOTE="" URING_FROM_TREE=""
     [[ $ENGINE_QD1 == io_uring || $ENGINE_DEEP == io_uring ]] || return 0
     if ! uring_probes; then
-        URING_OPTS=defaults URING_NOTE="fio's defaults ($(uring_defaults_why))"
+        URING_OPTS=defaults URING_NOTE="fio's defaults ($(uring_defaults_why report))"
         return 0
     fi
     local kept

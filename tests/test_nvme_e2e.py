@@ -122,15 +122,15 @@ sha256sum </dev/nvme0n2p2 | cut -c1-64 >"$SCENARIO_DIR/sha-p2-after"
 head -c 67108864 /dev/nvme1n1 | sha256sum | cut -c1-64 >"$SCENARIO_DIR/sha-after"
 {_toolkit(tk, "bs_sweep_test.bash", one + " --purge format --results results/purge-format")} 2>"$SCENARIO_DIR/format.err"; echo $? >"$SCENARIO_DIR/rc-format"
 """
-    # the pts profile's write cache: read, disabled, read, set back, read (Feature 06h, through
-    # analysis/device/write_cache.py), and nvme-cli's own reading of it while disabled
+    # the pts profile's write cache: read, disabled, set back (Feature 06h, through
+    # analysis/device/write_cache.py; each set reads it back), and nvme-cli's own reading of it
+    # after each set (a python start costs about 4 s under TCG)
     wc = f"{tk}/.venv/bin/python -m analysis write-cache"
     cache = f"""{wc} /dev/nvme1n1 >"$SCENARIO_DIR/cache-0.json"
 {wc} /dev/nvme1n1 off --record "$SCENARIO_DIR/cache-record.json" >"$SCENARIO_DIR/cache-1.json"
-{wc} /dev/nvme1n1 >"$SCENARIO_DIR/cache-2.json"
 nvme get-feature /dev/nvme1 -f 6 -H >"$SCENARIO_DIR/cache-nvme-cli.txt" 2>&1
 {wc} /dev/nvme1n1 --restore "$SCENARIO_DIR/cache-record.json" >"$SCENARIO_DIR/cache-3.json"
-{wc} /dev/nvme1n1 >"$SCENARIO_DIR/cache-4.json"
+nvme get-feature /dev/nvme1 -f 6 -H >"$SCENARIO_DIR/cache-nvme-cli-after.txt" 2>&1
 {wc} /dev/nvme1 >"$SCENARIO_DIR/cache-controller.json" 2>"$SCENARIO_DIR/cache-controller.err"; echo $? >"$SCENARIO_DIR/rc-cache-controller"
 """
     return [
@@ -143,7 +143,7 @@ nvme id-ns /dev/nvme1n1 -o json >"$SCENARIO_DIR/id-ns.json"
 cat /sys/class/nvme/nvme1/device/numa_node >"$SCENARIO_DIR/numa_node"
 cat /sys/devices/system/node/node1/cpulist >"$SCENARIO_DIR/node1_cpus"
 for c in /sys/class/nvme/nvme*; do echo "${{c##*/}} $(cat "$c/serial")"; done >"$SCENARIO_DIR/serials"
-{CACHE}""".replace("{CACHE}", cache), timeout=180, cwd=tk, env=GUEST_ENV),
+{cache}""", timeout=180, cwd=tk, env=GUEST_ENV),
         Scenario("align", align, timeout=120, cwd=tk, env=GUEST_ENV),
         Scenario("qd1-4k", qd1_4k, timeout=400, cwd=tk, env=GUEST_ENV),
         Scenario("purge", purge, timeout=180, cwd=tk, env=GUEST_ENV),
@@ -196,13 +196,12 @@ def test_the_write_cache_is_disabled_and_set_back_with_nvme_feature_6(guest):
     and the record sets it back."""
     _, _, keep = guest
     files = keep["env"]
-    got = [json.loads(files[f"cache-{k}.json"]) for k in range(5)]
+    got = {k: json.loads(files[f"cache-{k}.json"]) for k in (0, 1, 3)}
     assert got[0] == {"present": True, "enabled": True}, got
     assert got[1] == {"present": True, "enabled": False, "was": True}
-    assert got[2] == {"present": True, "enabled": False}
     assert got[3] == {"present": True, "enabled": True, "was": False}
-    assert got[4] == got[0]
     assert "Volatile Write Cache Enable (WCE): Disabled" in files["cache-nvme-cli.txt"].decode()
+    assert "Volatile Write Cache Enable (WCE): Enabled" in files["cache-nvme-cli-after.txt"].decode()
     # the controller is no namespace: refused, saying why
     assert files["rc-cache-controller"].decode().strip() == "2"
     assert "is no whole NVMe namespace" in files["cache-controller.err"].decode()

@@ -26,6 +26,7 @@ from analysis.render import markdown as md
 from analysis.rules import sweeps
 from analysis.rules.cases import frame_of_groups
 from analysis.run import record
+from analysis.sections.peak_part import config_text
 from analysis.sections.qd_sweep import DEFAULTS, analyse, findings, knee_finding, recommendation
 from tests.conftest import SAMPLES
 from tests.toolkit import TINY, assert_row_is_fios, fio_reps, loop_device, run
@@ -344,8 +345,12 @@ def test_the_table_the_findings_and_the_headline_quote_one_peak():
                         if i >= 0.9 * top.iops_mean), None)
         assert s.outstanding_90 == first90
         quoted = md.num(top.iops_mean if "random" in s.pattern else top.bw_MBps_mean)
-        # the peak is stated by the peak search's finding; the knee's gives the sweep's share
-        assert quoted in recommendation(s, 1000)
+        # the peak is stated by the peak search's finding; the recommendation names its
+        # configuration (quoting its numbers only when it is not the peak); the knee's gives
+        # the sweep's share
+        rec = recommendation(s, 1000)
+        assert (rec.endswith(f"for throughput the peak, {config_text(top)}.")
+                if s.efficient is not None and s.efficient.case == top.case else quoted in rec)
         best = s.at(s.best_outstanding)
         assert (quoted in knee_finding(s, DEFAULTS) if s.peak is None or s.peak.case == best.case
                 else f"{best.pct_of_peak:.0f}% of the peak" in knee_finding(s, DEFAULTS))

@@ -163,12 +163,15 @@ def temperature_peak(table: pd.DataFrame) -> tuple[float, str] | None:
     return float(table["t_s"][peak]), f"temperature peak {temps[peak]} °C ({context})"
 
 
-def events(table: pd.DataFrame) -> list[tuple[float, str]]:
+def events(table: pd.DataFrame, moved_only: bool = False) -> list[tuple[float, str]]:
     """(t_s, what) of each throttle counter that moved between samples (counter_moves) and of
-    the temperature peak, sorted by time (a move before the peak at the same time)."""
+    the temperature peak, sorted by time (a move before the peak at the same time); with
+    `moved_only`, no peak for a temperature that never moved (a report says that once)."""
     if table.empty:
         return []
     peak = temperature_peak(table)
+    if moved_only and table["temperature_c"].nunique() <= 1:
+        peak = None
     return sorted(counter_moves(table) + ([peak] if peak else []), key=lambda event: event[0])
 
 

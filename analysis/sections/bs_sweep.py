@@ -176,7 +176,7 @@ def bandwidth_finding(s: Sweep) -> str:
                 f"({md.num(prev.bw_MBps_mean)} MB/s), but the test does not show that step "
                 f"(95% interval {t.last_step.interval_text()}): whether MB/s still rises past "
                 f"{_kib(t.peak_bs)} or has flattened this run cannot tell; more repetitions "
-                "(--repeat) or longer runs narrow it."
+                "or longer runs narrow it."
                 + (f" 90% of the highest MB/s measured is first reached at {_kib(t.bound_bs)} "
                    f"({md.num(bound.bw_MBps_mean)} MB/s)." if t.bound_bs != t.peak_bs else ""))
     if t.still_rising:

@@ -141,7 +141,7 @@ def analyse(results_dir: Path, cases: dict[str, Case]) -> BurstRun | None:
                                      counters_kept=drive.get("thermal_management"))
                    for c in result.cliffs)
     return BurstRun(cases[name], table, result, health, reason,
-                    health_events(health) if not health.empty else [],
+                    health_events(health, moved_only=True) if not health.empty else [],
                     logged_latency(job.fio_version, job.options),
                     causes[0] if causes else None, causes, _number(case_dir / "rep1.idle"),
                     fill_text(case_dir / "rep1.fill", read_manifest(results_dir),
@@ -290,10 +290,8 @@ def findings(b: BurstRun) -> list[str]:
             f"{head} {md.num(r.plateau.median_MBps)} MB/s for the first {c.time_s:.0f} s, then "
             f"a cliff: bandwidth falls {100 * (1 - after / r.plateau.median_MBps):.0f}% to "
             f"{md.num(after)} MB/s once {c.written_GiB:.1f} GiB were written. A fast write "
-            "cache (SLC) filling would do this, and if so that is its estimate: an upper bound "
-            "on what it absorbs at burst speed, smaller when the cache was already partly full "
-            "(the state or the prefill writes the region before); the run measures the "
-            "bandwidth, not the cache itself.")
+            f"cache (SLC) filling would do this: {c.written_GiB:.1f} GiB is then its estimate "
+            "(an upper bound: methodology, §6).")
         if b.cause is not None and b.cause.kind == "cache":
             out[-1] += f" Not thermal: {b.cause.evidence}."
         elif b.cause is not None:

@@ -4,6 +4,7 @@ snippet ends with and as an anomaly for the report."""
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Callable
 
 import pandas as pd
@@ -12,8 +13,6 @@ from analysis.render import claims
 from analysis.rules.cases import case_rows
 from analysis.run.host_ceiling import (
     CEILING_LABELS,
-    HOST_BOUND_ALL,
-    HOST_BOUND_BUSY,
     HOST_BOUND_SHARE,
     PUNTED,
 )
@@ -42,6 +41,9 @@ NO_CEILING = ("no host ceiling was measured for these results (a fleet run, --no
               "or results from before the toolkit measured it)")
 
 
+NAMED_POINTS = 3  # host-bound points the line names; more are counted by rule
+
+
 def host_finding(df: pd.DataFrame, label: Callable[[object], str]) -> str:
     """The line every snippet ends with, after stability: which points the host limited."""
     devices = set(df.get("host_ceiling_device", pd.Series(dtype=str)))
@@ -51,19 +53,27 @@ def host_finding(df: pd.DataFrame, label: Callable[[object], str]) -> str:
         return (f"**Host:** {NO_CEILING}; the CPU columns still show fio's own load, and a "
                 "point that kept a CPU busy is still marked host-bound.")
     if bound.empty:
-        busy = (f", kept fio's CPUs busy, kept any CPU {HOST_BOUND_BUSY * 100:.0f}% busy, or "
-                f"all CPUs {HOST_BOUND_ALL * 100:.0f}% busy together"
-                if df.get("cpu_busiest_pct", pd.Series(dtype=float)).notna().any() else
-                " or kept fio's CPUs busy (no per-CPU load was recorded for these results)")
+        if df.get("cpu_busiest_pct", pd.Series(dtype=float)).notna().any():
+            # every rule was tested: the methodology's ⌂ states them once
+            return (f"**Host:** no point met a host-bound rule ({claims.HOST}; the host's "
+                    f"ceiling {_ceiling_label(df)}): by this test, the drive set the pace.")
         return (f"**Host:** no point reached {HOST_BOUND_SHARE * 100:.0f}% of what this host can "
-                f"issue for its shape (its ceiling, {_ceiling_label(df)}){busy}: by "
-                "this test, the drive set the pace.")
-    # grouped by the rule that fired: the words say what was tested, no more (each point's load,
-    # its share of the ceiling and its CPUs' busy shares, is in the section's CSV)
-    groups: dict[str, list[str]] = {}
-    for r in bound.itertuples():
-        groups.setdefault(claims.host_reason(claims.host_rules(r)), []).append(label(r))
-    listed = "; ".join(f"{', '.join(points)} ({why})" for why, points in groups.items())
+                f"issue for its shape (its ceiling, {_ceiling_label(df)}) or kept fio's CPUs "
+                "busy (no per-CPU load was recorded for these results): by this test, the drive "
+                "set the pace.")
+    # the words say what was tested, no more (each point's load, its share of the ceiling and its
+    # CPUs' busy shares, is in the section's CSV): a few points named with the rules that fired;
+    # more, which the table's marks name, counted by rule
+    if len(bound) <= NAMED_POINTS:
+        groups: dict[str, list[str]] = {}
+        for r in bound.itertuples():
+            groups.setdefault(claims.host_reason(claims.host_rules(r)), []).append(label(r))
+        listed = "; ".join(f"{', '.join(points)} ({why})" for why, points in groups.items())
+    else:
+        counts = collections.Counter(k for r in bound.itertuples() for k in claims.host_rules(r))
+        listed = (f"{len(bound)} of {len(case_rows(df))} points (" + ", ".join(
+            f"{claims.host_reason(k)} at {n}" for k, n in counts.most_common())
+            + "; each point's rules: `host_rule` in the section's CSV)")
     return (f"**Host-bound** ({claims.HOST}): {listed}: the host's limit as much as the drive's."
             + (f" {NO_CEILING.capitalize()}: they were marked by the CPUs' "
                "load alone." if no_ceiling else ""))

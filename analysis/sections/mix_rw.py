@@ -389,7 +389,7 @@ def findings(df: pd.DataFrame) -> list[str]:
     if int(df.n.max()) < 2:  # no CV either: the stability line would have nothing to judge
         out.append(f"**Stability:** one repetition per mix, so no spread is known and "
                    f"differences under {SMALL_PCT:.0f}% are read as none; add repetitions "
-                   "(--repeat) for error bars.")
+                   "for error bars.")
     else:
         out.append(stability_finding(stability_rows(df), lambda r: f"{r.mix} {r.direction}"))
     out.append(host_finding(with_mix(df), lambda r: r.mix))

@@ -408,7 +408,9 @@ def health_findings(results_dir: Path, cases: dict[str, Case], peak_c: float | N
                  "drive's count includes the prefill and any other writer on the device)"
                  if written else "")
     temps = [t for t in (b.get("temperature_c"), a.get("temperature_c"), peak_c) if t is not None]
-    if temps:
+    if len(set(temps)) == 1:  # one figure, said once
+        text += f"; temperature {temps[0]:g} °C throughout"
+    elif temps:
         text += f"; temperature {b.get('temperature_c')} → {a.get('temperature_c')} °C"
         if peak_c is not None:
             text += f", peak {peak_c:.0f} °C during the burst"
