@@ -191,7 +191,8 @@ def throughput_finding(ms: list[Mix]) -> str:
 
 def latency_finding(ms: list[Mix]) -> str | None:
     base = pure_read(ms)
-    others = [m for m in ms if m is not base]
+    # pure writes against pure reads are the write penalty's, said there once
+    others = [m for m in ms if m is not base and m is not pure_write(ms)]
     if base is None or not others:
         return None  # the throughput finding says why
     means = adjusted([_change_of(m.total, base.total, "lat_us_mean", "lat_us_std")
@@ -226,7 +227,8 @@ def write_penalty_finding(ms: list[Mix]) -> str:
              f"reads at {m.label} ({_pct_tagged(c)})" for m, c in in_mix]) + ".")
     if r is None or w is None:
         return (f"**Write penalty:** this run has {_missing(ms)}, so the penalty of pure writes "
-                "against pure reads cannot be computed; add 100 and 0 to --mix." + in_mix_text)
+                "against pure reads cannot be computed without both pure mixes (R100/W0 and "
+                "R0/W100)." + in_mix_text)
     pure = [_change_of(w.total, r.total, "iops_mean", "iops_std"),
             _change_of(w.total, r.total, "lat_us_mean", "lat_us_std")]
     if _has_p99(w.total, r.total):
