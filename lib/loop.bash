@@ -106,6 +106,9 @@ drive_counter_line() { # before|after
 
 on_interrupt() {
     trap '' INT TERM
+    # Nothing asks the helper anything from here on: its input closed first, it ends on its own,
+    # and no wait below can hang on its coprocess (lib/process.bash, stop_process)
+    service_close_input
     [[ -z ${FIO_PID:-} ]] || stop_process "$FIO_PID"
     # A fio stopped as it started leaves its job process waiting forever (run_fio), holding
     # the target, the lock and the caller's stdout: a test's pipe stayed open 90 s after Ctrl-C.

@@ -30,14 +30,21 @@ still_safe_to_write() {
 # pipe's write side has closed it: a child that inherited it and lives on would hold the helper,
 # and an unbounded wait the script with it (once, after Ctrl-C under load, a test's script stayed
 # 90 s in this wait). So the wait is bounded, and what held the pipe is named.
+SERVICE_INPUT="" # the helper's input pipe (pipe:[INODE]) once service_close_input closed it
+
+service_close_input() { # the helper's end of input: it answers what it was asked, then ends
+    local fd=${TK_SERVICE[1]:-}
+    [[ -n $fd && -e /proc/$BASHPID/fd/$fd ]] || return 0
+    SERVICE_INPUT=$(readlink "/proc/$BASHPID/fd/$fd" 2>/dev/null) || SERVICE_INPUT=""
+    exec {fd}>&-
+}
+
 service_stop() {
     [[ -n ${TK_SERVICE_PID:-} ]] || return 0
     # kept: bash unsets TK_SERVICE_PID as soon as it reaps the helper
-    local pid=$TK_SERVICE_PID fd=${TK_SERVICE[1]:-} pipe="" i holders
-    if [[ -n $fd ]]; then
-        pipe=$(readlink "/proc/$BASHPID/fd/$fd" 2>/dev/null) || pipe=""
-        exec {fd}>&-
-    fi
+    local pid=$TK_SERVICE_PID pipe i holders
+    service_close_input
+    pipe=$SERVICE_INPUT
     for ((i = 0; i < 50; i++)); do
         process_running "$pid" || break
         sleep 0.1
