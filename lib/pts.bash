@@ -100,7 +100,8 @@ pts_set_write_cache() {
     want=$(pts_class_field "$PTS_CLASS" 3)
     pts_nvme_namespace || return 0
     PTS_CACHE_RECORD="$RESULTS_DIR/pts/write_cache.json"
-    tk_python write-cache "$TARGET_PATH" "$([[ $want == enabled ]] && echo on || echo off)"         --record "$PTS_CACHE_RECORD" >/dev/null 2>"$TK_TMP/write-cache.err" || rc=$?
+    tk_python write-cache "$TARGET_PATH" "$([[ $want == enabled ]] && echo on || echo off)" \
+        --record "$PTS_CACHE_RECORD" >/dev/null 2>"$TK_TMP/write-cache.err" || rc=$?
     if ((rc == 0)); then
         info "pts: write cache: $(tk_python write-cache --describe "$PTS_CACHE_RECORD")"
     else

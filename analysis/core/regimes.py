@@ -115,14 +115,15 @@ def split_regimes(reps: Sequence[np.ndarray], *, z: float = Z,
     for i, x in enumerate(series):
         if x.size == 0:
             raise ValueError(f"repetition {i + 1} has no per-second samples")
-    means = [float(np.mean(x)) for x in series]
+    means = [float(np.mean(x)) for x in series]  # what the cut tests
+    levels = tuple(float(np.median(x)) for x in series)  # what a regime reports
     # the burst detector's own rule and settings, not a second one
     cliffs = {i: c[0] for i, x in enumerate(series) if (c := find_cliffs(x, **DEFAULT_CLIFF))}
     steady = [i for i in range(len(series)) if i not in cliffs]
     if not any(series[i].size >= MIN_SECONDS for i in steady):
         # no repetition long enough to show its own noise: no gap can be judged beyond it, and
         # one of 25% alone would split a case on a second's jitter (a 1 s repetition of a file)
-        return not_judged([float(np.median(x)) for x in series])
+        return not_judged(levels)
     cv, phi = pooled_noise([series[i] for i in steady], [means[i] for i in steady])
     phi = max(phi, PHI_FLOOR)
     keep = 1.0 - min_drop_pct / 100.0
@@ -152,9 +153,8 @@ def split_regimes(reps: Sequence[np.ndarray], *, z: float = Z,
 
     found = [Regime(tuple(sorted(g)), float(np.median(np.concatenate([series[i] for i in g]))))
              for g in cut(steady)] if steady else []
-    found += [Regime((i,), float(np.median(series[i])), c) for i, c in cliffs.items()]
+    found += [Regime((i,), levels[i], c) for i, c in cliffs.items()]
     found.sort(key=lambda g: (-g.level_MBps, g.reps))
-    levels = tuple(float(np.median(x)) for x in series)
     return Regimes(tuple(found), levels, cv, phi, describe(found))
 
 
