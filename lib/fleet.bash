@@ -201,7 +201,10 @@ fleet_run_all_hosts() {
     done
     PARTIAL="$TK_TMP/fleet.json"
     rm -f -- "$PARTIAL"
+    fleet_watchdog "$@" &
+    FLEET_WATCHDOG=$!
     run_fio "$TK_TMP/fleet.stderr" --output-format=json+ --output="$PARTIAL" "${args[@]}" >/dev/null || rc=$?
+    fleet_watchdog_stop
     while IFS=$'\t' read -r label status written; do
         h=$label
         if [[ $status != ok ]]; then
@@ -233,17 +236,83 @@ fleet_run_all_hosts() {
     PARTIAL=""
 }
 
-# fleet_why_missing HOST REASON: why a host's result is missing, named for what it is. A stopped
-# server refuses a connection at once; a cut link (the server may still run) does not answer at
-# all, and fio's client gives up on it after about 40 s. One TCP connection tells them apart
-# (the server takes it as a client that leaves without a job).
-fleet_why_missing() {
-    local h=$1 rc=0 wait=${FLEET_LINK_TIMEOUT:-3}
+# --- a host that stops answering during a call -------------------------------------------------
+# A knock is one TCP connection to a host's server port (the server takes it as a client that
+# leaves without a job). A stopped server refuses it at once; a cut link (the server may still
+# run) does not answer at all.
+FLEET_LINK_TIMEOUT=${FLEET_LINK_TIMEOUT:-3} # seconds a knock waits for an answer
+
+fleet_knock() { # HOST: 0 answered, 1 refused (no server), 124 no answer (timed out, or no route)
+    local said rc=0
     # shellcheck disable=SC2016 # expanded by the inner bash, from its arguments
-    timeout "$wait" bash -c 'exec 3<>"/dev/tcp/$1/$2"' _ "${FLEET_ADDRS[$h]}" "${FLEET_PORTS[$h]}" \
-        2>/dev/null || rc=$?
+    said=$(LC_ALL=C timeout "$FLEET_LINK_TIMEOUT" bash -c 'exec 3<>"/dev/tcp/$1/$2"' _ \
+        "${FLEET_ADDRS[$1]}" "${FLEET_PORTS[$1]}" 2>&1) || rc=$?
+    ((rc == 0 || rc == 124)) && return "$rc"
+    [[ $said != *"Connection refused"* ]] || return 1
+    return 124
+}
+
+# fio's client notices a silent server only while it asks that server for a running job's
+# progress. A link cut as the call connects, or before the host's first job has started, left it
+# waiting: in connect() until the kernel gave up (about 2 minutes), or in poll() for good (180 s
+# and more here). So beside every call a watchdog knocks on each host every FLEET_KNOCK_S s; a
+# host that misses FLEET_SILENT_KNOCKS knocks in a row has the client's connection to it closed
+# (ss -K), and fio's client then leaves it and finishes with the others. fleet_why_missing names
+# the cause afterwards.
+readonly FLEET_KNOCK_S=5 FLEET_SILENT_KNOCKS=2
+FLEET_WATCHDOG=""
+
+fleet_watchdog() { # HOST...: until fio's client ends (fleet_watchdog_stop), or this run does
+    local h rc pause
+    local -A missed=()
+    trap '[[ -z ${pause:-} ]] || kill "$pause" 2>/dev/null; exit 0' TERM
+    while kill -0 "$$" 2>/dev/null; do
+        sleep "$FLEET_KNOCK_S" &
+        pause=$!
+        wait "$pause"
+        pause=""
+        for h; do
+            ((${missed[$h]:-0} >= 0)) || continue # closed already
+            rc=0
+            fleet_knock "$h" || rc=$?
+            if ((rc == 0)); then
+                missed[$h]=0
+                continue
+            fi
+            missed[$h]=$((${missed[$h]:-0} + 1))
+            ((missed[$h] >= FLEET_SILENT_KNOCKS)) || continue
+            missed[$h]=-1
+            fleet_close_connection "$h" "$rc"
+        done
+    done
+}
+
+fleet_close_connection() { # HOST KNOCK_RC: close fio's client's connection to a host that stopped answering
+    local h=$1 closed why how="refused" err="$TK_TMP/ss-$1.stderr"
+    ((${2} != 124)) || how="did not answer"
+    why="$(fleet_name "$h") $how $FLEET_SILENT_KNOCKS knocks in a row, $FLEET_KNOCK_S s apart"
+    # ss prints each socket it closed (a kernel without CONFIG_INET_DIAG_DESTROY closes none)
+    closed=$(ss -H -K state connected dst "${FLEET_ADDRS[$h]}" dport = "${FLEET_PORTS[$h]}" 2>"$err") || true
+    if [[ -n $closed ]]; then
+        info "$why: its connection is closed so that fio's client goes on with the other hosts"
+    else
+        warn "$why, but its connection could not be closed (ss -K: $(head -n 1 "$err" 2>/dev/null || true)); fio's client waits until the kernel gives it up"
+    fi
+}
+
+fleet_watchdog_stop() {
+    [[ -n $FLEET_WATCHDOG ]] || return 0
+    kill "$FLEET_WATCHDOG" 2>/dev/null || true
+    wait "$FLEET_WATCHDOG" 2>/dev/null || true
+    FLEET_WATCHDOG=""
+}
+
+# fleet_why_missing HOST REASON: why a host's result is missing, named for what it is (one knock).
+fleet_why_missing() {
+    local h=$1 rc=0
+    fleet_knock "$h" || rc=$?
     if ((rc == 124)); then
-        echo "the link to $(fleet_name "$h") is cut: no answer within ${wait} s, while its server may still run; check the network between here and there"
+        echo "the link to $(fleet_name "$h") is cut: no answer within ${FLEET_LINK_TIMEOUT} s, while its server may still run; check the network between here and there"
     elif ((rc != 0)); then
         echo "its server is gone: nothing listens on $(fleet_name "$h") any more; start serve.bash there again"
     else

@@ -123,6 +123,7 @@ on_interrupt() {
 
 on_exit() {
     if declare -F health_sampler_stop >/dev/null; then health_sampler_stop; fi
+    if declare -F fleet_watchdog_stop >/dev/null; then fleet_watchdog_stop; fi
     # what a section changed on the device for its run, set back (the pts profile's write cache)
     if declare -F section_on_exit >/dev/null; then section_on_exit; fi
     service_stop

@@ -442,6 +442,55 @@ def test_fleet_link_cut(toolkit, tmp_path):
                 log.close()
 
 
+# fio's client asks a server for progress only while that server's job runs. Cut before the job
+# starts, the link left the client waiting for good: 200 s and more by hand, with the cut 0.1 s or
+# 0.4 s into a call. A job held back by startdelay opens that window for as long as the test
+# needs, so the cut always falls in it.
+WATCHED_CALL = """\
+source lib/common.bash; source lib/fleet.bash
+TK_TMP={tmp}
+FLEET_LABELS=(far) FLEET_ADDRS=(10.218.0.2) FLEET_PORTS=(8803)
+fleet_watchdog 0 &
+FLEET_WATCHDOG=$!
+start=$EPOCHSECONDS
+fio --client=10.218.0.2,8803 {job} --output-format=json >{tmp}/client.json 2>{tmp}/client.err &
+client=$!
+sleep 1
+ip -n {there} link set {there}0 down
+wait "$client" || echo "client exit $?"
+echo "client ended after $((EPOCHSECONDS - start)) s"
+fleet_watchdog_stop
+"""
+
+
+@pytest.mark.root  # network namespaces
+def test_fleet_watchdog_closes_a_link_cut_before_the_job_starts(tmp_path):
+    (tmp_path / "job.fio").write_text("[held]\nioengine=null\nsize=1m\nrw=read\nstartdelay=120\n"
+                                      "time_based=1\nruntime=1\n")
+    with two_namespaces(str(os.getpid() % 10000 + 1)) as (here, there):
+        server = subprocess.Popen(["ip", "netns", "exec", there, "fio", "--server=ip:10.218.0.2,8803"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  start_new_session=True)
+        try:
+            time.sleep(1)  # the server listens
+            script = WATCHED_CALL.format(tmp=tmp_path, job=tmp_path / "job.fio", there=there)
+            r = subprocess.run(["ip", "netns", "exec", here, "bash", "-c", script], cwd=REPO,
+                               capture_output=True, text=True, timeout=100, check=False)
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+    # two missed knocks 5 s apart, each waiting 3 s: the client ends in about 15 s, not 120 s
+    took = int(r.stdout.split("client ended after ")[1].split()[0])
+    assert took <= 40, r.stdout + r.stderr
+    assert "client exit 1" in r.stdout
+    assert ("10.218.0.2:8803 did not answer 2 knocks in a row, 5 s apart: its connection is closed "
+            "so that fio's client goes on with the other hosts") in r.stderr, r.stderr
+    # the watchdog is stopped with the call: nothing of the script is left
+    assert not subprocess.run(["pgrep", "-f", f"TK_TMP={tmp_path}"], capture_output=True,
+                              check=False).stdout
+
+
 # --- fio's job processes left by a killed fio -------------------------------------------------
 # A fio killed while it starts leaves its job process (in a session of its own) waiting for it
 # forever, with the target open: 6 of 6 kills 0.17-0.27 s into a 1 s libaio job here, still
