@@ -65,9 +65,11 @@ def guest():
 def test_every_pts_test_runs_with_format_nvm_as_its_purge(guest):
     tk, rcs, stderr, _, cache_after = guest
     assert rcs == dict.fromkeys(SECTIONS, "0"), stderr[-4000:]
-    tests = sorted(p.name for p in (tk / "results").glob("*/pts/*") if (p / "verdict").exists())
-    assert tests == ["iops", "latency", "throughput-1024k", "throughput-128k", "wsat"]
-    for folder in (tk / "results").glob("*/pts/*"):
+    # each test's folder beside the section's write_cache.json (the state the run found)
+    folders = [p for p in (tk / "results").glob("*/pts/*") if p.is_dir()]
+    assert sorted(p.name for p in folders if (p / "verdict").exists()) == [
+        "iops", "latency", "throughput-1024k", "throughput-128k", "wsat"]
+    for folder in folders:
         conditions = (folder / "conditions.tsv").read_text()
         assert "purge_method\tformat\n" in conditions, folder
         assert json.loads((folder / "purge.json").read_text())["method"] == "format", folder
@@ -75,6 +77,10 @@ def test_every_pts_test_runs_with_format_nvm_as_its_purge(guest):
         assert ("write_cache\tdisabled for the run (NVMe Feature 06h, not saved; the drive had it "
                 "enabled, set back when the run ends)\n") in conditions, conditions
     assert json.loads(cache_after) == {"present": True, "enabled": True}
+    for sid in SECTIONS:
+        # the record: the cache set for the run (PTS-E: off) and as the run found it
+        record = json.loads((tk / "results" / sid / "pts" / "write_cache.json").read_text())
+        assert record == {"present": True, "enabled": False, "was": True}, (sid, record)
 
 
 def test_every_page_is_drawn_and_says_it_is_not_conformant(guest):

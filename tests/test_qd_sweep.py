@@ -276,8 +276,8 @@ def test_default_file_target(toolkit):
         assert out.returncode == 0, out.stderr
         return (toolkit / "out" / "section_5_qd_sweep.md").read_text()
 
-    assert "no depth is shown to meet it" in analysis("--slo-p99-us", "1")
-    assert "no depth is shown to meet it" in analysis()  # stored in results/qd_sweep/analysis.json
+    assert "no depth is shown to meet p99 ≤ 1.00 µs" in analysis("--slo-p99-us", "1")
+    assert "no depth is shown to meet p99 ≤ 1.00 µs" in analysis()  # stored in results/qd_sweep/analysis.json
     assert json.loads((toolkit / "results" / "qd_sweep" / "analysis.json").read_text()
                       )["slo_p99_us"] == 1
     text = analysis("--slo-p99-us", "10000000")

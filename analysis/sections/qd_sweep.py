@@ -28,8 +28,6 @@ from analysis.sections.common import (
     flag,
     interval_text,
     nines_frame,
-    nines_note,
-    nines_table,
     row_change,
     run_section,
     snippet,
@@ -310,11 +308,13 @@ def little_finding(found: list[Sweep]) -> str:
     all_rows = pd.concat([s.rows for s in found])
     worst = all_rows.loc[all_rows.little_error_pct.abs().idxmax()]
     misses = all_rows[all_rows.little_error_pct.abs() > LITTLE_TOLERANCE_PCT]
-    text = ("**Little's Law:** predicted IOPS = I/Os in flight / mean latency; the largest miss "
-            f"is {md.signed_pct(worst.little_error_pct, 1)} ({worst.pattern}, {_qd_row(worst)}).")
+    miss = md.signed_pct(worst.little_error_pct, 1)
     if misses.empty:
-        return text + (f" Every point is within {LITTLE_TOLERANCE_PCT}%: throughput and latency "
-                       "were measured consistently and the queue was kept full.")
+        return (f"**Little's Law:** every point within {LITTLE_TOLERANCE_PCT}% of I/Os in flight / "
+                f"mean latency (the largest miss: {miss} at {worst.pattern}, {_qd_row(worst)}): "
+                "the queue was kept full.")
+    text = ("**Little's Law:** predicted IOPS = I/Os in flight / mean latency; the largest miss "
+            f"is {miss} ({worst.pattern}, {_qd_row(worst)}).")
     listed = ", ".join(f"{r.pattern} {_qd_row(r)} ({md.signed_pct(r.little_error_pct, 0)})"
                        for r in misses.itertuples())
     return text + (f" Off by more than {LITTLE_TOLERANCE_PCT}% at {listed}: a sign of a "
@@ -372,9 +372,13 @@ def recommendation(s: Sweep, slo_us: float) -> str:
         lat_text = (f"{s.qd(lat_depth)} ({why} within p99 ≤ {md.num(slo_us)} µs: "
                     f"{metric_text(r, s.pattern)} at {md.num(r.lat_us_mean)} µs mean, "
                     f"p99 {md.num(r.lat_p99_us)} µs)")
+    elif s.slo_outstanding is None:  # the objective's finding is folded in here
+        r = s.rows.iloc[0]
+        lat_text = (f"{_qd_row(r)}, the shallowest, though no depth is shown to meet p99 ≤ "
+                    f"{md.num(slo_us)} µs (its {objective_text(r, slo_us)})")
     else:
         r = s.rows.iloc[0]
-        lat_text = f"{_qd_row(r)} (no depth is shown to meet the objective)"
+        lat_text = f"{_qd_row(r)} (no depth before the knee is shown to meet the objective)"
     head = f"**Recommended depth ({s.pattern}):** for latency-sensitive work {lat_text}; for "
     top = s.top
     if s.efficient is not None:
@@ -399,8 +403,8 @@ def findings(df: pd.DataFrame, found: list[Sweep], settings: dict) -> list[str]:
     out = []
     for s in found:
         out.append(knee_finding(s, settings))
-    for s in found:
-        out.append(slo_finding(s, settings["slo_p99_us"]))
+    # where no depth meets the objective, the recommendation says so (one sentence, not two)
+    out += [slo_finding(s, settings["slo_p99_us"]) for s in found if s.slo_outstanding is not None]
     out.append(little_finding(found))
     for s in found:
         out.append(tail_finding(s))
@@ -440,8 +444,10 @@ def render_markdown(df: pd.DataFrame, found: list[Sweep], settings: dict, setup:
             f"is in the CSV and its largest miss in the findings). {MAX_LEGEND}")
     blocks = [table, note]
     if nines is not None and not nines.empty:
-        blocks += [nines_table(nines), nines_note() + " Shown at QD 1, the knee and the deepest "
-                   f"depth of each pattern; every point is in `{NINES_TABLE}`."]
+        # the tails' intervals are evidence the findings quote where they judge (the objective);
+        # the page points to them rather than printing a second table
+        blocks[-1] += (f" Each point's p99 and p99.9 with their 95% intervals and I/O counts: "
+                       f"`{NINES_TABLE}`.")
     return snippet(f"## {SECTIONS[SECTION].heading}", setup, blocks,
                    [("Throughput against latency", FIG_CURVE),
                     ("Throughput by queue depth", FIG_THROUGHPUT),
