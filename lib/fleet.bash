@@ -263,9 +263,11 @@ readonly FLEET_KNOCK_S=5 FLEET_SILENT_KNOCKS=2
 FLEET_WATCHDOG=""
 
 fleet_watchdog() { # HOST...: until fio's client ends (fleet_watchdog_stop), or this run does
-    local h rc pause
+    local h rc pause="" closing=0 stopping=0
     local -A missed=()
-    trap '[[ -z ${pause:-} ]] || kill "$pause" 2>/dev/null; exit 0' TERM
+    # stopped as the call ends, which closing a connection may have just made it do: the line
+    # that says why is still written
+    trap '[[ -z $pause ]] || kill "$pause" 2>/dev/null; ((closing)) && stopping=1 || exit 0' TERM
     while kill -0 "$$" 2>/dev/null; do
         sleep "$FLEET_KNOCK_S" &
         pause=$!
@@ -282,20 +284,28 @@ fleet_watchdog() { # HOST...: until fio's client ends (fleet_watchdog_stop), or 
             missed[$h]=$((${missed[$h]:-0} + 1))
             ((missed[$h] >= FLEET_SILENT_KNOCKS)) || continue
             missed[$h]=-1
+            closing=1
             fleet_close_connection "$h" "$rc"
+            closing=0
+            ((!stopping)) || exit 0
         done
     done
 }
 
+fleet_connection() { # HOST [SS_OPTION...]: fio's client's live TCP connections to the host (ss)
+    ss -H -t "${@:2}" state connected exclude time-wait dst "${FLEET_ADDRS[$1]}" dport = "${FLEET_PORTS[$1]}"
+}
+
 fleet_close_connection() { # HOST KNOCK_RC: close fio's client's connection to a host that stopped answering
-    local h=$1 closed why how="refused" err="$TK_TMP/ss-$1.stderr"
+    local h=$1 why how="refused" err="$TK_TMP/ss-$1.stderr"
+    # none left: the client has let that host go already (a stopped server resets its connection)
+    [[ -n $(fleet_connection "$h" 2>/dev/null) ]] || return 0
     ((${2} != 124)) || how="did not answer"
     why="$(fleet_name "$h") $how $FLEET_SILENT_KNOCKS knocks in a row, $FLEET_KNOCK_S s apart"
-    # ss prints each socket it closed (a kernel without CONFIG_INET_DIAG_DESTROY closes none)
-    closed=$(ss -H -K state connected dst "${FLEET_ADDRS[$h]}" dport = "${FLEET_PORTS[$h]}" 2>"$err") || true
-    if [[ -n $closed ]]; then
+    fleet_connection "$h" -K >/dev/null 2>"$err" || true
+    if [[ -z $(fleet_connection "$h" 2>/dev/null) ]]; then
         info "$why: its connection is closed so that fio's client goes on with the other hosts"
-    else
+    else # a kernel without CONFIG_INET_DIAG_DESTROY closes none
         warn "$why, but its connection could not be closed (ss -K: $(head -n 1 "$err" 2>/dev/null || true)); fio's client waits until the kernel gives it up"
     fi
 }
