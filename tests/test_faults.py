@@ -450,15 +450,21 @@ WATCHED_CALL = """\
 source lib/common.bash; source lib/fleet.bash
 TK_TMP={tmp}
 FLEET_LABELS=(far) FLEET_ADDRS=(10.218.0.2) FLEET_PORTS=(8803)
-fleet_watchdog 0 &
-FLEET_WATCHDOG=$!
-start=$EPOCHSECONDS
 fio --client=10.218.0.2,8803 {job} --output-format=json >{tmp}/client.json 2>{tmp}/client.err &
 client=$!
-sleep 1
+# the cut comes once the client is connected (a loaded machine started fio's client after 1 s,
+# which then found no route), and the watchdog's knocks after that
+for _ in $(seq 300); do
+    [[ -z $(fleet_connection 0) ]] || break
+    sleep 0.1
+done
+echo "connected: $(fleet_connection 0 | wc -l)"
 ip -n {there} link set {there}0 down
+start=$EPOCHSECONDS
+fleet_watchdog 0 &
+FLEET_WATCHDOG=$!
 wait "$client" || echo "client exit $?"
-echo "client ended after $((EPOCHSECONDS - start)) s"
+echo "client ended $((EPOCHSECONDS - start)) s after the cut"
 fleet_watchdog_stop
 """
 
@@ -481,7 +487,8 @@ def test_fleet_watchdog_closes_a_link_cut_before_the_job_starts(tmp_path):
                 os.killpg(server.pid, signal.SIGKILL)
             server.wait()
     # two missed knocks 5 s apart, each waiting 3 s: the client ends in about 15 s, not 120 s
-    took = int(r.stdout.split("client ended after ")[1].split()[0])
+    assert "connected: 1" in r.stdout, r.stdout + r.stderr
+    took = int(r.stdout.split("client ended ")[1].split()[0])
     assert took <= 40, r.stdout + r.stderr
     assert "client exit 1" in r.stdout
     assert ("10.218.0.2:8803 did not answer 2 knocks in a row, 5 s apart: its connection is closed "
