@@ -287,3 +287,25 @@ def test_the_toolkit_marks_a_cut_interval_and_hatches_an_overlapping_shading(tmp
                                spans=[plots.Span(0, 6, "after the cliff", "#E45756"),
                                       plots.Span(4, 8, "steady-state window")])
     assert found == [[], []]
+
+
+def test_a_log_panel_with_no_value_is_drawn_and_says_so(tmp_path):
+    """A log panel whose every value is missing (a working-set case whose percentiles all came
+    out NaN, in a tiny run of §6 on a file) stopped the analysis: matplotlib cannot lay out a
+    log axis over no data. The panel says so instead, and the others are drawn as usual."""
+    found, close = [], plt.close
+
+    def keep_then_close(fig=None):
+        if isinstance(fig, matplotlib.figure.Figure):
+            found.append([(ax.get_yscale(), [t.get_text() for t in ax.texts]) for ax in fig.axes])
+        return close(fig)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(plt, "close", keep_then_close)
+        out = plots.line_chart(tmp_path / "a.png", [
+            plots.Panel("drawn", "x", "latency (µs)", [
+                plots.Series("p99", [1, 2], [300.0, 900.0])], yscale="log"),
+            plots.Panel("empty", "x", "latency (µs)", [
+                plots.Series("p99", [1, 2], [math.nan, math.nan])], yscale="log")])
+    assert out.stat().st_size > 10_000
+    assert found == [[("log", []), ("linear", ["no value to draw"])]]

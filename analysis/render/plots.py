@@ -12,7 +12,7 @@ marker, error bar, line or other label (`_place_labels`)."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import matplotlib
@@ -302,6 +302,8 @@ def _enough_log_ticks(fig) -> None:
             locator = axis.get_major_locator()
             if scale != "log" or not isinstance(locator, LogLocator) or locator._base != 10:
                 continue
+            if not (0 < low < high < math.inf):  # nothing drawn on it (a column all NaN)
+                continue
             shown = [v for v in locator.tick_values(low, high) if low <= v <= high]
             if len(shown) < MIN_LOG_TICKS:
                 log_axis(axis, subs=FINE_SUBS)
@@ -365,6 +367,11 @@ def _host_bound_points(ax, x: list, s: Series, color: str) -> bool:
     return bool(flagged)
 
 
+def _any_positive(panel: Panel) -> bool:
+    """Whether any series of the panel has a value a log axis can show."""
+    return any(0 < float(v) < math.inf for s in panel.series for v in s.y if v is not None)
+
+
 def _draw_panel(ax, panel: Panel, colors: dict[str, str] | None = None) -> None:
     colors = colors or series_colors(s.label for s in panel.series)
     host_bound = False
@@ -391,6 +398,13 @@ def _draw_panel(ax, panel: Panel, colors: dict[str, str] | None = None) -> None:
     if panel.yscale == "linear":
         ax.yaxis.set_major_formatter(PLAIN)
     _axis_scale(ax.set_xscale, panel.xscale, ax.xaxis)
+    if panel.yscale == "log" and not _any_positive(panel):
+        # nothing to draw (every value missing: a case that did not run, a column never
+        # measured); a log axis over no data cannot be laid out, so the panel says so instead
+        ax.text(0.5, 0.5, "no value to draw", transform=ax.transAxes, ha="center",
+                va="center", color="#555")
+        panel = replace(panel, yscale="linear")
+        ax.yaxis.set_major_locator(NullLocator())
     _axis_scale(ax.set_yscale, panel.yscale, ax.yaxis)
     if panel.xticks is not None:
         ax.set_xticks(panel.xticks, panel.xticklabels or [str(t) for t in panel.xticks])
