@@ -302,8 +302,6 @@ def _enough_log_ticks(fig) -> None:
             locator = axis.get_major_locator()
             if scale != "log" or not isinstance(locator, LogLocator) or locator._base != 10:
                 continue
-            if not (0 < low < high < math.inf):  # nothing drawn on it (a column all NaN)
-                continue
             shown = [v for v in locator.tick_values(low, high) if low <= v <= high]
             if len(shown) < MIN_LOG_TICKS:
                 log_axis(axis, subs=FINE_SUBS)

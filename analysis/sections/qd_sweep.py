@@ -459,15 +459,6 @@ def render_markdown(df: pd.DataFrame, found: list[Sweep], settings: dict, setup:
                    [*peak_lines, *findings(df, found, settings)], link)
 
 
-def nines_points(df: pd.DataFrame) -> set[str]:
-    """The cases whose nines the snippet shows: each pattern's QD 1, knee and deepest depth."""
-    out = set()
-    for _, rows in df.groupby("pattern", sort=False):
-        out |= {rows.loc[rows.outstanding.idxmin(), "case"],
-                rows.loc[rows.outstanding.idxmax(), "case"], *rows[rows.is_knee].case}
-    return out
-
-
 def print_summary(df: pd.DataFrame) -> None:
     print(f"{'pattern':<26} {'QD':>4} {'IOPS':>18} {'mean µs':>10} {'p99 µs':>10} "
           f"{'Little':>7}")
@@ -550,7 +541,7 @@ def produce(run: SectionRun) -> list[str]:
     budget = peak_search.run_budget(read_manifest(run.results_dir))
     text = render_markdown(df, found, settings, run.setup, run.ws.link,
                            peak_findings(peaks, budget),
-                           nines[nines.case.isin(nines_points(df))], heat)
+                           nines, heat)
     written = [run.write_table(TABLE, df), run.write_table(PEAK_TABLE, peaks),
                run.write_table(NINES_TABLE, nines),
                *map(run.ws.show, figures), run.write_text(SNIPPET, text)]
