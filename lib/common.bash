@@ -284,13 +284,15 @@ resolve_results_tree() { # [DIR]
 # normally, so the run would end as a failure (exit 1) instead of an interruption (130).
 # FIO_PID lets the interrupt handler stop it. fio's stderr goes to STDERR_FILE; a redirection
 # around the call would also swallow the interrupt handler's own messages, which run in here.
-# fio's job processes call setsid(), and one whose fio was killed while it started (the OOM
-# killer, a kill -9; a window of a few hundred ms) waits on a futex for its parent forever,
-# holding the target open. Each fio is therefore started with its run and the target's lock in
-# its environment (TK_FIO_RUN, TK_FIO_LOCK), which its job processes inherit: a fio killed by a
-# signal has its leftovers stopped at once, and a run that takes the lock stops those of an
-# earlier run killed whole. fio never inherits the lock's descriptor, so a leftover cannot hold
-# the target's lock either.
+# fio's job processes call setsid(), and can outlive fio: one whose fio was killed while it
+# started (the OOM killer, a kill -9; a window of a few hundred ms) waits on a futex for its
+# parent forever, and one stuck in the kernel (an io_uring hipri read never reaped, fio issue
+# #1598) is given up by fio after 300 s and spins on. Either holds the target open. Each fio is
+# therefore started with its run and the target's lock in its environment (TK_FIO_RUN,
+# TK_FIO_LOCK), which its job processes inherit: whatever fio leaves is stopped as it exits (a
+# look through /proc, 3 ms), and a run that takes the lock stops those of an earlier run killed
+# whole. fio never inherits the lock's descriptor, so a leftover cannot hold the target's lock
+# either.
 run_fio() { # STDERR_FILE FIO_ARG...
     local rc=0 err=$1 run="$$.${EPOCHREALTIME/[.,]/}"
     shift
@@ -302,7 +304,7 @@ run_fio() { # STDERR_FILE FIO_ARG...
     FIO_PID=$!
     wait "$FIO_PID" || rc=$?
     FIO_PID=""
-    ((rc < 128)) || stop_left_fio TK_FIO_RUN "$run"
+    stop_left_fio TK_FIO_RUN "$run"
     return "$rc"
 }
 
@@ -314,7 +316,7 @@ stop_left_fio() { # VAR VALUE: stop every process whose environment holds VAR=VA
         kill -KILL "$pid" 2>/dev/null && stopped+=("$pid")
     done < <(grep -lsxzF -- "$1=$2" /proc/[0-9]*/environ)
     ((${#stopped[@]} == 0)) ||
-        info "stopped ${#stopped[@]} fio job process(es) left by a fio killed as it started (pid ${stopped[*]}): they wait for it forever, holding the target open"
+        info "stopped ${#stopped[@]} fio job process(es) that fio left behind as it ended (pid ${stopped[*]}): killed as they started, or stuck in the kernel, they held the target open"
 }
 
 require_tools() {

@@ -529,7 +529,7 @@ run_fio {tmp_path}/err --name=k --filename={target} --rw=randwrite --bs=4k --run
         # nothing of it left the moment run_fio returned, not even a job process that had
         # finished its setup and would have waited for its parent forever
         assert not left_by(f"--output={out}"), delay
-        stopped += "left by a fio killed as it started" in r.stderr
+        stopped += "that fio left behind as it ended" in r.stderr
     # its job process was there to stop at least once (else this test proved nothing)
     assert stopped >= 1
 
@@ -552,7 +552,7 @@ def test_a_run_taking_the_lock_stops_an_earlier_runs_fio(tmp_path):
         assert left_by(f"--output={out}")
         r = bash_lib(f"TARGET_PATH={target} TK_PROG=t acquire_lock", REPO)
         assert r.returncode == 0, r.stderr
-        assert "left by a fio killed as it started" in r.stderr
+        assert "that fio left behind as it ended" in r.stderr
         assert left.wait(timeout=10) == -signal.SIGKILL
         assert not left_by(f"--output={out}")
     finally:

@@ -35,6 +35,7 @@ from tests.toolkit import (
     ahead_of_load,
     jobfile_sections,
     load_json,
+    loop_device,
     run,
 )
 from tools.render_jobs import render_ceiling
@@ -197,6 +198,32 @@ SHAPE = {"rw", "bs", "iodepth", "numjobs", "rwmixread", "ioengine", "direct", "r
          "buffer_compress_percentage", "buffer_compress_chunk", "group_reporting",
          "lat_percentiles", "fixedbufs", "registerfiles", "iodepth_batch_submit",
          "iodepth_batch_complete_min", "cpus_allowed"}
+
+
+@pytest.mark.root
+def test_hipri_is_left_out_of_a_case_whose_block_the_target_splits(tmp_path):
+    """A polled I/O split in two hangs Linux 6.1's polling (lib/uring.bash, hipri_fits): on a
+    loop device taking 64 KiB requests, the 4 KiB case keeps hipri and the 128 KiB case leaves
+    it out, saying why, in its job.fio and in the ceiling's; a target with no request size
+    (/dev/null) keeps it in both."""
+    cases = {"read-4k": "rw=randread bs=4k iodepth=1", "read-128k": "rw=read bs=128k iodepth=1"}
+    engines = dict.fromkeys(cases, "io_uring")
+    with loop_device(tmp_path / "backing.img", size_mb=4, fill=False) as dev:
+        limit = Path(f"/sys/block/{Path(dev).name}/queue/max_sectors_kb")
+        limit.write_text("64")
+        render_ceiling(tmp_path / "loop", cases, engines, uring="hipri=1", jobfiles=True,
+                       target=dev)
+    render_ceiling(tmp_path / "null", cases, engines, uring="hipri=1", jobfiles=True)
+    for where, kept in (("loop", {"read-4k"}), ("null", set(cases))):
+        ceiling = jobfile_sections(tmp_path / where / host_ceiling.JOBFILE)
+        for case in cases:
+            text = (tmp_path / where / case / "job.fio").read_text()
+            own = {k: v for opts in jobfile_sections(tmp_path / where / case / "job.fio").values()
+                   for k, v in opts.items()}
+            assert ("hipri" in own) == (case in kept), (where, case)
+            assert ("hipri" in ceiling[case]) == (case in kept), (where, case)
+            said = "hipri left out: a 128k block is more than one request of the target (64 KiB)"
+            assert (said in text) == (case not in kept), (where, case, text)
 
 
 def test_the_ceilings_jobfile_is_rendered_from_the_cases(tmp_path):

@@ -9,8 +9,10 @@ must not be). The parsing tests use /proc/stat lines written here, whose answers
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import signal
 import subprocess
 import threading
 import time
@@ -351,6 +353,49 @@ def test_a_ceiling_fio_that_does_not_finish_is_stopped(tmp_path, monkeypatch):
     assert time.monotonic() - start < 15
     left = subprocess.run(["pgrep", "-f", str(job)], capture_output=True, text=True, check=False)
     assert left.stdout == ""
+
+
+@pytest.mark.root
+def test_a_ceiling_fio_whose_job_is_stuck_is_stopped_with_it(tmp_path, monkeypatch):
+    """A job that does not answer fio (stopped here with SIGSTOP; in an emulated guest, a hipri
+    read on null_blk whose completion was never reaped) outlives fio's own process and holds its
+    stderr: the ceiling stops fio's whole process group, reports it, and leaves no job behind."""
+    job = tmp_path / "ceiling.fio"
+    job.write_text("[stuck]\nioengine=null\nsize=1m\ntime_based=1\nruntime=1h\n")
+    monkeypatch.setattr(host_ceiling, "FIO_GRACE_S", 3.0)
+
+    def stop_the_job():  # fio's job is the child of fio's own process
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            mains = subprocess.run(["pgrep", "-f", str(job)], capture_output=True, text=True,
+                                   check=False).stdout.split()
+            kids = [k for m in mains for k in subprocess.run(
+                ["pgrep", "-P", m], capture_output=True, text=True, check=False).stdout.split()]
+            if kids:
+                for k in kids:
+                    os.kill(int(k), signal.SIGSTOP)
+                return kids
+            time.sleep(0.05)
+        return []
+
+    stopped = []
+    watcher = threading.Thread(target=lambda: stopped.extend(stop_the_job()))
+    watcher.start()
+    start = time.monotonic()
+    try:
+        with pytest.raises(RuntimeError, match=r"had not finished after 5 s .* with its jobs"):
+            host_ceiling.run_jobs(job, ["stuck"], None, seconds=0.1)
+        took = time.monotonic() - start
+    finally:
+        watcher.join()
+        for k in stopped:  # a failed assertion must not leave a stopped fio behind
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(k), signal.SIGKILL)
+    assert stopped, "fio's job process never appeared"
+    assert took < 15, took
+    for k in stopped:
+        assert not Path(f"/proc/{k}").exists() or \
+            Path(f"/proc/{k}/stat").read_text().split()[2] == "Z", f"job {k} left running"
 
 
 def test_null_blk_ceiling_has_a_queue_per_cpu():

@@ -41,6 +41,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -116,14 +117,33 @@ FIO_GRACE_S = 60.0
 FIO_SLACK = 20
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    """TERM, which fio passes to its jobs, then KILL if it has not exited 5 s later."""
+def _kill_marked(marker: str) -> None:
+    """SIGKILL every process whose environment holds `marker` (VAR=VALUE): fio's job processes
+    inherit fio's environment, and each makes a session of its own (so no process group holds
+    them), as lib/common.bash's stop_left_fio finds them for the sections' own fio runs."""
+    want = marker.encode()
+    for env in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if want in env.read_bytes().split(b"\0"):
+                os.kill(int(env.parent.name), signal.SIGKILL)
+        except (OSError, ValueError):  # gone meanwhile, or not ours to read
+            pass
+
+
+def _stop(proc: subprocess.Popen, marker: str) -> None:
+    """TERM to fio (it passes it to its jobs), then KILL to fio and to every job of it still
+    there 5 s later. A job stuck in the kernel (an io_uring hipri read whose completion is never
+    reaped: fio issue #1598, and an emulated guest's null_blk) outlives fio's own process, which
+    gives up on it, and holds fio's stderr open: stopping fio alone left the section waiting for
+    good."""
     proc.terminate()
     try:
-        proc.communicate(timeout=5)
+        proc.wait(timeout=5)
     except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
+        pass
+    proc.kill()
+    _kill_marked(marker)
+    proc.communicate()
 
 
 def run_jobs(jobfile: Path, jobs: list[str], device: str | None,
@@ -133,8 +153,9 @@ def run_jobs(jobfile: Path, jobs: list[str], device: str | None,
     cpu_sys_pct}}. RuntimeError when fio fails or has not finished in FIO_GRACE_S plus
     FIO_SLACK times the jobs' seconds."""
     what = device or "fio's null engine"
+    run = f"ceiling.{os.getpid()}.{time.monotonic_ns()}"  # in its jobs' environment too (_stop)
     env = {**os.environ, "TK_CEILING_DEVICE": device or "", "TK_CEILING_BYTES": str(CEILING_BYTES),
-           "TK_CEILING_RUNTIME": f"{round(seconds * 1000)}ms"}
+           "TK_CEILING_RUNTIME": f"{round(seconds * 1000)}ms", "TK_FIO_RUN": run}
     limit = FIO_GRACE_S + FIO_SLACK * seconds * len(jobs)
     with tempfile.TemporaryDirectory(prefix="host-ceiling-") as tmp:
         out = Path(tmp) / "ceiling.json"
@@ -145,9 +166,13 @@ def run_jobs(jobfile: Path, jobs: list[str], device: str | None,
             try:
                 _, stderr = proc.communicate(timeout=limit)
             except subprocess.TimeoutExpired:
-                _stop(proc)
+                _stop(proc, f"TK_FIO_RUN={run}")
                 raise RuntimeError(f"fio on {what} had not finished after {limit:.0f} s "
-                                   f"({len(jobs)} jobs of {seconds} s each); it was stopped")
+                                   f"({len(jobs)} jobs of {seconds} s each); it was stopped, "
+                                   "with its jobs") from None
+            except BaseException:  # interrupted: no job of it is left holding the device
+                _stop(proc, f"TK_FIO_RUN={run}")
+                raise
         try:
             groups = {g.jobname: g for g in read_groups(out)}
         except (FioOutputError, OSError) as e:
@@ -162,6 +187,7 @@ def run_jobs(jobfile: Path, jobs: list[str], device: str | None,
 
 CONFIGFS = NULLB_CONFIG.parent
 BLK_MQ_MAX_DEPTH = 10240  # the block layer's deepest queue
+NULLB_MAX_SECTORS = 2560  # BLK_DEF_MAX_SECTORS: 1280 KiB, the most null_blk takes
 
 
 def null_blk_disk(node: Path) -> str:
@@ -243,6 +269,11 @@ def null_blk_device(queues: int = 1, depth: int = 64) -> Iterator[str | None]:
                                 ("submit_queues", max(1, queues)),
                                 ("hw_queue_depth", min(max(64, depth), BLK_MQ_MAX_DEPTH))):
                 (node / attr).write_text(str(value))
+            # Requests of 1280 KiB (the block layer's default cap), not null_blk's 127.5 KiB: a
+            # 128 KiB shape would be split in two, and a split hipri read hangs Linux 6.1's
+            # polling (lib/uring.bash, hipri_fits)
+            if (node / "max_sectors").exists():
+                (node / "max_sectors").write_text(str(NULLB_MAX_SECTORS))
             # A poll queue, where the kernel's null_blk has them (configfs poll_queues): a case with
             # io_uring's hipri polls its drive's poll queue, and its ceiling must poll too. On a
             # device without one the kernel completes a polled I/O by its usual path while fio
