@@ -9,7 +9,9 @@ sentence of the report says more than its evidence:
    and a finding leaves it out.
 2. **A difference whose 95% interval straddles zero is not resolved** (the tables mark such a
    change UNRESOLVED, ‡): neither a gain nor a loss was measured. Two means the repetitions hold
-   to within ±EQUAL_PCT of each other are "no difference", which the run did establish.
+   to within ±EQUAL_PCT of each other are "no difference", which the run did establish. A
+   finding none of whose differences is resolved (`none_resolved`) says so once and lists none
+   of them: a row of ‡ percentages reads as a result, and the values are in the tables.
 3. **A value from a host-bound point says so** (the tables mark the point HOST, ⌂) **and names
    the rule that fired** (analysis.run.host_ceiling.host_bound_rules, the tables' `host_rule`).
 4. **A headline keeps its qualifiers** (host-bound, an indication only, still rising).
@@ -23,6 +25,10 @@ sentence of the report says more than its evidence:
 '+4.0% ‡'
 >>> difference(change(20.0, 0.01, 20.0, 0.02, 3, 3))
 'no difference'
+>>> none_resolved([change(104, 8, 100, 8, 3, 3), change(96, 8, 100, 8, 3, 3)])
+True
+>>> none_resolved([change(104, 8, 100, 8, 3, 3), change(130, 5, 100, 5, 3, 3)])
+False
 >>> tail(4_227, 36) is None, tail(3_129, 368)
 (True, 3129)
 >>> host_reason("fio_cpu all_cpus")
@@ -131,6 +137,12 @@ def resolved(c: Change) -> bool:
 
 def unresolved(c: Change) -> bool:
     return verdict(c) == "not resolved"
+
+
+def none_resolved(changes: Iterable[Change]) -> bool:
+    """Every change tested, and none resolved: the finding says that in one clause."""
+    found = list(changes)
+    return bool(found) and all(unresolved(c) for c in found)
 
 
 def comparison_note(changes: list[Change]) -> str:

@@ -186,7 +186,16 @@ def throughput_finding(ms: list[Mix]) -> str:
              f"{_pct_tagged(c)}" for m, c in zip(others, changes)]
     if not parts:
         return text + "; no other mix was measured to compare with it."
+    if claims.none_resolved(changes):
+        return text + f"; {_unshown([m.label for m in others])} from it."
     return text + "; " + "; ".join(parts) + "."
+
+
+def _unshown(labels: list[str]) -> str:
+    """'R70/W30 and R50/W50 are not shown to differ ‡': a finding none of whose differences is
+    resolved (claims.none_resolved) names what it compared, and quotes none of them."""
+    verb = "is" if len(labels) == 1 else "are"
+    return f"{_join(labels)} {verb} not shown to differ {claims.UNRESOLVED}"
 
 
 def latency_finding(ms: list[Mix]) -> str | None:
@@ -200,6 +209,10 @@ def latency_finding(ms: list[Mix]) -> str | None:
     with_p99 = [m for m in others if _has_p99(m.total, base.total)]
     p99s = dict(zip([m.case for m in with_p99], adjusted(
         [_change_of(m.total, base.total, "lat_p99_us", "lat_p99_us_std") for m in with_p99])))
+    if claims.none_resolved([*means, *p99s.values()]):
+        return (f"**Latency against pure read:** {_unshown([m.label for m in others])} from "
+                f"{base.label} in mean latency over all I/Os ({md.num(base.total.lat_us_mean)} µs)"
+                + (" or p99" if p99s else "") + ".")
     parts = []
     for m, mean in zip(others, means):
         text = f"{m.label} {md.num(m.total.lat_us_mean)} µs ({_pct_tagged(mean)})"
@@ -234,6 +247,11 @@ def write_penalty_finding(ms: list[Mix]) -> str:
     if _has_p99(w.total, r.total):
         pure.append(_change_of(w.total, r.total, "lat_p99_us", "lat_p99_us_std"))
     iops, lat, *p99 = adjusted(pure)
+    if claims.none_resolved([iops, lat, *p99, *(c for _, c in in_mix)]):
+        return (f"**Write penalty:** {claims.NOT_RESOLVED} {claims.UNRESOLVED}: pure writes "
+                f"({w.label}, {md.num(w.total.iops_mean)} IOPS) against pure reads "
+                f"({md.num(r.total.iops_mean)} IOPS) in IOPS and latency"
+                + (", and writes against reads within each mix" if in_mix else "") + ".")
     penalty = -iops.pct  # the share of the read IOPS lost by writing instead
     ratio = w.total.iops_mean / r.total.iops_mean
     text = (f"**Write penalty:** pure writes ({w.label}) reach {md.num(w.total.iops_mean)} IOPS "
@@ -271,6 +289,10 @@ def mixing_cost_finding(ms: list[Mix]) -> str | None:
     changes = adjusted([change(m.total.iops_mean, m.total.iops_std, pred,
                                pred * max(r.total.iops_cv, w.total.iops_cv), m.total.n,
                                min(r.total.n, w.total.n)) for m, pred in zip(inside, blends)])
+    if claims.none_resolved(changes):
+        return ("**Mixing cost:** " + _unshown([m.label for m in inside]) + " from the blend of "
+                "the pure runs (1/IOPS = r/IOPS_read + (1−r)/IOPS_write): a cost of mixing is "
+                "neither shown nor ruled out.")
     for m, predicted, c in zip(inside, blends, changes):
         share = m.measured_read_share
         parts.append(f"{m.label} (reads {share * 100:.0f}% of the I/Os) would reach "
@@ -300,11 +322,16 @@ def _against_pure(inside: list[Mix], base: Mix, direction: str) -> list[tuple[Mi
                                                  "lat_us_mean", "lat_us_std") for m in inside])))
 
 
-def _pure_sentence(direction: str, base: Mix, changes: list[tuple[Mix, Change]]) -> str:
+def _p99s_against_pure(direction: str, base: Mix,
+                       changes: list[tuple[Mix, Change]]) -> dict[str, Change]:
     with_p99 = [m for m, _ in changes if _has_p99(m.row(direction), base.row(direction))]
-    p99s = dict(zip([m.case for m in with_p99], adjusted(
+    return dict(zip([m.case for m in with_p99], adjusted(
         [_change_of(m.row(direction), base.row(direction), "lat_p99_us", "lat_p99_us_std")
          for m in with_p99])))
+
+
+def _pure_sentence(direction: str, base: Mix, changes: list[tuple[Mix, Change]]) -> str:
+    p99s = _p99s_against_pure(direction, base, changes)
 
     def one(m: Mix, c: Change) -> str:
         text = f"{md.num(c.value)} µs at {m.label} ({_pct_tagged(c)}"
@@ -329,6 +356,12 @@ def who_pays_finding(ms: list[Mix]) -> str:
         return (f"**Who pays in the mix:** this run has {_missing(ms)}, so neither direction's "
                 "latency in the mixes can be set against its pure run, and whether reads suffer "
                 "more than writes cannot be computed; add 100 and 0 to --mix.")
+    if reads and writes and claims.none_resolved(
+            [c for side, base, found in (("read", r, reads), ("write", w, writes))
+             for c in (*(c for _, c in found), *_p99s_against_pure(side, base, found).values())]):
+        return ("**Who pays in the mix:** " + _unshown([m.label for m in inside]) + " from the "
+                "pure runs in read or write latency (mean and p99): whether sharing the queue "
+                f"slows either direction is {claims.NOT_RESOLVED}.")
     sentences = ([_pure_sentence("read", r, reads)] if reads else []) + (
         [_pure_sentence("write", w, writes)] if writes else [])
     text = "**Who pays in the mix:** " + "; ".join(sentences) + "."

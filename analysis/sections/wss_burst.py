@@ -168,6 +168,16 @@ def wss_findings(df: pd.DataFrame, target_kind: str = "") -> list[str]:
                 for (name, c), col in zip(tested.items(), metrics.values())}
         thin = {n for n, col in metrics.items() if col.startswith("lat_p") and None in (
             claims.row_tail(first, col), claims.row_tail(last, col))}
+        quoted = [c for name, c in tested.items() if name not in thin]
+        pairs = list(pairwise(part.itertuples()))
+        changes = adjusted([row_change(b, a, "lat_us_mean") for a, b in pairs])
+        # none listed (the table has every working set's), nor a step between neighbours
+        if claims.none_resolved(quoted) and claims.none_resolved(changes):
+            names = [n for n in metrics if n not in thin]
+            out.append(f"**{pattern}, working set {size}:** no change in "
+                       f"{', '.join(names[:-1])} or {names[-1]} is shown {claims.UNRESOLVED}: "
+                       f"whether the working set matters is {NOT_RESOLVED}.")
+            continue
         text = (f"**{pattern}, working set {size}:** IOPS {said['IOPS']}"
                 f" ({md.num(first.iops_mean)} → {md.num(last.iops_mean)}), mean latency "
                 f"{said['mean latency']}")
@@ -177,8 +187,6 @@ def wss_findings(df: pd.DataFrame, target_kind: str = "") -> list[str]:
         if "p99.9" not in thin:
             text += f", p99.9 {said['p99.9']}"
         text += "."
-        pairs = list(pairwise(part.itertuples()))
-        changes = adjusted([row_change(b, a, "lat_us_mean") for a, b in pairs])
         steps = [(a, b) for (a, b), c in zip(pairs, changes)
                  if c.pct > STEP_PCT and (c.significant or not c.tested)]
         unsure = [(a, b, c) for (a, b), c in zip(pairs, changes)
@@ -201,10 +209,6 @@ def wss_findings(df: pd.DataFrame, target_kind: str = "") -> list[str]:
             text += (f" No step between neighbouring working sets exceeds {STEP_PCT}% in mean "
                      "latency: nothing measured here caches a small hot set better than the "
                      "whole range.")
-        cvs = ", ".join(f"{md.human_size(r.wss_bytes)} {r.iops_per_s_cv * 100:.1f}%"
-                        for r in part.itertuples() if not math.isnan(r.iops_per_s_cv))
-        if cvs:
-            text += f" Per-second IOPS CV within a run: {cvs}."
         out.append(text)
     return out
 
