@@ -210,9 +210,13 @@ def test_hipri_is_left_out_of_a_case_whose_block_the_target_splits(tmp_path):
     engines = dict.fromkeys(cases, "io_uring")
     with loop_device(tmp_path / "backing.img", size_mb=4, fill=False) as dev:
         limit = Path(f"/sys/block/{Path(dev).name}/queue/max_sectors_kb")
+        was = limit.read_text().strip()
         limit.write_text("64")
-        render_ceiling(tmp_path / "loop", cases, engines, uring="hipri=1", jobfiles=True,
-                       target=dev)
+        try:
+            render_ceiling(tmp_path / "loop", cases, engines, uring="hipri=1", jobfiles=True,
+                           target=dev)
+        finally:  # a loop device keeps it once detached (tools/ram_device.py, whole_requests)
+            limit.write_text(was)
     render_ceiling(tmp_path / "null", cases, engines, uring="hipri=1", jobfiles=True)
     for where, kept in (("loop", {"read-4k"}), ("null", set(cases))):
         ceiling = jobfile_sections(tmp_path / where / host_ceiling.JOBFILE)

@@ -469,3 +469,22 @@ def test_cleanup_removes_what_a_killed_owner_left(tmp_path):
         if made is not None and leftover(made):
             subprocess.run(cli("cleanup"), check=False, cwd=REPO, capture_output=True)
     assert leftover(made) == []
+
+
+@pytest.mark.root
+def test_a_loop_device_left_with_small_requests_gets_whole_ones_back():
+    """A loop device keeps the request size an earlier user set after it is detached, and the
+    cgroup's throttle charges a split write twice: a model drive on one left at 64 KiB wrote at
+    half its caps. The model drive sets its requests back to the most the device takes."""
+    free = subprocess.run(["losetup", "-f"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    queue = Path("/sys/block") / Path(free).name / "queue"
+    was = (queue / "max_sectors_kb").read_text().strip()
+    (queue / "max_sectors_kb").write_text("64")
+    try:
+        with model_drive(size=16 * MIB, cache=8 * MIB) as drive:
+            got = Path("/sys/block") / Path(drive.device).name / "queue"
+            assert (got / "max_sectors_kb").read_text() == (got / "max_hw_sectors_kb").read_text()
+            assert int((got / "max_sectors_kb").read_text()) > 64
+    finally:
+        (queue / "max_sectors_kb").write_text(was)

@@ -151,3 +151,22 @@ def test_a_sample_on_the_emulated_nvme_drive_says_the_speeds_are_an_emulators():
     assert "**The speeds are an emulator's, not an SSD's**" in text
     assert "from empty, 200 MB/s for about 1.78 GB, then 20 MB/s" in text
     assert "at git revision `abc123`" in text
+
+
+def test_the_report_says_a_sections_stability_and_host_bound_lines_once():
+    """Each section's Stability and Host-bound lines that its anomalies repeat (facts.repeated)
+    are in its own page's snippet, not in the report, whose Anomalies table says them (issue 42:
+    each rule stated once)."""
+    sample = Path(__file__).resolve().parents[1] / "docs" / "sample"
+    report = (sample / "report.md").read_text()
+    anomalies = report[report.index("## Anomalies and limitations"):]
+    said = 0
+    for path in sorted((sample / "tables").glob("*_facts.json")):
+        facts = json.loads(path.read_text())
+        kinds = {a["kind"]: a["text"] for a in facts["anomalies"]}
+        for line in facts.get("repeated", []):
+            assert line not in report, line
+            kind = "unstable" if line.startswith("- **Stability:**") else "host_bound"
+            assert kinds[kind] in anomalies, (kind, kinds[kind])
+            said += 1
+    assert said >= 8  # §3-§6 each had both lines in the report before

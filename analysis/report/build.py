@@ -402,6 +402,8 @@ def assemble(ws: Workspace) -> tuple[str, list[SectionState]]:
         if s.snippet is not None:
             own = s.facts.setup_line
             text = s.snippet.replace(own, section_setup(s, shared), 1) if own else s.snippet
+            # what the Anomalies table says again is left out here (facts.repeated)
+            text = "\n".join(line for line in text.split("\n") if line not in s.facts.repeated)
             parts += [without_legends(text), ""]  # the methodology states them once
         else:
             parts += [f"## {s.info.heading}", "", f"Not in this report: {s.absent()}.", ""]

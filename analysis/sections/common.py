@@ -137,6 +137,8 @@ def run_section(argv: list[str], *, section: str, description: str,
     short = short_points(cases, manifest)
     if short and not missing:
         run.facts.anomaly("short", f"fewer good repetitions than planned: {', '.join(short)}.")
+    run.facts.repeated = repeated_lines(ws.path(snippet_path(section)).read_text(),
+                                        run.facts.anomalies)
     facts_path = f"tables/{section}_facts.json"
     facts_file.write(ws.path(facts_path), section, run.facts)
     written.append(ws.show(facts_path))
@@ -534,6 +536,24 @@ def stability_finding(df: pd.DataFrame, label: Callable[[object], str]) -> str:
     # only when some are not in the table's own rows (a mix's total)
     return (f"**Stability:** {len(unstable)} of {len(df)} points ⚠ (widest: "
             f"{widest(unstable.loc[unstable.half_width_pct.idxmax()])})." + drift)
+
+
+# The finding lines an anomaly says again, by the anomaly's kind (a drift is said only there)
+REPEATED_BY = {"unstable": "- **Stability:** ", "host_bound": "- **Host-bound** ("}
+
+
+def repeated_lines(snippet: str, anomalies: list[Anomaly]) -> list[str]:
+    r"""The snippet's Stability and Host-bound lines where the section has the anomaly that
+    says the same (the ⚠ count, the host-bound count and rules): the report states them once,
+    in its Anomalies table.
+
+    >>> snippet = "- **Stability:** 3 of 4 points ⚠ (widest: IOPS ±29%).\n- **Host:** none."
+    >>> repeated_lines(snippet, [Anomaly("unstable", "3 of 4 points ⚠ (widest: IOPS ±29%)")])
+    ['- **Stability:** 3 of 4 points ⚠ (widest: IOPS ±29%).']
+    """
+    starts = [REPEATED_BY[a.kind] for a in anomalies if a.kind in REPEATED_BY]
+    return [line for line in snippet.splitlines()
+            if line.startswith(tuple(starts)) and "**Drifting**" not in line]
 
 
 def unstable_anomaly(table: pd.DataFrame) -> Anomaly | None:

@@ -66,6 +66,10 @@ class Facts:
     # section's line only what differs
     setup: dict[str, str] = field(default_factory=dict)
     setup_line: str = ""
+    # the snippet's finding lines that its anomalies say again (the Stability and Host-bound
+    # lines): the report, whose Anomalies table says them, leaves them out; the section's own
+    # page keeps them
+    repeated: list[str] = field(default_factory=list)
 
     def headline(self, kind: str, label: str, text: str, value: float | None = None,
                  unit: str = "", std: float | None = None, settings: str = "",
@@ -114,7 +118,7 @@ def write(path: Path, section: str, facts: Facts) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     doc = {"section": section, "headlines": [asdict(h) for h in facts.headlines],
            "anomalies": [asdict(a) for a in facts.anomalies], "state": facts.state,
-           "setup": facts.setup, "setup_line": facts.setup_line}
+           "setup": facts.setup, "setup_line": facts.setup_line, "repeated": facts.repeated}
     path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
 
 
@@ -122,4 +126,4 @@ def read(path: Path) -> Facts:
     doc = json.loads(path.read_text())
     return Facts([Headline(**h) for h in doc.get("headlines", [])],
                  [Anomaly(**a) for a in doc.get("anomalies", [])], doc.get("state", ""),
-                 doc.get("setup") or {}, doc.get("setup_line") or "")
+                 doc.get("setup") or {}, doc.get("setup_line") or "", doc.get("repeated") or [])
