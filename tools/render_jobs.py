@@ -15,8 +15,8 @@ def render_ceiling(folder: Path, cases: dict[str, str], engines: dict[str, str],
                    target: str = "/dev/null") -> None:
     """folder/ceiling.fio and ceiling.tsv as the run loop renders them (lib/ceiling.bash), and with
     `jobfiles` each case's folder/<case>/job.fio (lib/jobfile.bash render_jobfile, a 64 MiB region
-    of `target`, /dev/null unless a test names a device): the cases {name: "rw=randread bs=4k ..."} in add_case's words, each on the
-    engine `engines` names (the test's choice, where a run's is lib/engine.bash's by depth),
+    of `target`, /dev/null unless a test names a device): the cases {name: "rw=randread bs=4k
+    ..."} in add_case's words, each on the engine `engines` names (the test's choice, where a run's is lib/engine.bash's by depth),
     io_uring's options `uring` (lib/uring.bash's URING_OPTS), jobs on any CPU."""
     lines = ["set -euo pipefail", "source lib/run.bash",
              "SECTION=test PROFILE=tiny RUNTIME=1 RAMP=0 REGION_BYTES=67108864",

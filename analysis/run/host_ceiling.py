@@ -154,6 +154,7 @@ def run_jobs(jobfile: Path, jobs: list[str], device: str | None,
     FIO_SLACK times the jobs' seconds."""
     what = device or "fio's null engine"
     run = f"ceiling.{os.getpid()}.{time.monotonic_ns()}"  # in its jobs' environment too (_stop)
+    marker = f"TK_FIO_RUN={run}"
     env = {**os.environ, "TK_CEILING_DEVICE": device or "", "TK_CEILING_BYTES": str(CEILING_BYTES),
            "TK_CEILING_RUNTIME": f"{round(seconds * 1000)}ms", "TK_FIO_RUN": run}
     limit = FIO_GRACE_S + FIO_SLACK * seconds * len(jobs)
@@ -166,12 +167,12 @@ def run_jobs(jobfile: Path, jobs: list[str], device: str | None,
             try:
                 _, stderr = proc.communicate(timeout=limit)
             except subprocess.TimeoutExpired:
-                _stop(proc, f"TK_FIO_RUN={run}")
+                _stop(proc, marker)
                 raise RuntimeError(f"fio on {what} had not finished after {limit:.0f} s "
                                    f"({len(jobs)} jobs of {seconds} s each); it was stopped, "
                                    "with its jobs") from None
             except BaseException:  # interrupted: no job of it is left holding the device
-                _stop(proc, f"TK_FIO_RUN={run}")
+                _stop(proc, marker)
                 raise
         try:
             groups = {g.jobname: g for g in read_groups(out)}

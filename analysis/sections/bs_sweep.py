@@ -289,13 +289,13 @@ def gap_finding(rand: Sweep, seq: Sweep, op: str) -> str | None:
         return None
     changes = adjusted([row_change(seq.at(bs), rand.at(bs), "bw_MBps_mean") for bs in common])
     gaps = [c.pct for c in changes]
-    # each gap as the test judged it (‡: not resolved; claims.marked)
-    listed = ", ".join(f"{claims.marked(c)} at {_kib(bs)}" for bs, c in zip(common, changes))
     if claims.none_resolved(changes):  # no gap listed: the table has both sweeps' MB/s
         where = (f"at {_kib(common[0])}" if len(common) == 1 else
                  f"at any size from {_kib(common[0])} to {_kib(common[-1])}")
         return (f"**Random vs sequential {op}s:** no gap in MB/s is shown {where} "
                 f"{claims.UNRESOLVED}: whether the access pattern matters is {NOT_RESOLVED}.")
+    # each gap as the test judged it (‡: not resolved; claims.marked)
+    listed = ", ".join(f"{claims.marked(c)} at {_kib(bs)}" for bs, c in zip(common, changes))
     text = f"**Random vs sequential {op}s:** sequential MB/s against random: {listed}."
     if len(common) > 1:
         shown = [i for i, c in enumerate(changes) if _shown(c)]

@@ -43,7 +43,7 @@ from analysis.run.manifest import planned_repeats
 from analysis.sections import SECTIONS, snippet_path, state_part
 from analysis.sections import facts as facts_file
 from analysis.sections.facts import Anomaly, Facts
-from analysis.sections.host_part import host_anomaly
+from analysis.sections.host_part import HOST_BOUND_LEAD, host_anomaly
 
 
 @dataclass(frozen=True)
@@ -513,6 +513,10 @@ def flag(row) -> str:
             + claims.host_mark(row))
 
 
+# How the Stability finding that counts the ⚠ points begins (repeated_lines finds it)
+STABILITY_LEAD = "**Stability:** "
+
+
 def stability_finding(df: pd.DataFrame, label: Callable[[object], str]) -> str:
     """The stability line every snippet ends with: which points' means are not known to ±5%,
     and which drifted over their rounds."""
@@ -534,12 +538,12 @@ def stability_finding(df: pd.DataFrame, label: Callable[[object], str]) -> str:
                 f"confidence, {reps_label(df)} repetitions).{drift}")
     # the unstable points carry ⚠ in the table and are counted in the Anomalies: named here
     # only when some are not in the table's own rows (a mix's total)
-    return (f"**Stability:** {len(unstable)} of {len(df)} points ⚠ (widest: "
+    return (f"{STABILITY_LEAD}{len(unstable)} of {len(df)} points ⚠ (widest: "
             f"{widest(unstable.loc[unstable.half_width_pct.idxmax()])})." + drift)
 
 
 # The finding lines an anomaly says again, by the anomaly's kind (a drift is said only there)
-REPEATED_BY = {"unstable": "- **Stability:** ", "host_bound": "- **Host-bound** ("}
+REPEATED_BY = {"unstable": f"- {STABILITY_LEAD}", "host_bound": f"- {HOST_BOUND_LEAD}"}
 
 
 def repeated_lines(snippet: str, anomalies: list[Anomaly]) -> list[str]:

@@ -44,6 +44,10 @@ NO_CEILING = ("no host ceiling was measured for these results (a fleet run, --no
 NAMED_POINTS = 3  # host-bound points the line names; more are counted by rule
 
 
+# How the Host-bound finding begins (the report finds it by this: common.repeated_lines)
+HOST_BOUND_LEAD = f"**Host-bound** ({claims.HOST})"
+
+
 def host_finding(df: pd.DataFrame, label: Callable[[object], str]) -> str:
     """The line every snippet ends with, after stability: which points the host limited."""
     devices = set(df.get("host_ceiling_device", pd.Series(dtype=str)))
@@ -74,7 +78,7 @@ def host_finding(df: pd.DataFrame, label: Callable[[object], str]) -> str:
         listed = (f"{len(bound)} of {len(case_rows(df))} points (" + ", ".join(
             f"{claims.host_reason(k)} at {n}" for k, n in counts.most_common())
             + "; each point's rules: `host_rule` in the section's CSV)")
-    return (f"**Host-bound** ({claims.HOST}): {listed}: the host's limit as much as the drive's."
+    return (f"{HOST_BOUND_LEAD}: {listed}: the host's limit as much as the drive's."
             + (f" {NO_CEILING.capitalize()}: they were marked by the CPUs' "
                "load alone." if no_ceiling else ""))
 
