@@ -68,8 +68,33 @@ def test_a_short_repetition_straddling_the_cliff_hides_no_other_gap():
     r = split_regimes([flat(200), straddle, flat(20)])
     assert [g.reps for g in r.regimes] == [(0,), (1,), (2,)]
     assert r.noise_cv == pytest.approx(0.0091, rel=0.01)
+    assert r.cliffs == ((1, 2.0),)  # one step explains it: it crossed, 2 s in
     r = split_regimes([flat(200), flat(200), straddle])
-    assert [g.reps for g in r.regimes] == [(0, 1), (2,)]
+    assert [g.reps for g in r.regimes] == [(0, 1), (2,)] and r.cliffs == ((2, 2.0),)
+
+
+def test_a_repetition_that_crossed_in_its_first_second_is_not_counted_at_the_slow_level():
+    """A model drive at 80 then 8 MB/s under the suite's load (fresh-clone run v32): rep 2 ran
+    its first second in the cache. Its median (8 MB/s) put it in the slow regime, whose mean it
+    lifted to three times its level; it crossed, and is a regime of its own with no level."""
+    r = split_regimes([flat(80), np.array([80.0, 7.6, 8, 8]), flat(8.3)])
+    assert [(g.reps, g.cliff is not None) for g in r.regimes] == [
+        ((0,), False), ((2,), False), ((1,), True)]
+    assert r.cliffs == ((1, 1.0),)
+    step = r.regimes[2].cliff
+    assert (step.before_MBps, step.after_MBps) == (80.0, 8.0)
+    assert step.written_GiB == pytest.approx(80e6 / 2**30)
+    assert "1 fell from 80 to 8 MB/s at 1 s (rep 2)" in r.description
+
+
+def test_one_fast_or_stalled_second_splits_no_level():
+    """After the cliff under load (v34): one second of a repetition held 2.2x the throttle's
+    rate (a slice dispatched late), lifting its 4 s mean 30% above the others' while its median
+    stayed within 4%. The mean alone split the case; the median keeps it one level. A stall in
+    the middle of a repetition is no step either."""
+    assert split_regimes([flat(8.0), flat(8.0), np.array([8.3, 18.0, 8.3, 8.3])]).one_level
+    stalled = split_regimes([flat(200), flat(200), np.array([200.0, 200, 40, 200])])
+    assert stalled.one_level and stalled.cliffs == ()
 
 
 def test_a_stalled_repetition_is_its_own_regime():

@@ -14,6 +14,9 @@ each side is then cut again the same way). A cut stands when the slower side's m
 * at least ``min_drop_pct`` (25%) below the faster side's: the cliff rule's own drop
   (analysis.core.segments.DEFAULT_CLIFF), so a run-to-run offset of a few % never splits a case
   however long its repetitions; and
+* as far below it by the median of each side's seconds: one fast or stalled second (a throttle
+  that dispatches a slice late on a busy host, a new fio's first writes) moves a 4 s
+  repetition's mean by a quarter, never its median, and a regime's level is that median; and
 * further below it than the per-second noise explains: ln(faster / slower) is at least ``z``
   (Z) standard errors of that log ratio. Each side's mean pools all its seconds, so two
   repetitions at one level weigh against the third with eight seconds, not four. The noise is the
@@ -30,17 +33,40 @@ The cut's sides become regimes; the level a regime reports is the median of all 
 (bench/simulations/regimes_sim.py, `bash bench/statistics --only regimes`; docs/methodology.md
 quotes the rates it measured): at 3 repetitions of 4 s, the quick profile's, a one-level case
 with 10-30% per-second noise, AR(1) phi up to 0.3 and run offsets of 3% is split in at most
-3.8% of cases, and a 2x split is found with its repetitions in 97% or more up to 15% noise, in
+4.2% of cases, and a 2x split is found with its repetitions in 97% or more up to 15% noise, in
 86% at 20% and 42-49% at 30%. Four seconds hold little more: with the noise given, not
 estimated, the same cut finds 94-97% at 20% and 85% at 30% (bench/README.md).
 
 **A cliff inside a repetition** is found by the burst detector's rule, with its defaults
 (analysis.core.segments.find_cliffs): a lasting, abrupt drop of at least 25%, with at least 10 s
 after it and segments of at least 5 s, so only a repetition of 15 s or more can show one (the
-standard profile's 30 s can; the quick profile's 4 s cannot, and a repetition that straddles the
-cliff there stands at a level between the two, and is left out of the noise as the noisiest).
+standard profile's 30 s can; the quick profile's 4 s cannot: see below).
 A repetition with a cliff measured two states: it is a regime of its own, with its cliff, and
 is left out of the noise estimate (its spread is the drop, not noise).
+
+**A repetition too short for that rule** (the quick profile's 4 s) that crossed the cliff is
+found from its own seconds, against the other repetitions (three at least: two to judge one
+against). Its seconds split into a head and a tail where their spread about their own means is
+least, and it crossed when
+
+* the tail is at least ``min_drop_pct`` below the head, by mean and by median;
+* ln(head / tail) spans ``z_step`` (Z_STEP) standard errors of the others' per-second noise
+  (pooled_noise, AR(1) as above); higher than Z, as the step is the best of several places in
+  each of several repetitions;
+* what is left about each side's mean is no noisier than the others' seconds (the F test
+  above): a stall in the middle ([200, 200, 40, 200]) is no step; and
+* a side of one second stands at a level another repetition measured: otherwise it is one
+  stalled or fast second, not a state.
+
+Its cliff is that step (time_s: the seconds before it), and it is a regime of its own. Measured
+(bench): found at the right second in 99.8-100% of cases at 5% noise, 59-74% at 10% and 21-29%
+at 15% (phi <= 0.3); a crossing it misses stands as a regime of its own between the two levels,
+or by its median in the slower one.
+
+    >>> crossed = split_regimes([np.array([80.0, 81, 79, 80]), np.array([80.0, 8.1, 7.9, 8]),
+    ...                          np.array([8.0, 8.1, 7.9, 8.1])])
+    >>> crossed.description
+    '1 at 80 MB/s (rep 1); 1 fell from 80 to 8 MB/s at 1 s (rep 2); 1 at 8.05 MB/s after (rep 3)'
 
 Worked example (the sample report's 128 KiB sequential write, three repetitions of 4 s)::
 
@@ -58,6 +84,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from scipy.stats import f as f_dist
@@ -66,6 +93,7 @@ from analysis.core.segments import DEFAULT_CLIFF, Cliff, find_cliffs
 
 # Standard errors a cut between two sides must span (calibrated: see the module docstring)
 Z = 3.0
+Z_STEP = 5.0  # and a step inside a short repetition (the best of several it could be)
 PHI_FLOOR = 0.3  # the autocorrelation assumed at least: a few seconds cannot estimate it
 NOISIER = 0.999  # an F test's level: a repetition this much noisier than the rest is a drop
 MIN_DROP_PCT = DEFAULT_CLIFF["min_drop_pct"]
@@ -105,7 +133,7 @@ class Regimes:
         return tuple((g.reps[0], g.cliff.time_s) for g in self.regimes if g.cliff is not None)
 
 
-def split_regimes(reps: Sequence[np.ndarray], *, z: float = Z,
+def split_regimes(reps: Sequence[np.ndarray], *, z: float = Z, z_step: float = Z_STEP,
                   min_drop_pct: float = MIN_DROP_PCT) -> Regimes:
     """The regimes of a case's repetitions, from each one's per-second MB/s in run order (see the
     module docstring). Raises ValueError for no repetitions or a repetition with no seconds."""
@@ -124,9 +152,13 @@ def split_regimes(reps: Sequence[np.ndarray], *, z: float = Z,
         # no repetition long enough to show its own noise: no gap can be judged beyond it, and
         # one of 25% alone would split a case on a second's jitter (a 1 s repetition of a file)
         return not_judged(levels)
+    keep = 1.0 - min_drop_pct / 100.0
+    got = crossed([series[i] for i in steady], [means[i] for i in steady], keep, z_step)
+    if got is not None:  # crossed the cliff within its few seconds
+        cliffs[steady[got[0]]] = got[1]
+        steady.pop(got[0])
     cv, phi = pooled_noise([series[i] for i in steady], [means[i] for i in steady])
     phi = max(phi, PHI_FLOOR)
-    keep = 1.0 - min_drop_pct / 100.0
 
     def log_var(side: Sequence[int]) -> float:
         """The variance of ln(the side's mean of seconds), each repetition's noise AR(1)."""
@@ -139,9 +171,10 @@ def split_regimes(reps: Sequence[np.ndarray], *, z: float = Z,
         best: tuple[float, int] | None = None
         for k in range(1, len(order)):
             fast, slow = order[:k], order[k:]
-            faster, slower = (float(np.mean(np.concatenate([series[i] for i in g])))
-                              for g in (fast, slow))
-            if faster <= 0 or slower > keep * faster:
+            pooled = [np.concatenate([series[i] for i in g]) for g in (fast, slow)]
+            faster, slower = (float(np.mean(x)) for x in pooled)
+            if faster <= 0 or slower > keep * faster or (
+                    np.median(pooled[1]) > keep * np.median(pooled[0])):
                 continue
             se = math.sqrt(log_var(fast) + log_var(slow))
             t = math.inf if slower <= 0 or se == 0 else math.log(faster / slower) / se
@@ -177,30 +210,116 @@ def not_judged(levels: Sequence[float]) -> Regimes:
     return Regimes((whole,), tuple(levels), 0.0, 0.0, TOO_SHORT)
 
 
+@lru_cache(maxsize=1024)
+def _f_crit(df1: int, df2: int) -> float:
+    """The F test's critical ratio at NOISIER (a few pairs of repetition lengths recur: scipy's
+    quantile is the rule's slowest step)."""
+    return float(f_dist.ppf(NOISIER, df1, df2))
+
+
+def _noise_parts(series: Sequence[np.ndarray], levels: Sequence[float]) -> dict[int, tuple]:
+    """Each repetition's (sum of squares, sum of lag-1 products, degrees of freedom) of its
+    seconds relative to its own level, by position; none for one under two seconds or at 0."""
+    parts = {}
+    for i, (x, level) in enumerate(zip(series, levels, strict=True)):
+        if x.size < 2 or level <= 0:
+            continue
+        rel = x / level - float(np.mean(x / level))
+        parts[i] = (float(np.sum(rel * rel)), float(np.sum(rel[1:] * rel[:-1])), x.size - 1)
+    return parts
+
+
+def noisiest_apart(series: Sequence[np.ndarray], levels: Sequence[float]) -> int | None:
+    """The position of the repetition the noise leaves out: with three repetitions or more, the
+    noisiest, when an F test at NOISIER says it is noisier than the rest (one that straddles a
+    cliff too short for the burst rule to see holds a drop, not noise, and would hide every
+    other gap); None otherwise."""
+    parts = _noise_parts(series, levels)
+    if len(parts) < 3:
+        return None
+    worst = max(parts, key=lambda i: parts[i][0] / parts[i][2])
+    ss = sum(p[0] for i, p in parts.items() if i != worst)
+    df = sum(p[2] for i, p in parts.items() if i != worst)
+    noisier = ss <= 0 or (parts[worst][0] / parts[worst][2] / (ss / df)
+                          > _f_crit(parts[worst][2], df))
+    return worst if noisier else None
+
+
 def pooled_noise(series: Sequence[np.ndarray], levels: Sequence[float]) -> tuple[float, float]:
     """(CV, phi) of the per-second noise: each repetition's seconds relative to its own level,
     their spread about their mean pooled over the repetitions (n - 1 each), and their lag-1
     autocorrelation pooled the same way, within 0 and MAX_PHI (a few seconds estimate it low,
-    never usefully below 0). With three repetitions or more, the noisiest is left out when an F
-    test at NOISIER says it is noisier than the rest: one that straddles a cliff too short for
-    the burst rule to see holds a drop, not noise, and would hide every other gap. (0, 0) when
-    no repetition has two seconds at a positive level."""
-    parts = []  # (sum of squares, sum of lag-1 products, degrees of freedom) per repetition
-    for x, level in zip(series, levels, strict=True):
-        if x.size < 2 or level <= 0:
-            continue
-        rel = x / level - float(np.mean(x / level))
-        parts.append((float(np.sum(rel * rel)), float(np.sum(rel[1:] * rel[:-1])), x.size - 1))
-    if len(parts) >= 3:
-        worst = max(parts, key=lambda p: p[0] / p[2])
-        rest = [p for p in parts if p is not worst]
-        ss, df = sum(p[0] for p in rest), sum(p[2] for p in rest)
-        if ss <= 0 or worst[0] / worst[2] / (ss / df) > f_dist.ppf(NOISIER, worst[2], df):
-            parts = rest
-    ss, lag, df = (sum(p[k] for p in parts) for k in range(3))
+    never usefully below 0), leaving out the repetition noisiest_apart names. (0, 0) when no
+    repetition has two seconds at a positive level."""
+    parts = _noise_parts(series, levels)
+    parts.pop(noisiest_apart(series, levels), None)
+    ss, lag, df = (sum(p[k] for p in parts.values()) for k in range(3))
     if not df or ss <= 0:
         return 0.0, 0.0
     return math.sqrt(ss / df), min(MAX_PHI, max(0.0, lag / ss))
+
+
+def step_in(x: np.ndarray, others: Sequence[np.ndarray], other_levels: Sequence[float],
+            keep: float, z: float) -> tuple[float, Cliff] | None:
+    """(its t, the step) where repetition `x` crossed a cliff within its few seconds (module
+    docstring): its seconds split into head and tail with the least spread about their own
+    means; the tail at most `keep` x the head by mean and by median; ln(head / tail) at least
+    `z` standard errors of the other repetitions' noise (pooled_noise, AR(1) with phi at least
+    PHI_FLOOR); and the spread left about each side's mean no noisier than theirs (an F test at
+    NOISIER): a stall in the middle is no step. None otherwise."""
+    n = x.size
+    if n < 2:
+        return None
+    cv, phi = pooled_noise(others, other_levels)
+    parts = _noise_parts(others, other_levels)
+    ss_rest, df_rest = sum(p[0] for p in parts.values()), sum(p[2] for p in parts.values())
+    if cv <= 0 or not df_rest:
+        return None
+    phi = max(phi, PHI_FLOOR)
+
+    def spread(k: int) -> float:
+        return sum(float(np.sum((side / np.mean(side) - 1.0) ** 2)) if np.mean(side) > 0 else 0.0
+                   for side in (x[:k], x[k:]))
+
+    k = min(range(1, n), key=spread)
+    head, tail = float(np.mean(x[:k])), float(np.mean(x[k:]))
+    before, after = float(np.median(x[:k])), float(np.median(x[k:]))
+    if head <= 0 or tail > keep * head or after > keep * before:
+        return None
+    # a side of one second is a stall or a spike unless another repetition stood at its level
+    levels = [float(np.median(o)) for o in others]
+    for side, level in ((k, before), (n - k, after)):
+        if side < MIN_SECONDS and not any(keep * o <= level <= o / keep for o in levels):
+            return None
+    if n > 2 and spread(k) / (n - 2) / (ss_rest / df_rest) > _f_crit(n - 2, df_rest):
+        return None
+    se = cv * math.sqrt(mean_variance_factor(k, phi) / k + mean_variance_factor(n - k, phi) / (n - k))
+    t = math.inf if tail <= 0 else math.log(head / tail) / se
+    if t < z:
+        return None
+    return t, Cliff(index=k, time_s=float(k), before_MBps=before, after_MBps=after,
+                    drop_pct=100.0 * (1.0 - after / before) if before > 0 else math.nan,
+                    local_before_MBps=before, local_after_MBps=after,
+                    written_GiB=float(np.sum(x[:k])) * 1e6 / 2**30)
+
+
+def crossed(series: Sequence[np.ndarray], means: Sequence[float], keep: float,
+            z: float) -> tuple[int, Cliff] | None:
+    """(position, its step) of the one repetition that crossed a cliff within its seconds, the
+    clearest where several could have (step_in, each against the others); None without one or
+    with fewer than three repetitions (no rest to judge one against)."""
+    if len(series) < 3:
+        return None
+    found = []
+    for i, x in enumerate(series):
+        rest = [j for j in range(len(series)) if j != i]
+        got = step_in(x, [series[j] for j in rest], [means[j] for j in rest], keep, z)
+        if got is not None:
+            found.append((got[0], i, got[1]))
+    if not found:
+        return None
+    _, i, step = max(found, key=lambda f: f[0])
+    return i, step
 
 
 def _reps_text(reps: Sequence[int]) -> str:

@@ -464,6 +464,8 @@ def regime_rows(case: Case, runs: tuple[Written, ...] = (), drive_GiB: float = m
                        regime_MBps=regime.level_MBps, regimes=found.description,
                        **evidence(list(runs), first_run(case, min(regime.reps), runs),
                                   drive_GiB, tree, reps_of(case, regime.reps, runs)))
+            if regime.cliff is not None:  # a repetition that fell: two states, no one level
+                row.update({col: math.nan for col in SPLIT_BLANKS}, regime_MBps=math.nan)
             out.append(row)
     return out
 
@@ -504,8 +506,8 @@ def frame_of_cases(cases: list[Case], always: tuple[str, ...] = (),
                            ceilings or {})
 
 
-# regime_MBps: the regime's level, the median of its repetitions' seconds (a repetition that
-# crossed the cliff within its few seconds moves its mean, bw_MBps_mean, more than its median)
+# regime_MBps: the regime's level, the median of its repetitions' seconds; empty, with the
+# statistics, for a repetition that fell at a cliff inside it (its `regime` says from and to)
 REGIME_TABLE_COLUMNS = [*CASE_COLUMNS, "regime_rank", "regime_MBps", "regimes", *METRIC_COLUMNS,
                         *EVIDENCE_COLUMNS]
 
