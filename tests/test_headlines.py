@@ -62,9 +62,9 @@ def test_the_samples_claims_stay_within_their_evidence():
     conclusion = text[text.index("## Conclusion"):].split("\n## ", 1)[0]
     # the knee: judged with the peak search's QD 128 (13,987 IOPS) beside the sweep's points,
     # between host-bound points, its step not resolved
-    assert ("QD 128: from QD 64 gains 4.4% IOPS for +93% mean latency [the step not resolved "
-            "by this run; host-bound (fio's CPU ≥ 90% per job, a CPU ≥ 95% busy): the host's "
-            "knee]") in conclusion
+    assert ("not established: the means put it at QD 128 (from QD 64, gains 4.4% IOPS for +93% "
+            "mean latency), a step not resolved by this run [host-bound (fio's CPU ≥ 90% per "
+            "job, a CPU ≥ 95% busy): the host's knee]") in conclusion
     assert "| 4 KiB random read | 128 ⚠ ⌂ (search) ◆ knee | 13,987 ± 4,392 |" in text
     # the p99 objective, judged with its interval: QD 1's [3,736–4,124] lies above 1,000 µs
     assert ("for latency-sensitive work QD 1, the shallowest, though no depth is shown to meet "
@@ -78,7 +78,7 @@ def test_the_samples_claims_stay_within_their_evidence():
     # §6: random data wrote at two levels (a repetition after an idle, into the refilled
     # cache), so no pattern is compared against one mean over both (issue 41)
     assert ("**Compressibility:** not compared: random data's repetitions wrote at separate "
-            "levels (1 at 160 MB/s (rep 2); 2 at 20 MB/s (reps 1, 3)") in text
+            "levels (1 fell from 200 to 19.9 MB/s at 2.5 s (rep 2); 2 at 20 MB/s (reps 1, 3)") in text
     assert "±0%" not in text
     # the host-bound wording names the rule that fired, not every rule
     assert "kept a CPU or all of them busy" not in text

@@ -14,7 +14,9 @@ import pytest
 from analysis.core import regimes
 from analysis.core.regimes import TOO_SHORT, not_judged, pooled_noise, split_regimes
 from analysis.history.calibration import ar1
+from analysis.rules.cases import write_rate
 from bench.simulations import regimes_sim
+from tests.toolkit import REPO
 
 
 def flat(level: float, seconds: int = 4, wobble: float = 0.01) -> np.ndarray:
@@ -192,3 +194,16 @@ def test_repetitions_too_short_to_show_their_noise_are_not_judged():
     # one repetition of two seconds is enough to judge the others against
     assert not split_regimes([np.array([100.0, 101]), np.array([25.0]), np.array([99.0])]).one_level
     assert not_judged([float("nan"), 3.0]).regimes[0].level_MBps == 3.0
+
+
+def test_the_samples_random_data_repetition_fell_inside_its_third_second():
+    """docs/sample (the NVMe VM's QEMU throttle, 200 then 20 MB/s): §6's compressibility wrote
+    random data three times; rep 2 found the cache refilled and ran 200, 199, 121 and 19.9 MB/s,
+    the cliff inside its third second. It had been "1 at 160 MB/s (rep 2)", a level it never
+    held; reps 1 and 3 ran at 20 throughout."""
+    case = REPO / "docs" / "sample" / "results" / "wss_burst" / "write-128k-random"
+    rates = [write_rate(case, k) for k in (1, 2, 3)]
+    assert [round(float(v)) for v in rates[1]] == [200, 199, 121, 20]
+    r = split_regimes(rates)
+    assert r.cliffs == ((1, 2.5),)
+    assert r.description == "1 fell from 200 to 19.9 MB/s at 2.5 s (rep 2); 2 at 20 MB/s (reps 1, 3)"

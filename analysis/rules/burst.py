@@ -183,5 +183,5 @@ def cliff_cause(cliff_s: float, health, *, within_s: float = 10.0, rise_c: float
         flat = f"the temperature did not move ({temps.temperature_c.iloc[0]:g} °C throughout)"
         kept = ("and the drive keeps no throttle counter (HCTMA bit 0 clear" if counters_kept is
                 False else "and no throttle counter could be read (none reported, or all 0")
-        return CliffCause("unknown", f"{flat} {kept}): the drive showed nothing either way")
+        return CliffCause("unknown", f"{flat} {kept})")
     return CliffCause("unknown", "the health samples hold no temperature or counter")

@@ -186,33 +186,33 @@ def peak_sentence(s: Sweep) -> str:
     pair = f"{md.num(best.iops_mean)} IOPS ({md.num(best.bw_MBps_mean)} MB/s)"
     if s.peak is None or s.peak.case == best.case:
         text = f" Peak {pair} at {s.qd(s.best_outstanding)}"
-    else:  # the peak search's finding states the peak itself
-        text = (f" The sweep's best is {pair} at {s.qd(s.best_outstanding)}, "
-                f"{best.pct_of_peak:.0f}% of the peak")
+    else:  # the peak search's finding states the peak, the table each depth's share of it
+        text = " No depth of the sweep" if s.outstanding_90 is None else " Of the sweep's depths,"
     if s.outstanding_90 is None:
-        return text + "; no depth of the sweep reaches 90% of the peak."
+        return text + ("; no depth of the sweep reaches 90% of the peak."
+                       if text.startswith(" Peak") else " reaches 90% of the peak.")
     at90 = s.at(s.outstanding_90)
     it = "it" if s.peak is None or s.peak.case == best.case else "the peak"
-    return text + (f"; 90% of {it} is reached at {s.qd(s.outstanding_90)} ({md.num(at90.iops_mean)} "
-                   f"IOPS, {at90.pct_of_peak:.0f}% of peak).")
+    lead = "" if text.startswith(" Of") else ";"
+    return text + (f"{lead} 90% of {it} is reached at {s.qd(s.outstanding_90)} "
+                   f"({md.num(at90.iops_mean)} IOPS, {at90.pct_of_peak:.0f}% of peak).")
 
 
 def knee_finding(s: Sweep, settings: dict) -> str:
     rule = (f"a step gaining < {settings['knee_gain_pct']:g}% IOPS while mean latency grows "
             f"> {settings['knee_latency_pct']:g}%")
-    if s.knee is not None:
+    if s.knee is not None and knee_unresolved(s, settings):
+        # one clause, as for any finding whose difference is not resolved (claims.none_resolved)
+        host = knee_host(s)
+        text = (f"**Knee ({s.pattern}): not established.** The means put it at "
+                f"{unresolved_knee(s)}" + (f"; both points are {host}." if host else "."))
+    elif s.knee is not None:
         k = s.knee
         text = (f"**Knee ({s.pattern}): {s.qd(k.x)}.** Going from {s.qd(k.previous)} to "
                 f"{s.qd(k.x)} {_gains(k.gain_pct)} IOPS ({md.num(s.at(k.previous).iops_mean)}"
                 f" → {md.num(s.at(k.x).iops_mean)}) while mean latency grows "
                 f"{md.signed_pct(k.latency_growth_pct, 0)} ({md.num(s.at(k.previous).lat_us_mean)} → "
                 f"{md.num(s.at(k.x).lat_us_mean)} µs).")
-        gain, growth = adjusted([row_change(s.at(k.x), s.at(k.previous), "iops_mean"),
-                                 row_change(s.at(k.x), s.at(k.previous), "lat_us_mean")])
-        if knee_unresolved(s, settings):
-            text += (f" The step is {NOT_RESOLVED} (IOPS [{gain.low_pct:+.0f}% to "
-                     f"{gain.high_pct:+.0f}%], latency [{growth.low_pct:+.0f}% to "
-                     f"{growth.high_pct:+.0f}%]): the means put the knee there.")
         host = knee_host(s)
         if host:
             text += (f" Both points are {host}: the knee is this host's, not shown to be "
@@ -234,6 +234,14 @@ def knee_finding(s: Sweep, settings: dict) -> str:
                 f"**Knee ({s.pattern}): not defined with one depth.** Sweep two or more depths")
         text += "."
     return text + peak_sentence(s)
+
+
+def unresolved_knee(s: Sweep) -> str:
+    """'QD 128 (from QD 64, gains 4.4% IOPS for +93% mean latency), a step not resolved by
+    this run': where the means put a knee the test does not show."""
+    k = s.knee
+    return (f"{s.qd(k.x)} (from {s.qd(k.previous)}, {_gains(k.gain_pct)} IOPS for "
+            f"{md.signed_pct(k.latency_growth_pct, 0)} mean latency), a step {NOT_RESOLVED}")
 
 
 def knee_unresolved(s: Sweep, settings: dict) -> bool:
@@ -506,14 +514,17 @@ def record_facts(found: list[Sweep], settings: dict, facts: Facts,
                            peak.bw_MBps_mean, "MB/s", peak.bw_MBps_std, settings=jobs,
                            ci95=peak.get("bw_MBps_ci95"), qualifiers=(claims.host_qualifier(peak),))
         if s.knee is not None:
-            text = (f"{s.qd(s.knee.x)}: from {s.qd(s.knee.previous)} {_gains(s.knee.gain_pct)} "
-                    f"IOPS for {md.signed_pct(s.knee.latency_growth_pct, 0)} mean latency")
-            if climb_after_knee(s, settings) is not None:
-                text += " (IOPS climb again past it: looks like a dip, rerun before quoting)"
+            if knee_unresolved(s, settings):
+                text = f"not established: the means put it at {unresolved_knee(s)}"
+            else:
+                text = (f"{s.qd(s.knee.x)}: from {s.qd(s.knee.previous)} "
+                        f"{_gains(s.knee.gain_pct)} IOPS for "
+                        f"{md.signed_pct(s.knee.latency_growth_pct, 0)} mean latency")
+                if climb_after_knee(s, settings) is not None:
+                    text += " (IOPS climb again past it: looks like a dip, rerun before quoting)"
             host = knee_host(s)
-            facts.headline("knee", s.pattern, text, s.knee.x, "QD", qualifiers=(
-                f"the step {NOT_RESOLVED}" if knee_unresolved(s, settings) else "",
-                f"{host}: the host's knee" if host else ""))
+            facts.headline("knee", s.pattern, text, s.knee.x, "QD",
+                           qualifiers=(f"{host}: the host's knee" if host else "",))
         elif len(s.rows) > 1:
             facts.headline("knee", s.pattern,
                            f"none up to {_qd_row(s.rows.iloc[-1])} (still gaining)")

@@ -175,8 +175,8 @@ def wss_findings(df: pd.DataFrame, target_kind: str = "") -> list[str]:
         if claims.none_resolved(quoted) and claims.none_resolved(changes):
             names = [n for n in metrics if n not in thin]
             out.append(f"**{pattern}, working set {size}:** no change in "
-                       f"{', '.join(names[:-1])} or {names[-1]} is shown {claims.UNRESOLVED}: "
-                       f"whether the working set matters is {NOT_RESOLVED}.")
+                       f"{', '.join(names[:-1])} or {names[-1]} is shown {claims.UNRESOLVED} "
+                       f"({NOT_RESOLVED}).")
             continue
         text = (f"**{pattern}, working set {size}:** IOPS {said['IOPS']}"
                 f" ({md.num(first.iops_mean)} → {md.num(last.iops_mean)}), mean latency "
@@ -391,12 +391,10 @@ def health_findings(results_dir: Path, cases: dict[str, Case], peak_c: float | N
     measured = fio_bytes_written(cases)
     ramp, ramp_s = ramp_bytes_written(cases)
     written = measured + ramp
-    head = (f"**Health across the section:** fio wrote {md.human_size(measured)} "
-            f"({measured / 1e9:,.1f} GB) in the measured runs")
-    if ramp:
-        head += (f", and about {ramp / 1e9:,.1f} GB more in the ramps before them (up to "
-                 f"{ramp_s:g} s per repetition, which fio's counters leave out; counted at each "
-                 "repetition's measured rate)")
+    head = f"**Health across the section:** fio wrote {written / 1e9:,.1f} GB"
+    if ramp:  # fio's counters leave its ramp_time out: each ramp at its repetition's rate
+        head += (f", {ramp / 1e9:,.1f} GB of it in the ramps (up to {ramp_s:g} s per "
+                 "repetition, estimated at its measured rate)")
     if not (before.is_dir() and after.is_dir()):
         return [head + "; no before/after health snapshots were taken."]
     b, a = health_summary(before), health_summary(after)
@@ -408,9 +406,8 @@ def health_findings(results_dir: Path, cases: dict[str, Case], peak_c: float | N
     text = head
     if host:
         text += (f"; the drive counted {host / 1e9:,.1f} GB of host writes "
-                 f"({host / written:.2f}× fio's{', ramps included' if ramp else ''}; the "
-                 "drive's count includes the prefill and any other writer on the device)"
-                 if written else "")
+                 f"({host / written:.2f}×: its count also holds the prefill and any other "
+                 "writer)" if written else "")
     temps = [t for t in (b.get("temperature_c"), a.get("temperature_c"), peak_c) if t is not None]
     if len(set(temps)) == 1:  # one figure, said once
         text += f"; temperature {temps[0]:g} °C throughout"
