@@ -89,6 +89,16 @@ def test_a_repetition_that_crossed_in_its_first_second_is_not_counted_at_the_slo
     assert "1 fell from 80 to 8 MB/s at 1 s (rep 2)" in r.description
 
 
+def test_a_repetition_that_took_two_seconds_to_fall_crossed_too():
+    """The same model drive in fresh-clone run v35: rep 2 averaged 29.5 MB/s with a median of
+    15.7, the throttle's queue draining over two seconds (about 80, 20, 11 and 8 MB/s). It had
+    been a regime "at 15.7 MB/s" of its own, a level the drive never had."""
+    r = split_regimes([flat(80), np.array([80.0, 20, 11.4, 8]), flat(8)])
+    assert r.cliffs == ((1, 2.0),)
+    assert r.description == ("1 at 80 MB/s (rep 1); 1 fell from 80 to 8 MB/s at 2 s (rep 2); "
+                             "1 at 8 MB/s after (rep 3)")
+
+
 def test_one_fast_or_stalled_second_splits_no_level():
     """After the cliff under load (v34): one second of a repetition held 2.2x the throttle's
     rate (a slice dispatched late), lifting its 4 s mean 30% above the others' while its median
@@ -160,8 +170,8 @@ def within(rate: float, claimed: float, sims: int) -> float:
 
 @pytest.mark.parametrize(("noise", "phi"), [(0.2, 0.3), (0.3, 0.3), (0.3, 0.0)])
 def test_one_level_is_split_at_most_5_percent_of_the_time(noise, phi):
-    """3 x 4 s, run offsets of 3%: the calibration's worst cells (bench, 4,000 cases: 3.3%,
-    3.8%, 0.9%)."""
+    """3 x 4 s, run offsets of 3%: the calibration's worst cells (bench, 4,000 cases: 3.5%,
+    4.1%, 1.0%)."""
     sims = 1500
     got = regimes_sim.run({"kind": "one level", "noise": noise, "phi": phi, "seconds": 4,
                            "sims": sims})["rate"]
@@ -171,7 +181,7 @@ def test_one_level_is_split_at_most_5_percent_of_the_time(noise, phi):
 @pytest.mark.parametrize(("noise", "phi"), [(0.1, 0.3), (0.15, 0.0), (0.15, 0.3)])
 def test_a_2x_split_is_found_with_the_right_repetitions_95_percent_of_the_time(noise, phi):
     """3 x 4 s, every order of two at L and one at L/2 or one at L and two at L/2 (bench, 4,000
-    cases: 99.8%, 98.5%, 97.2%; the first rule found 92.4-92.9% at 15%)."""
+    cases: 99.5%, 98.2%, 97.0%; the first rule found 92.4-92.9% at 15%)."""
     sims = 1200
     got = regimes_sim.run({"kind": "2x split", "noise": noise, "phi": phi, "seconds": 4,
                            "sims": sims})
@@ -182,6 +192,16 @@ def test_a_2x_split_is_found_with_the_right_repetitions_95_percent_of_the_time(n
 def test_a_cliff_in_the_middle_of_a_30_s_repetition_is_found():
     sims = 200
     got = regimes_sim.run({"kind": "cliff", "noise": 0.1, "phi": 0.3, "seconds": 30,
+                           "sims": sims})["rate"]
+    assert got >= 0.95 - within(got, 0.95, sims), got
+
+
+@pytest.mark.parametrize("phi", [0.0, 0.3])
+def test_a_4_s_repetition_that_crossed_is_found_at_its_second_in_quiet_seconds(phi):
+    """3 x 4 s at 5% per-second noise, the middle repetition falling to L/2 after its 1st, 2nd
+    or 3rd second (bench, 1,000 cases: 99.8%, 100.0%)."""
+    sims = 300
+    got = regimes_sim.run({"kind": "crossed", "noise": 0.05, "phi": phi, "seconds": 4,
                            "sims": sims})["rate"]
     assert got >= 0.95 - within(got, 0.95, sims), got
 

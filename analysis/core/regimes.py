@@ -33,7 +33,7 @@ The cut's sides become regimes; the level a regime reports is the median of all 
 (bench/simulations/regimes_sim.py, `bash bench/statistics --only regimes`; docs/methodology.md
 quotes the rates it measured): at 3 repetitions of 4 s, the quick profile's, a one-level case
 with 10-30% per-second noise, AR(1) phi up to 0.3 and run offsets of 3% is split in at most
-4.2% of cases, and a 2x split is found with its repetitions in 97% or more up to 15% noise, in
+4.1% of cases, and a 2x split is found with its repetitions in 97% or more up to 15% noise, in
 86% at 20% and 42-49% at 30%. Four seconds hold little more: with the noise given, not
 estimated, the same cut finds 94-97% at 20% and 85% at 30% (bench/README.md).
 
@@ -49,8 +49,9 @@ found from its own seconds, against the other repetitions (three at least: two t
 against). Its seconds split into a head and a tail where their spread about their own means is
 least, and it crossed when
 
-* the tail is at least ``min_drop_pct`` below the head, by mean and by median (one second
-  between them may stand apart from both, as far as a cliff: the cliff fell inside it);
+* the tail is at least ``min_drop_pct`` below the head, by mean and by median (up to
+  MAX_GAP_S seconds between them may stand apart from both, each as far as a cliff: the fall
+  took them);
 * ln(head / tail) spans ``z_step`` (Z_STEP) standard errors of the others' per-second noise
   (pooled_noise, AR(1) as above); higher than Z, as the step is the best of several places in
   each of several repetitions;
@@ -59,9 +60,9 @@ least, and it crossed when
 * a side of one second stands at a level another repetition measured: otherwise it is one
   stalled or fast second, not a state.
 
-Its cliff is that step (time_s: the seconds before it, and half the second it fell in), and it
-is a regime of its own. Measured
-(bench): found at the right second in 99.8-100% of cases at 5% noise, 59-74% at 10% and 21-29%
+Its cliff is that step (time_s: the seconds before it, and half of those it took to fall), and
+it is a regime of its own. Measured
+(bench): found at the right second in 99.8-100% of cases at 5% noise, 58-73% at 10% and 19-26%
 at 15% (phi <= 0.3); a crossing it misses stands as a regime of its own between the two levels,
 or by its median in the slower one.
 
@@ -101,6 +102,7 @@ NOISIER = 0.999  # an F test's level: a repetition this much noisier than the re
 MIN_DROP_PCT = DEFAULT_CLIFF["min_drop_pct"]
 MAX_PHI = 0.9  # the autocorrelation the standard error allows for, at most
 MIN_SECONDS = 2  # a repetition's own noise needs two seconds at least
+MAX_GAP_S = 2  # seconds a short repetition may take to fall (a throttle's queue drains late)
 TOO_SHORT = f"not judged: no repetition of {MIN_SECONDS} s or more"
 
 
@@ -264,8 +266,8 @@ def pooled_noise(series: Sequence[np.ndarray], levels: Sequence[float]) -> tuple
 def step_in(x: np.ndarray, others: Sequence[np.ndarray], other_levels: Sequence[float],
             keep: float, z: float) -> tuple[float, Cliff] | None:
     """(its t, the step) where repetition `x` crossed a cliff within its few seconds (module
-    docstring): its seconds split into head and tail, with or without one second between them
-    that stands between the two (the cliff fell inside it), where their spread about their own
+    docstring): its seconds split into head and tail, with up to MAX_GAP_S seconds between
+    them that stand apart from both (the fall took them), where their spread about their own
     means is least; the tail at most `keep` x the head by mean and by median; ln(head / tail)
     at least `z` standard errors of the other repetitions' noise (pooled_noise, AR(1) with phi
     at least PHI_FLOOR); and the spread left about each side's mean no noisier than theirs (an
@@ -282,10 +284,11 @@ def step_in(x: np.ndarray, others: Sequence[np.ndarray], other_levels: Sequence[
         return sum(float(np.sum((side / np.mean(side) - 1.0) ** 2)) if np.mean(side) > 0 else 0.0
                    for side in (x[:k], x[k + gap:]))
 
-    # (k, gap): head x[:k], tail x[k + gap:]; a second between them stands apart from both as
-    # a cliff (min_drop_pct) does, or it belongs to one of them
-    steps = [(k, 0) for k in range(1, n)] + [
-        (k, 1) for k in range(1, n - 1) if np.mean(x[k + 1:]) / keep <= x[k] <= keep * np.mean(x[:k])]
+    # (k, gap): head x[:k], tail x[k + gap:]; each second between them stands apart from both
+    # as a cliff (min_drop_pct) does, or it belongs to one of them
+    steps = [(k, gap) for gap in range(MAX_GAP_S + 1) for k in range(1, n - gap)
+             if all(np.mean(x[k + gap:]) / keep <= v <= keep * np.mean(x[:k])
+                    for v in x[k:k + gap])]
     k, gap = min(steps, key=lambda s: (spread(*s) / max(1, n - s[1] - 2), s[1]))
     head_s, tail_s = x[:k], x[k + gap:]
     head, tail = float(np.mean(head_s)), float(np.mean(tail_s))

@@ -170,13 +170,11 @@ def bandwidth_finding(s: Sweep) -> str:
     peak, bound = s.at(t.peak_bs), s.at(t.bound_bs)
     prev = s.rows.iloc[-2]
     if t.unresolved:
+        # one clause, as for any finding whose difference is not resolved (claims.none_resolved)
         return (f"{head}: where it turns bandwidth-bound is {NOT_RESOLVED}.** The largest size "
                 f"swept has the most MB/s, {md.pm(peak.bw_MBps_mean, peak.bw_MBps_ci95)} MB/s at "
-                f"{_kib(t.peak_bs)}, {md.signed_pct(t.last_step_pct)} over {_kib(prev.bs)} "
-                f"({md.num(prev.bw_MBps_mean)} MB/s), but the test does not show that step "
-                f"(95% interval {t.last_step.interval_text()}): whether MB/s still rises past "
-                f"{_kib(t.peak_bs)} or has flattened this run cannot tell; more repetitions "
-                "or longer runs narrow it."
+                f"{_kib(t.peak_bs)}, but the step from {_kib(prev.bs)} is not resolved: MB/s may "
+                f"still rise past {_kib(t.peak_bs)}, or have flattened."
                 + (f" 90% of the highest MB/s measured is first reached at {_kib(t.bound_bs)} "
                    f"({md.num(bound.bw_MBps_mean)} MB/s)." if t.bound_bs != t.peak_bs else ""))
     if t.still_rising:
