@@ -13,7 +13,7 @@ each side is then cut again the same way). A cut stands when the slower side's m
 
 * at least ``min_drop_pct`` (25%) below the faster side's: the cliff rule's own drop
   (analysis.core.segments.DEFAULT_CLIFF), so a run-to-run offset of a few % never splits a case
-  however long its repetitions; and
+  however long its repetitions;
 * as far below it by the median of each side's seconds: one fast or stalled second (a throttle
   that dispatches a slice late on a busy host, a new fio's first writes) moves a 4 s
   repetition's mean by a quarter, never its median, and a regime's level is that median; and
@@ -61,15 +61,9 @@ least, and it crossed when
   stalled or fast second, not a state.
 
 Its cliff is that step (time_s: the seconds before it, and half of those it took to fall), and
-it is a regime of its own. Measured
-(bench): found at the right second in 99.8-100% of cases at 5% noise, 58-73% at 10% and 19-26%
-at 15% (phi <= 0.3); a crossing it misses stands as a regime of its own between the two levels,
-or by its median in the slower one.
-
-    >>> crossed = split_regimes([np.array([80.0, 81, 79, 80]), np.array([80.0, 8.1, 7.9, 8]),
-    ...                          np.array([8.0, 8.1, 7.9, 8.1])])
-    >>> crossed.description
-    '1 at 80 MB/s (rep 1); 1 fell from 80 to 8 MB/s at 1 s (rep 2); 1 at 8.05 MB/s after (rep 3)'
+it is a regime of its own. Measured (bench): found at the right second in 99.8-100% of cases at
+5% noise, 58-73% at 10% and 19-26% at 15% (phi <= 0.3); a crossing it misses stands as a regime
+of its own between the two levels, or by its median in the slower one.
 
 Worked example (the sample report's 128 KiB sequential write, three repetitions of 4 s)::
 
@@ -80,6 +74,13 @@ Worked example (the sample report's 128 KiB sequential write, three repetitions 
     [((0, 1), 200.0), ((2,), 20.0)]
     >>> r.description
     '2 at 200 MB/s (reps 1-2); 1 at 20 MB/s after (rep 3)'
+
+and a model drive's (80 MB/s, then 8) whose cache ran out a second into repetition 2::
+
+    >>> crossed = split_regimes([np.array([80.0, 81, 79, 80]), np.array([80.0, 8.1, 7.9, 8]),
+    ...                          np.array([8.0, 8.1, 7.9, 8.1])])
+    >>> crossed.description
+    '1 at 80 MB/s (rep 1); 1 fell from 80 to 8 MB/s at 1 s (rep 2); 1 at 8.05 MB/s after (rep 3)'
 """
 
 from __future__ import annotations
