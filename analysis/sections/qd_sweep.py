@@ -181,21 +181,21 @@ def climb_after_knee(s: Sweep, settings: dict):
 
 def peak_sentence(s: Sweep) -> str:
     """The pattern's peak and the depth that first reaches 90% of it. Where the peak search
-    measured beyond the sweep, the peak is its, and the sweep's best is stated against it."""
+    measured beyond the sweep, its finding states the peak and the table each depth's share of
+    it: this says only which depth of the sweep reaches 90% of it."""
     best = s.at(s.best_outstanding)
-    pair = f"{md.num(best.iops_mean)} IOPS ({md.num(best.bw_MBps_mean)} MB/s)"
-    if s.peak is None or s.peak.case == best.case:
-        text = f" Peak {pair} at {s.qd(s.best_outstanding)}"
-    else:  # the peak search's finding states the peak, the table each depth's share of it
-        text = " No depth of the sweep" if s.outstanding_90 is None else " Of the sweep's depths,"
+    own = s.peak is None or s.peak.case == best.case  # the sweep's best is the peak
     if s.outstanding_90 is None:
-        return text + ("; no depth of the sweep reaches 90% of the peak."
-                       if text.startswith(" Peak") else " reaches 90% of the peak.")
-    at90 = s.at(s.outstanding_90)
-    it = "it" if s.peak is None or s.peak.case == best.case else "the peak"
-    lead = "" if text.startswith(" Of") else ";"
-    return text + (f"{lead} 90% of {it} is reached at {s.qd(s.outstanding_90)} "
-                   f"({md.num(at90.iops_mean)} IOPS, {at90.pct_of_peak:.0f}% of peak).")
+        reached = "no depth of the sweep reaches 90% of the peak."
+    else:
+        at90 = s.at(s.outstanding_90)
+        reached = (f"90% of {'it' if own else 'the peak'} is reached at "
+                   f"{s.qd(s.outstanding_90)} ({md.num(at90.iops_mean)} IOPS, "
+                   f"{at90.pct_of_peak:.0f}% of peak).")
+    if own:
+        return (f" Peak {md.num(best.iops_mean)} IOPS ({md.num(best.bw_MBps_mean)} MB/s) at "
+                f"{s.qd(s.best_outstanding)}; {reached}")
+    return f" {reached[0].upper()}{reached[1:]}"
 
 
 def knee_finding(s: Sweep, settings: dict) -> str:
