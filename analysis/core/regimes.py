@@ -234,12 +234,10 @@ def _noise_parts(series: Sequence[np.ndarray], levels: Sequence[float]) -> dict[
     return parts
 
 
-def noisiest_apart(series: Sequence[np.ndarray], levels: Sequence[float]) -> int | None:
-    """The position of the repetition the noise leaves out: with three repetitions or more, the
-    noisiest, when an F test at NOISIER says it is noisier than the rest (one that straddles a
-    cliff too short for the burst rule to see holds a drop, not noise, and would hide every
-    other gap); None otherwise."""
-    parts = _noise_parts(series, levels)
+def _noisiest_apart(parts: dict[int, tuple]) -> int | None:
+    """The repetition the noise leaves out: with three repetitions or more, the noisiest, when an
+    F test at NOISIER says it is noisier than the rest (one that straddles a cliff too short for
+    the burst rule to see holds a drop, not noise, and would hide every other gap)."""
     if len(parts) < 3:
         return None
     worst = max(parts, key=lambda i: parts[i][0] / parts[i][2])
@@ -250,18 +248,24 @@ def noisiest_apart(series: Sequence[np.ndarray], levels: Sequence[float]) -> int
     return worst if noisier else None
 
 
+def _pooled(series: Sequence[np.ndarray], levels: Sequence[float]) -> tuple[float, float, int]:
+    """(CV, phi, degrees of freedom) of the per-second noise: pooled_noise, with the degrees of
+    freedom its CV rests on."""
+    parts = _noise_parts(series, levels)
+    parts.pop(_noisiest_apart(parts), None)
+    ss, lag, df = (sum(p[k] for p in parts.values()) for k in range(3))
+    if not df or ss <= 0:
+        return 0.0, 0.0, 0
+    return math.sqrt(ss / df), min(MAX_PHI, max(0.0, lag / ss)), df
+
+
 def pooled_noise(series: Sequence[np.ndarray], levels: Sequence[float]) -> tuple[float, float]:
     """(CV, phi) of the per-second noise: each repetition's seconds relative to its own level,
     their spread about their mean pooled over the repetitions (n - 1 each), and their lag-1
     autocorrelation pooled the same way, within 0 and MAX_PHI (a few seconds estimate it low,
-    never usefully below 0), leaving out the repetition noisiest_apart names. (0, 0) when no
+    never usefully below 0), leaving out the one _noisiest_apart names. (0, 0) when no
     repetition has two seconds at a positive level."""
-    parts = _noise_parts(series, levels)
-    parts.pop(noisiest_apart(series, levels), None)
-    ss, lag, df = (sum(p[k] for p in parts.values()) for k in range(3))
-    if not df or ss <= 0:
-        return 0.0, 0.0
-    return math.sqrt(ss / df), min(MAX_PHI, max(0.0, lag / ss))
+    return _pooled(series, levels)[:2]
 
 
 def step_in(x: np.ndarray, others: Sequence[np.ndarray], other_levels: Sequence[float],
@@ -274,10 +278,8 @@ def step_in(x: np.ndarray, others: Sequence[np.ndarray], other_levels: Sequence[
     at least PHI_FLOOR); and the spread left about each side's mean no noisier than theirs (an
     F test at NOISIER): a stall in the middle is no step. None otherwise."""
     n = x.size
-    cv, phi = pooled_noise(others, other_levels)
-    parts = _noise_parts(others, other_levels)
-    ss_rest, df_rest = sum(p[0] for p in parts.values()), sum(p[2] for p in parts.values())
-    if n < 2 or cv <= 0 or not df_rest:
+    cv, phi, df_rest = _pooled(others, other_levels)
+    if n < 2 or cv <= 0:
         return None
     phi = max(phi, PHI_FLOOR)
 
@@ -302,7 +304,7 @@ def step_in(x: np.ndarray, others: Sequence[np.ndarray], other_levels: Sequence[
         if side.size < MIN_SECONDS and not any(keep * o <= level <= o / keep for o in levels):
             return None
     df = n - gap - 2
-    if df > 0 and spread(k, gap) / df / (ss_rest / df_rest) > _f_crit(df, df_rest):
+    if df > 0 and spread(k, gap) / df / (cv * cv) > _f_crit(df, df_rest):
         return None
     se = cv * math.sqrt(mean_variance_factor(head_s.size, phi) / head_s.size
                         + mean_variance_factor(tail_s.size, phi) / tail_s.size)
