@@ -6,6 +6,7 @@ import collections
 import errno
 import json
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -282,6 +283,32 @@ def need(fio_runs, name):
     if run is None:
         pytest.skip(f"fio run {name!r} failed on this machine (engine or filesystem unsupported)")
     return run
+
+
+CPU_AT_START = pytest.StashKey[float]()
+
+
+def _cpu_seconds() -> float:
+    own, children = (resource.getrusage(w) for w in (resource.RUSAGE_SELF,
+                                                      resource.RUSAGE_CHILDREN))
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    item.stash[CPU_AT_START] = _cpu_seconds()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Each test's CPU seconds (the worker's and every child it waited for: fio under a script,
+    the NVMe VM's QEMU), as the junit property cpu_s. The suite is CPU-bound on this machine (4
+    workers on 2 vCPUs), so its time is cut where these sum highest, not where a test waits
+    longest (tests/README.md). A module fixture's setup counts to its first test."""
+    if call.when == "teardown" and CPU_AT_START in item.stash:
+        item.user_properties.append(
+            ("cpu_s", round(_cpu_seconds() - item.stash[CPU_AT_START], 2)))
+    yield
 
 
 @pytest.hookimpl(hookwrapper=True)
