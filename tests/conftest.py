@@ -32,9 +32,12 @@ if str(REPO) not in sys.path:
 from tests.toolkit import (  # after REPO is on the path
     beside_others,
     free_port,
+    teardown_on_sigterm,
     unless_installable,
     wait_listening,
 )
+
+teardown_on_sigterm()  # in the controller and in each xdist worker
 
 TARGET_SIZE = 16 * 1024 * 1024
 COMMON = ["--bs=4k", "--lat_percentiles=1", "--output-format=json+", "--randrepeat=0"]

@@ -28,6 +28,7 @@ from analysis.sections import mix_rw
 from tests.conftest import SAMPLES
 from tests.toolkit import (
     PUNCTUAL,
+    REPO,
     TINY,
     assert_row_is_fios,
     fio_workdir,
@@ -364,6 +365,13 @@ def test_default_file_target(toolkit):
     total = table[table.direction == "total"].set_index("read_pct")
     r, w = total.loc[100], total.loc[0]
     bullets = [line[2:] for line in snippet.splitlines() if line.startswith("- **")]
+    folded = [b for b in bullets if b.startswith("**Against the pure runs:**")]
+    if folded:  # every comparison unresolved: said once, quoting no percentage
+        assert f"R100/W0, {r.iops_mean:,.0f} IOPS" in folded[0]
+        assert f"R0/W100, {w.iops_mean:,.0f} IOPS" in folded[0] and "%" not in folded[0]
+        assert not any(b.startswith(("**Throughput", "**Write penalty", "**Mixing cost",
+                                     "**Who pays")) for b in bullets)
+        return
     throughput = finding(bullets, "Throughput against pure read")
     assert f"R100/W0 reaches {r.iops_mean:,.0f} IOPS" in throughput
     # two repetitions of a short run often resolve nothing: a finding none of whose
@@ -417,3 +425,21 @@ def test_a_100_0_mix_is_no_write_block(toolkit):
     assert result.returncode == 0, result.stderr[-2000:]
     assert "ramps    2 write case(s)" in result.stderr, result.stderr
     assert "2 x 20s" in result.stderr
+
+
+def test_a_section_that_resolves_nothing_says_so_once():
+    """A sample's §4 (the emulated NVMe drive, tests/fixtures/mix-rw/README.md): no comparison
+    of the five is resolved, so one finding says so, with the pure runs' IOPS and no percentage,
+    and none of the five is printed (each had said "not shown to differ" on its own)."""
+    df = pd.read_csv(REPO / "tests" / "fixtures" / "mix-rw" / "nvme-vm-nothing-resolved.csv").drop(columns=["mix"])
+    out = mix_rw.findings(df)
+    assert out[0].startswith("**Against the pure runs:** R70/W30 and R50/W50 are not shown to "
+                             "differ ‡ from pure reads (R100/W0, 9,658 IOPS) or pure writes "
+                             "(R0/W100, 7,921 IOPS)")
+    assert "%" not in out[0] and out[0].endswith("not resolved by this run.")
+    assert not any(f.startswith(("**Throughput", "**Latency against", "**Write penalty",
+                                 "**Mixing cost", "**Who pays")) for f in out)
+    ms = mix_rw.mixes(mix_rw.one_state(df))
+    assert all(isinstance(f, mix_rw.Unresolved) for f in (
+        mix_rw.throughput_finding(ms), mix_rw.write_penalty_finding(ms),
+        mix_rw.mixing_cost_finding(ms), mix_rw.who_pays_finding(ms)))

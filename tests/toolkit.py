@@ -42,6 +42,22 @@ TINY_PROBED = ["--profile", "tiny"]
 TINY = [*TINY_PROBED, "--no-host-ceiling", "--engine", "libaio"]
 
 
+def teardown_on_sigterm() -> None:
+    """SIGTERM (CI's timeout, `kill -- -PGID`, a closed terminal) ends the suite as Ctrl-C does:
+    pytest runs no teardown for a signal it does not handle, and the fleet's fio servers, the
+    loop devices, mounts and cgroups of the tests then running were left behind. As an
+    interrupt, every fixture's finally runs. A second SIGTERM during that cleanup is ignored (it
+    would cut the cleanup short); SIGKILL still ends it."""
+    if threading.current_thread() is not threading.main_thread():
+        return  # signal handlers belong to the main thread
+
+    def interrupted(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}: cleaning up")
+
+    signal.signal(signal.SIGTERM, interrupted)
+
+
 # Settings the scripts read from the environment: a test sets the ones it means, never inherits.
 # Every option's variable (lib/options.tsv), and serve.bash's state folder, which is no option.
 SETTINGS = (*settings(), "TK_SERVE_DIR")

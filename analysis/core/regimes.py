@@ -91,7 +91,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy.stats import f as f_dist
 
 from analysis.core.segments import DEFAULT_CLIFF, Cliff, find_cliffs
 
@@ -219,7 +218,8 @@ def not_judged(levels: Sequence[float]) -> Regimes:
 def _f_crit(df1: int, df2: int) -> float:
     """The F test's critical ratio at NOISIER (a few pairs of repetition lengths recur: scipy's
     quantile is the rule's slowest step)."""
-    return float(f_dist.ppf(NOISIER, df1, df2))
+    from scipy.special import fdtri  # not scipy.stats: its import costs every analysis 0.8 s
+    return float(fdtri(df1, df2, NOISIER))
 
 
 def _noise_parts(series: Sequence[np.ndarray], levels: Sequence[float]) -> dict[int, tuple]:

@@ -82,19 +82,14 @@ def emulated_provenance(env: dict, revision: str, vm: dict, has_env_section: boo
     """The paragraph for a sample made on the emulated NVMe drive (make demo's VM, whose settings
     the results tree records in nvme-vm.json)."""
     cache = vm.get("write_cache") or {}
-    machine = ", ".join(str(p) for p in (
-        (env.get("cpu") or {}).get("model"), env.get("distribution")) if p)
     started = env.get("collected_at") or "at an unrecorded time"
-    return (f"> **Sample report**, made by `make sample-report`: the quick report of `make demo` "
-            f"on an **emulated NVMe drive**, {vm.get('device')} of QEMU's NVMe controller in a "
-            f"small VM (docs/nvme-vm.md), started {started} at git revision `{revision}`. "
-            f"QEMU's write throttle gives it a write cache that fills: from empty, "
-            f"{cache.get('fast_Bps', 0) / 1e6:g} MB/s for about "
-            f"{cache.get('cache_bytes', 0) / 1e9:.2f} GB, then {cache.get('slow_Bps', 0) / 1e6:g} "
-            f"MB/s, the rate at which it empties again while idle (§6 idles before its burst "
-            f"until it has). **The speeds are an emulator's, not an "
-            f"SSD's**: every I/O is QEMU's work on the host's CPUs ({machine or 'unknown'}; "
-            "TCG is QEMU's CPU emulation in software); the NVMe identity, its health and §6's "
+    return (f"> **Sample report** (`make sample-report`): the quick profile on an **emulated NVMe "
+            f"drive**, {vm.get('device')} of QEMU's NVMe controller in a VM under TCG, QEMU's CPU "
+            f"emulation in software (docs/nvme-vm.md), started {started} at `{revision}`. QEMU's "
+            f"write throttle makes a write cache: {cache.get('fast_Bps', 0) / 1e6:g} MB/s for "
+            f"about {cache.get('cache_bytes', 0) / 1e9:.2f} GB, then "
+            f"{cache.get('slow_Bps', 0) / 1e6:g} MB/s, refilled at that rate while idle. **The "
+            "speeds are an emulator's, not an SSD's**; the NVMe identity, its health and §6's "
             "write-cache cliff are real."
             + (" §1 has the guest's environment." if has_env_section else "")
             + "\n\n")

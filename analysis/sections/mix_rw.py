@@ -141,6 +141,11 @@ def blend_iops(read_share: float, read_iops: float, write_iops: float) -> float:
 
 # ---- findings --------------------------------------------------------------------------------
 
+class Unresolved(str):
+    """A comparison finding none of whose differences is resolved (claims rule 2). When every
+    comparison of the section is one, findings() says so once (`all_unresolved`)."""
+
+
 def _tag(c: Change) -> str:
     """' ‡' beside a difference the test does not show (claims: the methodology's legend)."""
     return f" {claims.UNRESOLVED}" if claims.unresolved(c) else ""
@@ -187,7 +192,7 @@ def throughput_finding(ms: list[Mix]) -> str:
     if not parts:
         return text + "; no other mix was measured to compare with it."
     if claims.none_resolved(changes):
-        return text + f"; {_unshown([m.label for m in others])} from it."
+        return Unresolved(text + f"; {_unshown([m.label for m in others])} from it.")
     return text + "; " + "; ".join(parts) + "."
 
 
@@ -210,9 +215,10 @@ def latency_finding(ms: list[Mix]) -> str | None:
     p99s = dict(zip([m.case for m in with_p99], adjusted(
         [_change_of(m.total, base.total, "lat_p99_us", "lat_p99_us_std") for m in with_p99])))
     if claims.none_resolved([*means, *p99s.values()]):
-        return (f"**Latency against pure read:** {_unshown([m.label for m in others])} from "
-                f"{base.label} in mean latency over all I/Os ({md.num(base.total.lat_us_mean)} µs)"
-                + (" or p99" if p99s else "") + ".")
+        return Unresolved(
+            f"**Latency against pure read:** {_unshown([m.label for m in others])} from "
+            f"{base.label} in mean latency over all I/Os ({md.num(base.total.lat_us_mean)} µs)"
+            + (" or p99" if p99s else "") + ".")
     parts = []
     for m, mean in zip(others, means):
         text = f"{m.label} {md.num(m.total.lat_us_mean)} µs ({_pct_tagged(mean)})"
@@ -248,10 +254,11 @@ def write_penalty_finding(ms: list[Mix]) -> str:
         pure.append(_change_of(w.total, r.total, "lat_p99_us", "lat_p99_us_std"))
     iops, lat, *p99 = adjusted(pure)
     if claims.none_resolved([iops, lat, *p99, *(c for _, c in in_mix)]):
-        return (f"**Write penalty:** {claims.NOT_RESOLVED} {claims.UNRESOLVED}: pure writes "
-                f"({w.label}, {md.num(w.total.iops_mean)} IOPS) against pure reads "
-                f"({md.num(r.total.iops_mean)} IOPS) in IOPS and latency"
-                + (", and writes against reads within each mix" if in_mix else "") + ".")
+        return Unresolved(
+            f"**Write penalty:** {claims.NOT_RESOLVED} {claims.UNRESOLVED}: pure writes "
+            f"({w.label}, {md.num(w.total.iops_mean)} IOPS) against pure reads "
+            f"({md.num(r.total.iops_mean)} IOPS) in IOPS and latency"
+            + (", and writes against reads within each mix" if in_mix else "") + ".")
     penalty = -iops.pct  # the share of the read IOPS lost by writing instead
     ratio = w.total.iops_mean / r.total.iops_mean
     text = (f"**Write penalty:** pure writes ({w.label}) reach {md.num(w.total.iops_mean)} IOPS "
@@ -290,9 +297,10 @@ def mixing_cost_finding(ms: list[Mix]) -> str | None:
                                pred * max(r.total.iops_cv, w.total.iops_cv), m.total.n,
                                min(r.total.n, w.total.n)) for m, pred in zip(inside, blends)])
     if claims.none_resolved(changes):
-        return ("**Mixing cost:** " + _unshown([m.label for m in inside]) + " from the blend of "
-                "the pure runs (1/IOPS = r/IOPS_read + (1−r)/IOPS_write): a cost of mixing is "
-                "neither shown nor ruled out.")
+        return Unresolved(
+            "**Mixing cost:** " + _unshown([m.label for m in inside]) + " from the blend of "
+            "the pure runs (1/IOPS = r/IOPS_read + (1−r)/IOPS_write): a cost of mixing is "
+            "neither shown nor ruled out.")
     for m, predicted, c in zip(inside, blends, changes):
         share = m.measured_read_share
         parts.append(f"{m.label} (reads {share * 100:.0f}% of the I/Os) would reach "
@@ -359,9 +367,10 @@ def who_pays_finding(ms: list[Mix]) -> str:
     if reads and writes and claims.none_resolved(
             [c for side, base, found in (("read", r, reads), ("write", w, writes))
              for c in (*(c for _, c in found), *_p99s_against_pure(side, base, found).values())]):
-        return ("**Who pays in the mix:** " + _unshown([m.label for m in inside]) + " from the "
-                "pure runs in read or write latency (mean and p99): whether sharing the queue "
-                f"slows either direction is {claims.NOT_RESOLVED}.")
+        return Unresolved(
+            "**Who pays in the mix:** " + _unshown([m.label for m in inside]) + " from the "
+            "pure runs in read or write latency (mean and p99): whether sharing the queue "
+            f"slows either direction is {claims.NOT_RESOLVED}.")
     sentences = ([_pure_sentence("read", r, reads)] if reads else []) + (
         [_pure_sentence("write", w, writes)] if writes else [])
     text = "**Who pays in the mix:** " + "; ".join(sentences) + "."
@@ -409,6 +418,18 @@ def _fares_worse(a: Change, b: Change) -> str:
     return ""
 
 
+def all_unresolved(ms: list[Mix]) -> str:
+    """One finding for a section whose every comparison is unresolved (five findings that each
+    said "not shown to differ" read as five results)."""
+    r, w = pure_read(ms), pure_write(ms)
+    inside = [m.label for m in ms if m.mixed]
+    return (f"**Against the pure runs:** {_unshown(inside)} from pure reads ({r.label}, "
+            f"{md.num(r.total.iops_mean)} IOPS) or pure writes ({w.label}, "
+            f"{md.num(w.total.iops_mean)} IOPS) in IOPS, mean or p99 latency, or from the blend "
+            "of the two (1/IOPS = r/IOPS_read + (1−r)/IOPS_write); nor are writes from reads, "
+            f"pure or within a mix: the costs of writing and of mixing are {claims.NOT_RESOLVED}.")
+
+
 def stability_rows(df: pd.DataFrame) -> pd.DataFrame:
     """The rows the stability line names: a pure mix's total repeats its one direction."""
     df = with_mix(df)
@@ -421,6 +442,8 @@ def findings(df: pd.DataFrame) -> list[str]:
     out = [throughput_finding(ms), latency_finding(ms), write_penalty_finding(ms),
            mixing_cost_finding(ms), who_pays_finding(ms)]
     out = [f for f in out if f]
+    if len(out) > 1 and all(isinstance(f, Unresolved) for f in out):
+        out = [all_unresolved(ms)]
     if int(df.n.max()) < 2:  # no CV either: the stability line would have nothing to judge
         out.append(f"**Stability:** one repetition per mix, so no spread is known and "
                    f"differences under {SMALL_PCT:.0f}% are read as none; add repetitions "
