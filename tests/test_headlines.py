@@ -27,13 +27,16 @@ def test_qualifiers_stay_with_the_number():
 
 def test_the_samples_conclusion_carries_them():
     """docs/sample/report.md (drawn from its committed results; test_sample_report keeps it
-    current): §5's peak was host-bound, §6's verdicts came from a 30 s burst in 3 s rounds."""
+    current): §3's and §5's sequential peaks were host-bound, §5's random peak was cut short by
+    its search's budget, §6's verdicts came from a 30 s burst in 3 s rounds."""
     text = (REPO / "docs" / "sample" / "report.md").read_text()
     conclusion = text[text.index("## Conclusion"):].split("\n## ", 1)[0]
     # a mean is quoted with its interval (issue 42: the conclusion had dropped §3's ±1,311)
-    assert "23,657 ± 5,938 IOPS at QD 128 × 2 jobs with io_uring" in conclusion
-    assert "2,879 ± 442 MB/s at 1 MiB blocks" in conclusion
-    assert "with io_uring (10,859 µs mean, p99 40,108 µs) [host-bound (" in conclusion
+    assert ("17,828 ± 2,755 IOPS at QD 32 × 2 jobs with libaio (3,627 µs mean, p99 19,005 µs); "
+            "the search's budget ended it before the plateau was shown") in conclusion
+    assert ("3,271 ± 434 MB/s at 1 MiB blocks, QD 32 (still rising at the largest size) "
+            "[host-bound (fio's CPU ≥ 90% per job): the host's limit]") in conclusion
+    assert "1,505 ± 76 MB/s at QD 128 × 2 jobs with libaio [host-bound (" in conclusion
     assert "SNIA PTS" not in conclusion  # no pts row in a report without a PTS run
     assert conclusion.count("[an indication only: a 30 s burst in 3 s rounds, not SNIA's 60 s]") == 2
 
@@ -60,25 +63,32 @@ def test_the_samples_claims_stay_within_their_evidence():
     """Issue 42's review of the sample, claim by claim, against its own tables."""
     text = (REPO / "docs" / "sample" / "report.md").read_text()
     conclusion = text[text.index("## Conclusion"):].split("\n## ", 1)[0]
-    # the knee: judged with the peak search's QD 128 (13,987 IOPS) beside the sweep's points,
+    # the knee: judged with the peak search's QD 32 (11,935 IOPS) beside the sweep's points,
     # between host-bound points, its step not resolved
-    assert ("not established: the means put it at QD 128 (from QD 64, gains 4.4% IOPS for +93% "
+    assert ("not established: the means put it at QD 32 (from QD 16, loses 0.4% IOPS for +109% "
             "mean latency), a step not resolved by this run [host-bound (fio's CPU ≥ 90% per "
             "job, a CPU ≥ 95% busy): the host's knee]") in conclusion
-    assert "| 4 KiB random read | 128 ⚠ ⌂ (search) ◆ knee | 13,987 ± 4,392 |" in text
-    # the p99 objective, judged with its interval: QD 1's [3,736–4,124] lies above 1,000 µs
+    assert "| 4 KiB random read | 32 ⚠ ⌂ (search) ◆ knee | 11,935 ± 6,635 |" in text
+    # the p99 objective, judged with its interval: QD 1's [2,897–3,592] lies above 1,000 µs
     assert ("for latency-sensitive work QD 1, the shallowest, though no depth is shown to meet "
-            "p99 ≤ 1,000 µs (its p99 3,981 µs [3,736–4,124])") in text
-    # no † value quoted: §2's p99.9 ratios and §5's QD 1 p99.9 (36 I/Os above it) are gone
-    assert "(p99.9 13.4×)" not in text and "p99.9 4,227 µs at QD 1" not in text
-    assert "**Tails (4 KiB random read):** p99 3,981 µs at QD 1;" in text
-    # §3: a size still rising is not marked as reaching 90% of a peak the findings put beyond it
-    assert "| sequential read | 1 MiB ⚠ ▲ still rising |" in text
+            "p99 ≤ 1,000 µs (its p99 3,228 µs [2,897–3,592])") in text
+    # no † value quoted: §5's QD 1 p99.9 (4,489 µs †) is not
+    assert "| 4 KiB random read | 1 ⚠ | 2,624 ± 686 |" in text and "4,489 † |" in text
+    assert "p99.9 4,489 µs at QD 1" not in text
+    assert "**Tails (4 KiB random read):** p99 3,228 µs at QD 1;" in text
+    # §3: a size still rising is not marked as reaching 90% of a peak the findings put beyond
+    # it; its host-bound peak is named the host's in the finding too
+    assert "| sequential read | 1 MiB ⚠ ⌂ ▲ still rising |" in text
     assert not any("still rising |" in line and "●" in line for line in text.splitlines())
-    # §6: random data wrote at two levels (a repetition after an idle, into the refilled
-    # cache), so no pattern is compared against one mean over both (issue 41)
-    assert ("**Compressibility:** not compared: random data's repetitions wrote at separate "
-            "levels (1 fell from 200 to 19.9 MB/s at 2.5 s (rep 2); 2 at 20 MB/s (reps 1, 3)") in text
+    assert ("so the peak and the transition lie beyond 1 MiB. Its peak is host-bound (fio's CPU "
+            "≥ 90% per job): the host's limit") in text
+    # §6: all zeros wrote at two levels (rep 2 after an idle, one second in the refilled
+    # cache), so it is not compared on one mean over both, nor said to have measured the
+    # full cache (issue 41)
+    assert ("Every one compared was written with the write cache full, at the burst's level after "
+            "its cliff") in text
+    assert ("All zeros: not compared, its repetitions wrote at separate levels (1 fell from 200 "
+            "to 19.9 MB/s at 1.5 s (rep 2); 2 at 19.9 MB/s (reps 1, 3); write regimes below).") in text
     assert "±0%" not in text
     # the host-bound wording names the rule that fired, not every rule
     assert "kept a CPU or all of them busy" not in text
@@ -86,11 +96,16 @@ def test_the_samples_claims_stay_within_their_evidence():
 
 
 def test_the_samples_write_regimes_name_each_block_once():
-    """§4's blocks held one level each: the regime each ramp declared is a line per case, not
-    the section's numbers again; the 0/100 mix is a random write with no empty read row."""
+    """§4's blocks: the 50/50 mix wrote at two levels, each summarised over its own
+    repetitions with its directions; the others held one level, and the regime each ramp
+    declared is a line per case, not the section's numbers again; the 0/100 mix is a random
+    write with no empty read row."""
     text = (REPO / "docs" / "sample" / "report.md").read_text()
     mix = text[text.index("## §4"):].split("\n## ", 1)[0]
     regimes = mix[mix.index("### Write regimes"):]
-    assert "| 0.00 |" not in regimes and "| repetitions in the regime |" not in regimes
+    assert "| 0.00 |" not in regimes
+    assert ("| 4 KiB random read/write 50/50, QD 32 (writes) | 2 at 21.6 MB/s (reps 1-2) |"
+            in regimes)
+    assert "| R50/W50 | write (write regimes below) | – |" in mix
     assert "- 4 KiB random write, QD 32: no cliff within the ramp's" in regimes
     assert "- 4 KiB random read/write 70/30, QD 32: no cliff within the ramp's" in regimes

@@ -217,13 +217,29 @@ def test_repetitions_too_short_to_show_their_noise_are_not_judged():
 
 
 def test_the_samples_random_data_repetition_fell_inside_its_third_second():
-    """docs/sample (the NVMe VM's QEMU throttle, 200 then 20 MB/s): §6's compressibility wrote
-    random data three times; rep 2 found the cache refilled and ran 200, 199, 121 and 19.9 MB/s,
-    the cliff inside its third second. It had been "1 at 160 MB/s (rep 2)", a level it never
-    held; reps 1 and 3 ran at 20 throughout."""
-    case = REPO / "docs" / "sample" / "results" / "wss_burst" / "write-128k-random"
+    """A sample of the NVMe VM (QEMU's throttle, 200 then 20 MB/s; tests/fixtures/regimes):
+    §6's compressibility wrote random data three times; rep 2 found the cache refilled and ran
+    200, 199, 121 and 19.9 MB/s, the cliff inside its third second. It had been "1 at 160 MB/s
+    (rep 2)", a level it never held; reps 1 and 3 ran at 20 throughout."""
+    case = REPO / "tests" / "fixtures" / "regimes" / "sample-1127-random"
     rates = [write_rate(case, k) for k in (1, 2, 3)]
     assert [round(float(v)) for v in rates[1]] == [200, 199, 121, 20]
     r = split_regimes(rates)
     assert r.cliffs == ((1, 2.5),)
     assert r.description == "1 fell from 200 to 19.9 MB/s at 2.5 s (rep 2); 2 at 20 MB/s (reps 1, 3)"
+
+
+def test_one_second_in_the_cache_then_the_fall_is_a_crossing_too():
+    """The next sample (tests/fixtures/regimes): all zeros, rep 2 ran 200, 102, 20 and 20
+    MB/s, one second in the cache before the fall, which no other repetition's level matched
+    (both at 19.5). It had been "1 at 60.7 MB/s (rep 2)", a level the drive never had: one
+    second ten times the rest is beyond a late throttle slice (ALONE_RATIO), unlike the 2.2x
+    second of test_one_fast_or_stalled_second_splits_no_level."""
+    case = REPO / "tests" / "fixtures" / "regimes" / "sample-1129-zeros"
+    rates = [write_rate(case, k) for k in (1, 2, 3)]
+    assert [round(float(v)) for v in rates[1]] == [200, 102, 20, 20]
+    r = split_regimes(rates)
+    assert r.cliffs == ((1, 1.5),)
+    assert r.description == "1 fell from 200 to 19.9 MB/s at 1.5 s (rep 2); 2 at 19.9 MB/s (reps 1, 3)"
+    # a lone second at 2.5x is still no step: the others stand where neither side does
+    assert split_regimes([flat(8.0), flat(8.0), np.array([20.0, 8.1, 8.0, 7.9])]).cliffs == ()

@@ -149,8 +149,8 @@ def test_a_sample_on_the_emulated_nvme_drive_says_the_speeds_are_an_emulators():
     text = emulated_provenance(env, "abc123", describe())
     assert "**emulated NVMe drive**, /dev/nvme0n1 of QEMU's NVMe controller" in text
     assert "**The speeds are an emulator's, not an SSD's**" in text
-    assert "from empty, 200 MB/s for about 1.78 GB, then 20 MB/s" in text
-    assert "at git revision `abc123`" in text
+    assert "makes a write cache: 200 MB/s for about 1.78 GB, then 20 MB/s" in text
+    assert "at revision `abc123`" in text
 
 
 def test_the_report_says_a_sections_stability_and_host_bound_lines_once():

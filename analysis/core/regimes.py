@@ -103,6 +103,10 @@ MIN_DROP_PCT = DEFAULT_CLIFF["min_drop_pct"]
 MAX_PHI = 0.9  # the autocorrelation the standard error allows for, at most
 MIN_SECONDS = 2  # a repetition's own noise needs two seconds at least
 MAX_GAP_S = 2  # seconds a short repetition may take to fall (a throttle's queue drains late)
+# A side of one second stands alone at this multiple of the other side: one throttle slice
+# dispatched late lifts a second to about 2x (2.2x under load, v34); a cache an idle refilled
+# writes one second at any multiple (10x on the NVMe VM: 196 then 19.5 MB/s)
+ALONE_RATIO = 3.0
 TOO_SHORT = f"not judged: no repetition of {MIN_SECONDS} s or more"
 
 
@@ -298,10 +302,13 @@ def step_in(x: np.ndarray, others: Sequence[np.ndarray], other_levels: Sequence[
     before, after = float(np.median(head_s)), float(np.median(tail_s))
     if head <= 0 or tail > keep * head or after > keep * before:
         return None
-    # a side of one second is a stall or a spike unless another repetition stood at its level
+    # a side of one second is a stall or a spike unless another repetition stood at its level,
+    # or it stands ALONE_RATIO beyond the other side, where no late slice reaches
     levels = [float(np.median(o)) for o in others]
+    alone = before >= ALONE_RATIO * after
     for side, level in ((head_s, before), (tail_s, after)):
-        if side.size < MIN_SECONDS and not any(keep * o <= level <= o / keep for o in levels):
+        if side.size < MIN_SECONDS and not alone and not any(keep * o <= level <= o / keep
+                                                              for o in levels):
             return None
     df = n - gap - 2
     if df > 0 and spread(k, gap) / df / (cv * cv) > _f_crit(df, df_rest):

@@ -85,7 +85,7 @@ def emulated_provenance(env: dict, revision: str, vm: dict, has_env_section: boo
     started = env.get("collected_at") or "at an unrecorded time"
     return (f"> **Sample report** (`make sample-report`): the quick profile on an **emulated NVMe "
             f"drive**, {vm.get('device')} of QEMU's NVMe controller in a VM under TCG, QEMU's CPU "
-            f"emulation in software (docs/nvme-vm.md), started {started} at `{revision}`. QEMU's "
+            f"emulation in software (docs/nvme-vm.md), started {started} at revision `{revision}`. QEMU's "
             f"write throttle makes a write cache: {cache.get('fast_Bps', 0) / 1e6:g} MB/s for "
             f"about {cache.get('cache_bytes', 0) / 1e9:.2f} GB, then "
             f"{cache.get('slow_Bps', 0) / 1e6:g} MB/s, refilled at that rate while idle. **The "

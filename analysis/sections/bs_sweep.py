@@ -161,6 +161,17 @@ def _within(c: Change | None, pct: float) -> bool | None:
 
 
 def bandwidth_finding(s: Sweep) -> str:
+    """Where the pattern turns bandwidth-bound; its peak named the host's where the host
+    limited it (claims rule 3)."""
+    text = _bandwidth_words(s)
+    fired = claims.host_rules(s.at(s.found.peak_bs)) if len(s.rows) > 1 else []
+    if fired:
+        text += (f" Its peak is host-bound ({claims.host_reason(fired)}): the host's limit; a "
+                 "faster host may show more.")
+    return text
+
+
+def _bandwidth_words(s: Sweep) -> str:
     t = s.found
     head = f"**{s.label.capitalize()}"
     if len(s.rows) == 1:

@@ -269,10 +269,15 @@ def compress_findings(df: pd.DataFrame, target_kind: str,
                 f"separate levels ({ref.regime}; write regimes below), so it has no one level "
                 f"to hold the others against" + (f" ({shown})" if shown else "") + "."
                 + compress_state(others, burst, "Each of those")]
+    # another pattern at two levels is left out of the comparison, saying so (issue 41)
+    apart = df.drop(one_state(df).index).drop_duplicates("case")
+    left_out = "".join(f" {r.data.capitalize()}: not compared, its repetitions wrote at "
+                       f"separate levels ({r.regime}; write regimes below)."
+                       for r in apart.itertuples())
     df = one_state(df)
     base = df[df.data.str.startswith("random")]
     if base.empty or len(df) < 2:
-        return []
+        return [f"**Compressibility:**{left_out}"] if left_out else []
     ref = base.iloc[0]
     others = list(df[df.case != ref.case].itertuples())
     changes = adjusted([row_change(r, ref, "bw_MBps_mean") for r in others])
@@ -303,7 +308,8 @@ def compress_findings(df: pd.DataFrame, target_kind: str,
     else:
         text += ("No measurable difference: a drive without compression writes every pattern "
                  "at the same speed, which is what this run shows.")
-    text += compress_state(df, burst)
+    text += compress_state(df, burst, "Every pattern" if apart.empty else "Every one compared")
+    text += left_out
     if target_kind == "file":
         text += (" On a file target the filesystem and any virtual disk under it sit between "
                  "fio and the drive.")
