@@ -109,3 +109,33 @@ def test_the_samples_write_regimes_name_each_block_once():
     assert "| R50/W50 | write (write regimes below) | – |" in mix
     assert "- 4 KiB random write, QD 32: no cliff within the ramp's" in regimes
     assert "- 4 KiB random read/write 70/30, QD 32: no cliff within the ramp's" in regimes
+
+
+def test_section_2_shows_the_nines_table_only_for_a_nine_beyond_p99():
+    """§2's p99 carries its interval in the table; the nines' own table (value [interval] (I/Os
+    above)) is shown only where a point can quote a deeper nine, as `--nines` runs are sized to
+    (issue 42: a second table of the same p99s doubled them on the page). The sample's own
+    tables: no p99.9 with 100 I/Os above it; then one made quotable."""
+    import pandas as pd
+
+    from analysis.sections import qd1
+
+    tables = REPO / "docs" / "sample" / "tables"
+    df = pd.read_csv(tables / "qd1_baseline.csv")
+    nines = pd.read_csv(tables / "qd1_nines.csv")
+    text = qd1.render_markdown(df, "setup", nines=nines)
+    assert "| point | I/Os |" not in text
+    assert "p99 [low–high] is its 95% interval; every nine with its interval" in text
+    first = df.iloc[0]
+    assert f"| {md_num(first.lat_p99_us)} [{md_num(first.lat_p99_us_lo)}–" in text
+    deeper = nines.copy()
+    row = deeper.index[(deeper.pct == 99.9)][0]
+    deeper.loc[row, ["tail_ios", "quotable"]] = [150, True]
+    text = qd1.render_markdown(df, "setup", nines=deeper)
+    assert "| point | I/Os | p99 (µs) | p99.9 (µs) |" in text
+    assert " (150) |" in text
+
+
+def md_num(value: float) -> str:
+    from analysis.render import markdown as md
+    return md.num(value)

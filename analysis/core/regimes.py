@@ -57,8 +57,9 @@ least, and it crossed when
   each of several repetitions;
 * what is left about each side's mean is no noisier than the others' seconds (the F test
   above): a stall in the middle ([200, 200, 40, 200]) is no step; and
-* a side of one second stands at a level another repetition measured: otherwise it is one
-  stalled or fast second, not a state.
+* a side of one second stands at a level another repetition measured, or ALONE_RATIO x the
+  other side: otherwise it is one stalled or fast second, not a state (a late throttle slice
+  lifts a second about 2x; a cache an idle refilled, any multiple).
 
 Its cliff is that step (time_s: the seconds before it, and half of those it took to fall), and
 it is a regime of its own. Measured (bench): found at the right second in 99.8-100% of cases at

@@ -33,6 +33,7 @@ from analysis.sections.common import (
     snippet,
     stability_finding,
     standard_note,
+    tail_range_cell,
 )
 from analysis.sections.facts import Facts
 from analysis.sections.host_part import host_finding
@@ -194,12 +195,18 @@ def render_markdown(df: pd.DataFrame, setup: str, link=md.link_from_out,
         mark = flag(r)
         rows.append([r.pattern + mark, md.pm(r.iops_mean, r.iops_ci95),
                      md.pm(r.bw_MBps_mean, r.bw_MBps_ci95), md.pm(r.lat_us_mean, r.lat_us_ci95),
-                     md.num(r.lat_p50_us), tail_cell(r, "lat_p95_us"), tail_cell(r, "lat_p99_us"),
-                     tail_cell(r, "lat_p99_9_us"), md.num(r.lat_max_us)])
+                     md.num(r.lat_p50_us), tail_cell(r, "lat_p95_us"),
+                     tail_range_cell(r, "lat_p99_us"), tail_cell(r, "lat_p99_9_us"),
+                     md.num(r.lat_max_us)])
     table = md.table(["pattern (QD=1)", "IOPS", "MB/s", "mean lat (µs)", "p50 (µs)", "p95 (µs)",
                       "p99 (µs)", "p99.9 (µs)", "max (µs)"], rows)
-    blocks = [table, f"{standard_note(df)} {MAX_LEGEND}"]
-    if nines is not None and not nines.empty:
+    # the nines' table where a point can quote a nine beyond p99 (--nines); p99 alone is in
+    # the table above (issue 42: a second table of the same p99s doubled them on the page)
+    deeper = nines is not None and bool(nines[nines.pct > 99].quotable.astype(bool).any())
+    blocks = [table, f"{standard_note(df)} {MAX_LEGEND} p99 [low–high] is its 95% interval"
+              + (f"; every nine with its interval and the I/Os above it: `{NINES_TABLE}`."
+                 if nines is not None and not nines.empty else ".")]
+    if deeper:
         blocks += [nines_table(nines), nines_note()]
     return snippet(f"## {SECTIONS[SECTION].heading}", setup, blocks,
                    [("QD=1 mean latency", FIG_LATENCY), ("QD=1 IOPS", FIG_IOPS),
