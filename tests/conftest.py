@@ -125,7 +125,10 @@ def fio_runs():
                                   f"--direct={direct}", *COMMON, *args], work / f"{name}.json")
 
         port = free_port()
-        server = subprocess.Popen(["fio", f"--server=ip:127.0.0.1,{port}"],
+        # in its own folder, stopped once the client's run is read (below): a server left
+        # listening for the session, in the repository, once ran a fleet test's jobs sent to
+        # the port its own server had freed, and left their empty logs in the clone's root
+        server = subprocess.Popen(["fio", f"--server=ip:127.0.0.1,{port}"], cwd=work,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if wait_listening(port):
             job = work / "client.fio"
@@ -149,6 +152,7 @@ def fio_runs():
             ok = proc.returncode == 0 and doc is not None
             docs[name] = {"doc": doc, "path": work / f"{name}.json", "text": text} if ok else None
         docs.setdefault("client", None)
+        _stop(server)
         yield docs
     finally:
         for proc in procs.values():
@@ -156,13 +160,19 @@ def fio_runs():
                 proc.kill()
                 proc.wait()
         if server is not None:
-            server.terminate()
-            try:
-                server.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+            _stop(server)
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _stop(server: subprocess.Popen) -> None:
+    if server.poll() is not None:
+        return
+    server.terminate()
+    try:
+        server.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
 
 
 @pytest.hookimpl(optionalhook=True)
