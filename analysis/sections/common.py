@@ -472,16 +472,14 @@ def regimes_part(regimes: pd.DataFrame) -> str:
                  md.pm(r.bw_MBps_mean, r.bw_MBps_ci95), md.pm(r.lat_us_mean, r.lat_us_ci95),
                  md.num(r.lat_p99_us), md.num(r.lat_max_us)]
                 for r in regimes[split].itertuples()]
-        parts += [("Some cases' repetitions wrote at separate levels (the drive's write cache, "
-                  "then after it filled), so their rows above have no mean: each level is "
-                  "summarised over its own repetitions (methodology, \"Write regimes\")."), "",
+        parts += [("Cases whose repetitions wrote at separate levels have no mean above (one "
+                  "over two states describes neither); each level over its own repetitions:"), "",
                   md.table(["pattern", "repetitions in the regime", "IOPS", "MB/s",
                             "mean lat (µs)", "p99 (µs)", "max (µs)"], rows), ""]
     declared = regimes[~split].drop_duplicates("case")
     if not declared.empty:
-        parts += [("Each write case ran as one block, a ramp of its own workload and then its "
-                  "repetitions back to back (methodology, \"Write regimes\"); the regime its "
-                  "ramp declares:"), ""]
+        parts += [("The regime each write case's ramp declared (its own workload, its "
+                  "repetitions right after it):"), ""]
         parts += [f"- {label(r, direction=False)}: {r.regime}"
                   for r in declared.itertuples()] + [""]
     return "\n### Write regimes\n\n" + "\n".join(parts)

@@ -44,10 +44,10 @@ SNIPPET = snippet_path(SECTION)
 DIRECTIONS = ("read", "write", "total")
 # Without repetitions there is no spread to judge a difference by; below this it counts as small.
 SMALL_PCT = 5.0
-WORKLOAD_NOTE = ("each mix is one randrw job, so reads and writes share the queue and each "
-                 "direction is measured on its own. `total` pools both directions: IOPS and MB/s "
-                 "add up; its latency and percentiles are over all I/Os (percentiles from the "
-                 "merged histogram bins of both directions). A pure mix shows its one direction.")
+WORKLOAD_NOTE = ("one randrw job a mix: reads and writes share the queue, each direction measured "
+                 "on its own. `total` pools both: IOPS and MB/s add, latency and percentiles are "
+                 "over all I/Os (both directions' histogram bins merged). A pure mix shows its "
+                 "one direction.")
 
 
 @dataclass(frozen=True)
