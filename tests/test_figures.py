@@ -309,3 +309,22 @@ def test_a_log_panel_with_no_value_is_drawn_and_says_so(tmp_path):
                 plots.Series("p99", [1, 2], [math.nan, math.nan])], yscale="log")])
     assert out.stat().st_size > 10_000
     assert found == [[("log", []), ("linear", ["no value to draw"])]]
+
+
+def test_a_percentile_too_few_ios_back_is_labelled_with_its_mark(tmp_path):
+    """A † percentile is never quoted bare (analysis/render/claims.py, rule 1), in a figure as in
+    a table: the sample's §2 drew its 128 KiB write p99 (18 I/Os above it) labelled "p99 10,158"."""
+    found, close = [], plt.close
+
+    def keep_then_close(fig=None):
+        if isinstance(fig, matplotlib.figure.Figure):
+            found.extend(t.get_text() for ax in fig.axes for t in ax.texts)
+        return close(fig)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(plt, "close", keep_then_close)
+        bars.bar_chart(tmp_path / "a.png", ["read", "write"], [400.0, 6_000.0], [50.0, 40.0],
+                       ylabel="total latency (µs)", title="t", markers=[3_359.0, 10_158.0],
+                       marker_errors=[[100.0, 1_200.0], [100.0, 1_400.0]], marker_name="p99",
+                       marker_label="p99", marker_thin=[False, True])
+    assert "p99 3,359" in found and "p99 10,158 †" in found

@@ -13,6 +13,7 @@ from pathlib import Path
 from matplotlib.patches import Patch
 
 from analysis.render import markdown as md
+from analysis.render.claims import THIN
 from analysis.render.plots import (
     COLORS,
     PLAIN,
@@ -46,8 +47,10 @@ def _bar_headroom(ax, tops: list[float], values: list[float]) -> None:
 
 def wrapped(label: str, width: int = 12) -> str:
     """A tick label in lines of at most `width` characters where words allow: side by side,
-    '4 KiB random write' and '128 KiB sequential read' ran into each other."""
-    return "\n".join(textwrap.fill(line, width) for line in label.split("\n"))
+    '4 KiB random write' and '128 KiB sequential read' ran into each other. A word longer
+    than the width stays whole ("(incompressible)" had been cut "(incompressi" / "ble)")."""
+    return "\n".join(textwrap.fill(line, width, break_long_words=False, break_on_hyphens=False)
+                     for line in label.split("\n"))
 
 
 INTERVAL = "mean ± 95% interval"  # what a bar's or point's error bar is, in every legend
@@ -55,7 +58,8 @@ LABEL_BOX = {"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha":
 
 
 def _marker_panel(ax, labels: list[str], markers: list[float], errors, *, name: str,
-                  legend: str, ylabel: str, flagged: list[bool], flag_label: str) -> None:
+                  legend: str, ylabel: str, flagged: list[bool], flag_label: str,
+                  thin: list[bool]) -> None:
     """The markers (a p99 per case) as points with their intervals on a log axis of their own:
     on the bars' linear axis one p99 interval to 26,000 µs left the means a sliver at the
     bottom."""
@@ -71,8 +75,9 @@ def _marker_panel(ax, labels: list[str], markers: list[float], errors, *, name: 
     for i, m in enumerate(markers):
         if m is None or not math.isfinite(m):  # no value (a row split by regime): no label
             continue
-        label_point(ax, f"{name} {md.num(m)}", i, _clean([m])[0], fontsize=8, color="#E45756",
-                    bbox=LABEL_BOX)
+        # a percentile too few I/Os back keeps its mark (claims rule 1: never quoted bare)
+        label_point(ax, f"{name} {md.num(m)}" + (f" {THIN}" if thin[i] else ""), i,
+                    _clean([m])[0], fontsize=8, color="#E45756", bbox=LABEL_BOX)
     hollow = [(i, markers[i]) for i in have if flagged[i]]
     if hollow:  # a host-bound case's point hollow, as the hatched bar beside it
         ax.plot(*zip(*hollow), "D", ms=8, mfc="white", mec="#E45756", mew=1.5,
@@ -91,10 +96,10 @@ def _marker_panel(ax, labels: list[str], markers: list[float], errors, *, name: 
 def bar_chart(path: Path, labels: list[str], means: list[float], errors, *,
               ylabel: str, title: str, markers: list[float] | None = None, marker_errors=None,
               marker_name: str = "", marker_label: str = "", flagged: list[bool] | None = None,
-              flag_label: str = "", note: str = "") -> Path:
+              flag_label: str = "", note: str = "", marker_thin: list[bool] | None = None) -> Path:
     """Bars of means with their 95% interval; optional markers (e.g. p99, with its own
     interval) in a panel of their own, on a log axis; `flagged` bars hatched and named in the
-    legend (host-bound)."""
+    legend (host-bound); a `marker_thin` marker's label carries † (too few I/Os above it)."""
     width = max(7.5, 1.3 * len(labels) + 2.0)
     flagged = flagged or [False] * len(labels)
     labels = [wrapped(label) for label in labels]
@@ -104,7 +109,8 @@ def bar_chart(path: Path, labels: list[str], means: list[float], errors, *,
         fig, (ax, right) = plt.subplots(1, 2, figsize=(2 * width * 0.75, 4.6), dpi=120)
         _marker_panel(right, labels, markers, marker_errors, name=marker_name,
                       legend=marker_label, ylabel=ylabel, flagged=flagged,
-                      flag_label=f"hollow: {flag_label}")
+                      flag_label=f"hollow: {flag_label}",
+                      thin=marker_thin or [False] * len(labels))
         fig.suptitle(title)
     x = list(range(len(labels)))
     errs = _errors(errors)
