@@ -241,5 +241,7 @@ def test_one_second_in_the_cache_then_the_fall_is_a_crossing_too():
     r = split_regimes(rates)
     assert r.cliffs == ((1, 1.5),)
     assert r.description == "1 fell from 200 to 19.9 MB/s at 1.5 s (rep 2); 2 at 19.9 MB/s (reps 1, 3)"
-    # a lone second at 2.5x is still no step: the others stand where neither side does
+    # a lone first second at 2.5x is still no step, nor a lone last second 4x below the rest
+    # (a stall: allowed, it split one-level cases with 30% noise in 5.8% of the bench's)
     assert split_regimes([flat(8.0), flat(8.0), np.array([20.0, 8.1, 8.0, 7.9])]).cliffs == ()
+    assert split_regimes([flat(8.0), flat(8.0), np.array([8.1, 8.0, 7.9, 2.0])]).one_level
