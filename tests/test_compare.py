@@ -319,6 +319,9 @@ CASES = {"randread-4k": "read", "randwrite-4k": "write", "read-128k": "read",
 def trees():
     """(toolkit copy, slow tree, fast tree): §2 on the file target, then on a zram device of this
     test's own (hot-added, so no other test's run holds it; removed after), both with psync.
+    Made with nothing of the suite beside them (their tests are `alone`): beside the suite's
+    four workers and a CPU kept busy outside it (v41), zram's three repetitions spread so wide
+    that its 4 KiB reads, more than 3x the file's, were not shown faster.
     The engine is pinned on both: compare refuses trees measured with different engines, and the
     default engine is whichever the target's probe finds working (io_uring on one machine, psync
     on another)."""
@@ -385,6 +388,7 @@ def reads_only(tree: Path, where: Path) -> Path:
 BETWEEN = ["--between-run", "5"]
 
 
+@pytest.mark.alone  # the trees' runs: see trees()
 def test_e2e_faster_b_passes_the_gate(trees, tmp_path):
     """zram is faster than the file at every read. Not always at writes: zram compresses each
     incompressible 4 KiB page on the CPU, which on a busy 2-vCPU machine was slower than the
@@ -425,6 +429,7 @@ def test_e2e_faster_b_passes_the_gate(trees, tmp_path):
     assert f"{between_runs.GIVEN} for {len(tested)} rows" in text
 
 
+@pytest.mark.alone  # the trees' runs: see trees()
 def test_e2e_slower_b_fails_the_gate(trees, tmp_path):
     root, slow, fast = trees
     result = _compare(root, fast, slow, "--out", tmp_path, "--fail-if-worse", "20", *BETWEEN)
@@ -439,6 +444,7 @@ def test_e2e_slower_b_fails_the_gate(trees, tmp_path):
     assert _compare(root, fast, slow, "--out", tmp_path).returncode == 0
 
 
+@pytest.mark.alone  # the trees' runs: see trees()
 def test_e2e_same_repetitions_no_significant_difference(trees, tmp_path):
     # B is made of A's own repetitions, numbered in another order (rep1 <- rep3, rep2 <- rep1,
     # rep3 <- rep2, each with its logs): the same measurement twice. Nothing may come out
@@ -467,6 +473,7 @@ def test_e2e_same_repetitions_no_significant_difference(trees, tmp_path):
     assert "0 significant (BH-adjusted p < 0.05)" in text and "No significant regression." in text
 
 
+@pytest.mark.alone  # the trees' runs: see trees()
 def test_e2e_bad_input(trees, tmp_path):
     root, slow, fast = trees
     missing = _compare(root, slow, tmp_path / "nope", "--out", tmp_path)
