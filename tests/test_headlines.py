@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pandas as pd
+
+from analysis.render import markdown as md
 from analysis.render.claims import host_qualifier
+from analysis.sections import qd1
 from analysis.sections.facts import Facts
 from tests.toolkit import REPO
 
@@ -116,10 +120,6 @@ def test_section_2_shows_the_nines_table_only_for_a_nine_beyond_p99():
     above)) is shown only where a point can quote a deeper nine, as `--nines` runs are sized to
     (issue 42: a second table of the same p99s doubled them on the page). The sample's own
     tables: no p99.9 with 100 I/Os above it; then one made quotable."""
-    import pandas as pd
-
-    from analysis.sections import qd1
-
     tables = REPO / "docs" / "sample" / "tables"
     df = pd.read_csv(tables / "qd1_baseline.csv")
     nines = pd.read_csv(tables / "qd1_nines.csv")
@@ -127,15 +127,10 @@ def test_section_2_shows_the_nines_table_only_for_a_nine_beyond_p99():
     assert "| point | I/Os |" not in text
     assert "p99 [low–high] is its 95% interval; every nine with its interval" in text
     first = df.iloc[0]
-    assert f"| {md_num(first.lat_p99_us)} [{md_num(first.lat_p99_us_lo)}–" in text
+    assert f"| {md.num(first.lat_p99_us)} [{md.num(first.lat_p99_us_lo)}–" in text
     deeper = nines.copy()
     row = deeper.index[(deeper.pct == 99.9)][0]
     deeper.loc[row, ["tail_ios", "quotable"]] = [150, True]
     text = qd1.render_markdown(df, "setup", nines=deeper)
     assert "| point | I/Os | p99 (µs) | p99.9 (µs) |" in text
     assert " (150) |" in text
-
-
-def md_num(value: float) -> str:
-    from analysis.render import markdown as md
-    return md.num(value)
