@@ -125,9 +125,8 @@ def fio_runs():
                                   f"--direct={direct}", *COMMON, *args], work / f"{name}.json")
 
         port = free_port()
-        # in its own folder, stopped once the client's run is read (below): a server left
-        # listening for the session, in the repository, once ran a fleet test's jobs sent to
-        # the port its own server had freed, and left their empty logs in the clone's root
+        # in its own folder, stopped once the client's run is read (below): it had listened,
+        # idle, for the rest of the session, in the repository
         server = subprocess.Popen(["fio", f"--server=ip:127.0.0.1,{port}"], cwd=work,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if wait_listening(port):

@@ -67,8 +67,11 @@ def test_written_data_is_incompressible_and_unique(toolkit, tmp_path, case):
     job = re.sub(r"(?m)^(filename|size|time_based|runtime|ramp_time|direct)=.*$", "", job)
     (tmp_path / "job.fio").write_text(job.replace("[global]", f"[global]\nfilename={target}\n"
                                                   "size=16m\nio_size=16m\ndirect=0", 1))
+    # in tmp_path: a write case's job logs its bandwidth (write_bw_log=${TK_LOG}, unset here, so
+    # named by the job), and from the repository it left two empty logs in every clone's root
     subprocess.run(["fio", "--output-format=json", f"--output={tmp_path / 'out.json'}",
-                    str(tmp_path / "job.fio")], check=True, capture_output=True)
+                    str(tmp_path / "job.fio")], check=True, capture_output=True, cwd=tmp_path)
+    assert sorted(p.name for p in tmp_path.glob("*_bw.*.log")) in ([], [f"{case}_bw.1.log"])
     blocks = written_blocks(target)
     assert len(blocks) > 1000
     # lz4 stands for a drive's inline compressor (an LZ coder without an entropy stage); zlib
