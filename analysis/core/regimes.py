@@ -104,9 +104,9 @@ MIN_DROP_PCT = DEFAULT_CLIFF["min_drop_pct"]
 MAX_PHI = 0.9  # the autocorrelation the standard error allows for, at most
 MIN_SECONDS = 2  # a repetition's own noise needs two seconds at least
 MAX_GAP_S = 2  # seconds a short repetition may take to fall (a throttle's queue drains late)
-# A side of one second stands alone at this multiple of the other side: one throttle slice
-# dispatched late lifts a second to about 2x (2.2x under load, v34); a cache an idle refilled
-# writes one second at any multiple (10x on the NVMe VM: 196 then 19.5 MB/s)
+# A first second stands alone at this multiple of the rest: one throttle slice dispatched late
+# lifts a second to about 2x (2.2x under load, v34); a cache an idle refilled writes its first
+# second at any multiple (10x on the NVMe VM: 200 then 20 MB/s)
 ALONE_RATIO = 3.0
 TOO_SHORT = f"not judged: no repetition of {MIN_SECONDS} s or more"
 
@@ -223,7 +223,7 @@ def not_judged(levels: Sequence[float]) -> Regimes:
 def _f_crit(df1: int, df2: int) -> float:
     """The F test's critical ratio at NOISIER (a few pairs of repetition lengths recur: scipy's
     quantile is the rule's slowest step)."""
-    from scipy.special import fdtri  # not scipy.stats: its import costs every analysis 0.8 s
+    from scipy.special import fdtri  # not scipy.stats: its import cost every analysis 1.1 s
     return float(fdtri(df1, df2, NOISIER))
 
 
@@ -305,8 +305,8 @@ def step_in(x: np.ndarray, others: Sequence[np.ndarray], other_levels: Sequence[
         return None
     # a side of one second is a stall or a spike unless another repetition stood at its level,
     # or it is the first second, ALONE_RATIO above the rest, where no late slice reaches: a
-    # cache an idle refilled (a lone slow last second stays a stall; allowed too, it split a
-    # one-level case with 30% noise in 5.8% of the bench's, against 4.1%)
+    # cache an idle refilled. A lone slow last second stays a stall (allowed, it split one-level
+    # cases with 30% noise too often: bench/README.md)
     levels = [float(np.median(o)) for o in others]
     for side, level, alone in ((head_s, before, before >= ALONE_RATIO * after),
                                (tail_s, after, False)):

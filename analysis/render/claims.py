@@ -95,6 +95,12 @@ def row_tail(row, col: str):
     return tail(getattr(row, col), float(getattr(row, col + "_tail_ios", math.nan)))
 
 
+def thin_marks(rows, col: str) -> list[bool]:
+    """For each row of a table (a DataFrame), whether its percentile `col` is † (a figure's
+    label keeps the mark, as tail_cell does in a table)."""
+    return [row_tail(r, col) is None for r in rows.itertuples()]
+
+
 def tail_cell(row, col: str) -> str:
     """A pooled percentile's table cell: the value, marked † where it is not to be quoted."""
     thin = row_tail(row, col) is None

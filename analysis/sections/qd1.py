@@ -14,7 +14,7 @@ from analysis.core.workspace import Workspace
 from analysis.render import claims, exceedance
 from analysis.render import markdown as md
 from analysis.render.bars import bar_chart
-from analysis.render.claims import NOT_RESOLVED, row_tail, tail_cell
+from analysis.render.claims import NOT_RESOLVED, tail_cell
 from analysis.rules.cases import case_rows, one_state, read_manifest
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections.common import (
@@ -223,7 +223,7 @@ def draw_figures(df: pd.DataFrame, ws: Workspace) -> None:
               ylabel="total latency (µs)", title="QD=1 latency per I/O: mean and p99",
               markers=list(df.lat_p99_us), marker_errors=interval(df, "lat_p99_us"),
               marker_name="p99", marker_label="p99 (pooled repetitions) ± its 95% interval",
-              marker_thin=[row_tail(r, "lat_p99_us") is None for r in df.itertuples()],
+              marker_thin=claims.thin_marks(df, "lat_p99_us"),
               note=interval_note(df), **flags)
     bar_chart(ws.path(FIG_IOPS), labels, list(df.iops_mean), interval(df, "iops_mean"),
               ylabel="IOPS", title="QD=1 IOPS", note=interval_note(df, percentiles=False),

@@ -366,7 +366,7 @@ def draw_compress(df: pd.DataFrame, ws: Workspace) -> list[str]:
               title="Write latency by data pattern: mean and p99", markers=list(df.lat_p99_us),
               marker_errors=interval(df, "lat_p99_us"), marker_name="p99",
               marker_label="p99 (pooled repetitions) ± its 95% interval",
-              marker_thin=[claims.row_tail(r, "lat_p99_us") is None for r in df.itertuples()],
+              marker_thin=claims.thin_marks(df, "lat_p99_us"),
               note=interval_note(df), **flags)
     return [FIG_COMPRESS_BW, FIG_COMPRESS_LATENCY]
 
