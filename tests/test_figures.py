@@ -25,6 +25,7 @@ import shutil
 from pathlib import Path
 
 import matplotlib
+import pandas as pd
 import pytest
 
 matplotlib.use("Agg")
@@ -36,6 +37,7 @@ from matplotlib.container import BarContainer, ErrorbarContainer
 from matplotlib.image import AxesImage
 from matplotlib.patches import Rectangle
 
+from analysis.core.stats import MIN_TAIL_IOS
 from analysis.render import bars, exceedance, plots
 from analysis.report import redraw
 from tests.toolkit import REPO
@@ -192,9 +194,13 @@ def problems(fig) -> list[str]:
     return found
 
 
+DAGGERS: dict[str, int] = {}  # per figure of the sample, the † marks beside its points
+
+
 @pytest.fixture(scope="module")
 def drawn(tmp_path_factory) -> dict[str, list[str]]:
-    """The sample's tree drawn again (`python -m analysis all`), each figure checked once saved."""
+    """The sample's tree drawn again (`python -m analysis all`), each figure checked once saved
+    (its † marks counted in DAGGERS)."""
     root = tmp_path_factory.mktemp("figures")
     tree = root / "results" / "sample"
     shutil.copytree(SAMPLE / "results", tree)
@@ -209,7 +215,9 @@ def drawn(tmp_path_factory) -> dict[str, list[str]]:
     def check_then_close(fig=None):
         # _save closes the figure right after writing it: checked then, laid out as saved
         if saving and isinstance(fig, matplotlib.figure.Figure):
-            seen[saving.pop()] = problems(fig)
+            name = saving.pop()
+            seen[name] = problems(fig)
+            DAGGERS[name] = sum(t.get_text() == "†" for ax in fig.axes for t in ax.texts)
         return close(fig)
 
     with pytest.MonkeyPatch.context() as mp:
@@ -229,6 +237,17 @@ def test_every_figure_of_the_sample_is_drawn(drawn):
 def test_no_figure_has_a_problem_a_reader_would_see(drawn):
     bad = {name: found for name, found in drawn.items() if found}
     assert not bad, "\n".join(f"{n}: {'; '.join(f)}" for n, f in sorted(bad.items()))
+
+
+def test_a_line_figure_marks_the_percentiles_its_table_marks(drawn):
+    """The sample's 128 KiB sequential read p99.9 is † at every depth of §5 (its table says so):
+    the percentile figures mark those points, and the § tables' † count bounds the marks."""
+    table = pd.read_csv(SAMPLE / "tables" / "qd_sweep.csv")
+    thin = {c: int((table[f"{c}_tail_ios"] < MIN_TAIL_IOS).sum())
+            for c in ("lat_p95_us", "lat_p99_us", "lat_p99_9_us")}
+    assert thin["lat_p99_9_us"] >= 5
+    assert DAGGERS["qd_sweep_percentiles.png"] == sum(thin.values())
+    assert DAGGERS["qd_sweep_tails.png"] >= 1
 
 
 # --- the checks fail where they should ----------------------------------------------------------
@@ -309,6 +328,26 @@ def test_a_log_panel_with_no_value_is_drawn_and_says_so(tmp_path):
                 plots.Series("p99", [1, 2], [math.nan, math.nan])], yscale="log")])
     assert out.stat().st_size > 10_000
     assert found == [[("log", []), ("linear", ["no value to draw"])]]
+
+
+def test_a_line_series_marks_its_thin_points_and_says_so_in_the_legend(tmp_path):
+    found, close = [], plt.close
+
+    def keep_then_close(fig=None):
+        if isinstance(fig, matplotlib.figure.Figure):
+            ax = fig.axes[0]
+            legend = ax.get_legend() or fig.legends[0]
+            found.append(([t.get_text() for t in ax.texts],
+                          [t.get_text() for t in legend.get_texts()]))
+        return close(fig)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(plt, "close", keep_then_close)
+        plots.line_chart(tmp_path / "a.png", [plots.Panel("p99.9", "QD", "latency (µs)", [
+            plots.Series("p99.9", [1, 2, 4], [300.0, 900.0, 2_000.0],
+                         thin=[False, False, True])])])
+    ((texts, legend),) = found
+    assert texts.count("†") == 1 and plots.THIN_POINT in legend
 
 
 def test_a_percentile_too_few_ios_back_is_labelled_with_its_mark(tmp_path):

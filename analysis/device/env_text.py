@@ -166,3 +166,65 @@ def render_env_text(env: dict) -> str:
     warnings = env.get("warnings") or []
     lines += ["Warnings"] + ([f"  - {w}" for w in warnings] or ["  none"])
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _health_line(h: dict) -> str:
+    """The health a report reader checks first, on one line; every counter is in env.txt."""
+    if not h.get("available"):
+        why = (h.get("reason") or "").removeprefix(UNAVAILABLE).lstrip(": ")
+        return f"{UNAVAILABLE} ({why or 'no reason recorded'})"
+    values = dict(_health_rows(h))
+    parts = [("SMART", values.get("SMART overall")),
+             ("critical warning", values.get("critical warning")),
+             ("", values.get("temperature")), ("used", values.get("percentage used")),
+             ("spare", values.get("available spare")),
+             ("media errors", values.get("media errors")),
+             ("error log entries", values.get("error log entries"))]
+    return ", ".join(f"{k} {v}" if k else str(v) for k, v in parts if v is not None)
+
+
+def render_env_summary(env: dict) -> str:
+    """§1 in the report: what identifies the machine, the software and the drive, and the drive's
+    health, a line each; out/env.txt (render_env_text) keeps every field.
+
+    >>> print(render_env_summary({"collected_at": "2026-11-29T02:34:25Z", "hostname": "lab1",
+    ...     "kernel": "Linux 6.1.0-56-amd64 #1 SMP x86_64 GNU/Linux", "fio_version": "fio-3.33",
+    ...     "engines": {"io_uring": "ok", "psync": "ok"}, "target": {"path": "/dev/sdb",
+    ...     "model": "X1", "firmware": "F2", "capacity_bytes": 2 * 10**12, "transport": "sata"},
+    ...     "health": {"available": True, "smart_passed": True, "temperature_c": 40}}))
+    captured 2026-11-29T02:34:25Z on lab1; every field: out/env.txt, results/env.json
+      machine:  Linux 6.1.0-56-amd64
+      software: fio-3.33 (engines io_uring=ok, psync=ok)
+      target:   /dev/sdb: X1, firmware F2, 2.0 TB (2,000,000,000,000 bytes), sata
+      health:   SMART passed, 40 °C
+    """
+    t = env.get("target") or {}
+    tools = env.get("tools") or {}
+    memory = env.get("memory_bytes")
+    cpu = env.get("cpu") or {}
+    machine = [" ".join((env.get("kernel") or "").split()[:2]), env.get("distribution"),
+               cpu.get("model") and f"{cpu['model']} ({cpu.get('logical_cpus') or '?'} CPUs)",
+               memory and f"{memory / 2**30:.1f} GiB"]
+    engines = ", ".join(f"{k}={v}" for k, v in (env.get("engines") or {}).items())
+    software = [env.get("fio_version"), engines and f"(engines {engines})",
+                tools.get("smartctl") and f"smartctl {tools['smartctl']}",
+                tools.get("nvme-cli") and f"nvme-cli {tools['nvme-cli'].removeprefix('nvme version ')}"]
+    rows = dict(_target_rows(t))
+    target = [rows.get("model") and f"{t.get('path')}: {rows['model']}",
+              t.get("firmware") and f"firmware {t['firmware']}", rows.get("capacity"),
+              t.get("transport"), rows.get("write cache") and f"write cache {rows['write cache']}",
+              rows.get("scheduler") and f"scheduler {rows['scheduler']}",
+              t.get("mounted") and f"mounted at {rows['mounted']}"]
+    lines = [(f"captured {env.get('collected_at') or '?'} on {env.get('hostname') or '?'}; "
+              "every field: out/env.txt, results/env.json")]
+    blocks = [("machine", ", ".join(p for p in machine if p)),
+              ("software", " ".join(p for p in software[:2] if p)
+               + "".join(f", {p}" for p in software[2:] if p)),
+              ("target", ", ".join(p for p in target if p)),
+              ("link", rows.get("PCIe link") if t.get("pcie_link") else None)]
+    if env.get("fleet"):
+        blocks = blocks[:2] + [("hosts", ", ".join(env["fleet"]))]
+    else:
+        blocks.append(("health", _health_line(env.get("health") or {})))
+    lines += [f"  {k + ':':<9} {v}" for k, v in blocks if v]
+    return "\n".join(lines)

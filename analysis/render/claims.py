@@ -97,7 +97,10 @@ def row_tail(row, col: str):
 
 def thin_marks(rows, col: str) -> list[bool]:
     """For each row of a table (a DataFrame), whether its percentile `col` is † (a figure's
-    label keeps the mark, as tail_cell does in a table)."""
+    label keeps the mark, as tail_cell does in a table). A column with no count of I/Os above
+    it (a mean, p50) has none to mark."""
+    if col + "_tail_ios" not in rows:
+        return [False] * len(rows)
     return [row_tail(r, col) is None for r in rows.itertuples()]
 
 

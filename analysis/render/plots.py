@@ -27,6 +27,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullLocato
 from matplotlib.transforms import Bbox, ScaledTranslation
 
 from analysis.render import markdown as md
+from analysis.render.claims import THIN
 
 # Tick labels as the tables write numbers: thousands separators, no trailing zeros.
 PLAIN = FuncFormatter(lambda v, _: f"{v:,.10g}")
@@ -251,6 +252,7 @@ class Series:
     marker: str = "o"
     line: bool = True  # False: points only (configurations that are not a sweep)
     host_bound: list[bool] | None = None  # per point: drawn hollow (the host's limit, not the drive's)
+    thin: list[bool] | None = None  # per point: a † percentile, marked so it is not read off
 
 
 @dataclass(frozen=True)
@@ -354,6 +356,16 @@ def series_colors(labels) -> dict[str, str]:
 
 
 HOST_BOUND = "hollow: host-bound (the host's limit, not the drive's)"
+THIN_POINT = f"{THIN} too few I/Os above it to quote"
+
+
+def _thin_points(ax, x: list, s: Series, color: str) -> bool:
+    """A † beside each of the series' † points (a table marks the same value); True if any."""
+    flagged = [(px, py) for px, py, f in zip(x, s.y, s.thin or []) if f]
+    for px, py in flagged:
+        ax.annotate(THIN, (px, py), xytext=(3, 3), textcoords="offset points", color=color,
+                    fontsize=10, fontweight="bold")
+    return bool(flagged)
 
 
 def _host_bound_points(ax, x: list, s: Series, color: str) -> bool:
@@ -372,7 +384,7 @@ def _any_positive(panel: Panel) -> bool:
 
 def _draw_panel(ax, panel: Panel, colors: dict[str, str] | None = None) -> None:
     colors = colors or series_colors(s.label for s in panel.series)
-    host_bound = False
+    host_bound = thin = False
     for k, s in enumerate(panel.series):
         color, x = colors[s.label], _dodged(panel, k, s.x)
         # A missing mean (NaN) leaves a gap in the line rather than a point at zero.
@@ -380,6 +392,7 @@ def _draw_panel(ax, panel: Panel, colors: dict[str, str] | None = None) -> None:
                     ms=4 if s.marker == "o" else 6, capsize=3, color=color, label=s.label,
                     linestyle="-" if s.line else "none")
         host_bound = _host_bound_points(ax, x, s, color) or host_bound
+        thin = _thin_points(ax, x, s, color) or thin
         for px, py, text in zip(x, s.y, s.point_labels or []):
             label_point(ax, text, px, py, fontsize=7, color=color)
     for h in panel.highlights:
@@ -421,6 +434,9 @@ def _draw_panel(ax, panel: Panel, colors: dict[str, str] | None = None) -> None:
         handles.append(Line2D([], [], marker="o", ms=7, mfc="white", mec="#555", mew=1.5,
                               linestyle="none"))
         labels.append(HOST_BOUND)
+    if thin:
+        handles.append(Line2D([], [], marker=f"${THIN}$", ms=8, color="#555", linestyle="none"))
+        labels.append(THIN_POINT)
     _legend_outside(ax, handles, labels)
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from analysis.core import workspace
 from analysis.core.stats import MIN_TAIL_IOS
 from analysis.core.workspace import Workspace
-from analysis.device.environment import render_env_text
+from analysis.device.env_text import render_env_summary
 from analysis.history.command import report_section as history_section
 from analysis.render import claims, html
 from analysis.render import markdown as md
@@ -47,7 +47,8 @@ METHOD = (
     "Every number comes from fio's own JSON of real runs against the target, with fio's latency "
     "histogram (json+). Each case runs the given seconds after a ramp that is not measured, and "
     "is repeated; tables give the mean ± the half-width of its 95% confidence interval over the "
-    "repetitions (t). Percentiles are of the pooled repetitions, from the histogram's bins; max "
+    "repetitions (t), p99 and max; each section's CSV (tables/) adds p50, p95, p99.9, the spreads "
+    "and the CPU load. Percentiles are of the pooled repetitions, from the histogram's bins; max "
     "is the slowest I/O of all the repetitions; latency is total (submission + completion); MB/s "
     "= 10^6 bytes/s. Intervals are in brackets, [low–high] (≥ low where too few I/Os lie above a "
     "percentile to bound it from above); counts of I/Os above a percentile in parentheses. Reads "
@@ -376,10 +377,11 @@ def conclusion(states: list[SectionState], between: str = "") -> list[str]:
 
 
 def environment_text(ws: Workspace, env: dict) -> str:
-    """§1 as out/env.txt has it, drawn again from the tree's env.json when there is one (the
-    raw results are the source: a report redrawn elsewhere keeps its §1), else env.txt."""
+    """§1 in a few lines, drawn again from the tree's env.json when there is one (the raw results
+    are the source: a report redrawn elsewhere keeps its §1), else out/env.txt whole. Its
+    warnings are the Anomalies' (stated once)."""
     if env:
-        return render_env_text(env).rstrip()
+        return render_env_summary(env)
     env_txt = ws.path("out/env.txt")
     return env_txt.read_text().rstrip() if env_txt.is_file() else ""
 

@@ -18,24 +18,25 @@ from analysis.core.effects import Change, adjusted
 from analysis.core.workspace import Workspace
 from analysis.render import claims
 from analysis.render import markdown as md
-from analysis.render.claims import NOT_RESOLVED, tail_cell
+from analysis.render.claims import NOT_RESOLVED
 from analysis.render.plots import COLORS, Highlight, Panel, Series, line_chart
 from analysis.rules import sweeps
 from analysis.rules.cases import case_rows
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections.common import (
+    LATENCY_HEADER,
     SectionRun,
     clat_note,
     flag,
     interval,
     interval_note,
+    latency_cells,
     reps_label,
     row_change,
     run_section,
     snippet,
     stability_finding,
     standard_note,
-    tail_range_cell,
 )
 from analysis.sections.facts import Facts
 from analysis.sections.host_part import host_finding
@@ -372,12 +373,9 @@ def render_markdown(df: pd.DataFrame, found: list[Sweep], setup: str,
                 ((" ▲ still rising" if rising else " ▲ peak") if r.is_peak else "")
             rows.append([s.label, _kib(r.bs) + marks, md.pm(r.iops_mean, r.iops_ci95),
                          md.pm(r.bw_MBps_mean, r.bw_MBps_ci95), f"{r.bw_pct_of_peak:.0f}%",
-                         md.pm(r.lat_us_mean, r.lat_us_ci95), md.num(r.lat_p50_us),
-                         tail_range_cell(r, "lat_p99_us"), tail_cell(r, "lat_p99_9_us"),
-                         md.num(r.lat_max_us)])
-    table = md.table(["pattern", "block size", "IOPS", "MB/s", "of peak MB/s", "mean lat (µs)",
-                      "p50 (µs)", "p99 (µs)", "p99.9 (µs)", "max (µs)"], rows,
-                     ["l", "l"] + ["r"] * 8)
+                         *latency_cells(r)])
+    table = md.table(["pattern", "block size", "IOPS", "MB/s", "of peak MB/s", *LATENCY_HEADER],
+                     rows, ["l", "l"] + ["r"] * 6)
     note = standard_note(df) + (" p99 [low–high] is its 95% interval. ● the smallest "
                                 "block size reaching 90% of the pattern's peak MB/s; ▲ the peak, "
                                 "or the largest size where MB/s is still rising (then the peak "
@@ -405,7 +403,8 @@ def _series(found: list[Sweep], col: str, bw_marks: bool = False) -> list[Series
                       f" (○ 90% of peak from {_kib(s.found.bound_bs)})")
         out.append(Series(label, [b / 1024 for b in s.sizes], list(s.rows[col]),
                           interval(s.rows, col), host_bound=[bool(v) for v in s.rows.host_bound]
-                          if "host_bound" in s.rows else None))
+                          if "host_bound" in s.rows else None,
+                          thin=claims.thin_marks(s.rows, col)))
     return out
 
 

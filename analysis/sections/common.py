@@ -381,6 +381,18 @@ def tail_range_cell(row, col: str) -> str:
     return f"{value} [{interval_text(low, high)}]" + (f" {mark}" if mark else "")
 
 
+# The latency a results table shows: the mean with its interval, p99 with its interval, the max.
+# p50, p95, p99.9 and the spreads are in each section's CSV (the methodology says so once): the
+# page is read in one sitting, the CSV is searched.
+LATENCY_HEADER = ["mean lat (µs)", "p99 (µs)", "max (µs)"]
+
+
+def latency_cells(row) -> list[str]:
+    """A results row's latency cells, under LATENCY_HEADER."""
+    return [md.pm(row.lat_us_mean, row.lat_us_ci95), tail_range_cell(row, "lat_p99_us"),
+            md.num(row.lat_max_us)]
+
+
 NINES_COLUMNS = ["point", "case", "direction", "pct", "value_us", "low_us", "high_us",
                  "tail_ios", "total_ios", "quotable"]
 
@@ -469,13 +481,12 @@ def regimes_part(regimes: pd.DataFrame) -> str:
     parts = []
     if split.any():
         rows = [[label(r), r.regime, md.pm(r.iops_mean, r.iops_ci95),
-                 md.pm(r.bw_MBps_mean, r.bw_MBps_ci95), md.pm(r.lat_us_mean, r.lat_us_ci95),
-                 md.num(r.lat_p99_us), md.num(r.lat_max_us)]
+                 md.pm(r.bw_MBps_mean, r.bw_MBps_ci95), *latency_cells(r)]
                 for r in regimes[split].itertuples()]
         parts += [("Cases whose repetitions wrote at separate levels have no mean above (one "
                   "over two states describes neither); each level over its own repetitions:"), "",
                   md.table(["pattern", "repetitions in the regime", "IOPS", "MB/s",
-                            "mean lat (µs)", "p99 (µs)", "max (µs)"], rows), ""]
+                            *LATENCY_HEADER], rows), ""]
     declared = regimes[~split].drop_duplicates("case")
     if not declared.empty:
         parts += [("The regime each write case's ramp declared (its own workload, its "

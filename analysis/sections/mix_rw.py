@@ -19,16 +19,17 @@ from analysis.core.workspace import Workspace
 from analysis.render import claims, exceedance
 from analysis.render import markdown as md
 from analysis.render.bars import BarSet, grouped_bars
-from analysis.render.claims import tail_cell
 from analysis.render.plots import Panel, Series, line_chart
 from analysis.rules.cases import one_state
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections.common import (
+    LATENCY_HEADER,
     SectionRun,
     clat_note,
     flag,
     interval,
     interval_note,
+    latency_cells,
     run_section,
     snippet,
     stability_finding,
@@ -476,12 +477,9 @@ def render_markdown(df: pd.DataFrame, setup: str, link=md.link_from_out) -> str:
         if r.iops_mean == 0:
             continue
         rows.append([r.mix, r.direction + mark, md.pm(r.iops_mean, r.iops_ci95),
-                     md.pm(r.bw_MBps_mean, r.bw_MBps_ci95), md.pm(r.lat_us_mean, r.lat_us_ci95),
-                     md.num(r.lat_p50_us), tail_cell(r, "lat_p95_us"), tail_cell(r, "lat_p99_us"),
-                     tail_cell(r, "lat_p99_9_us"), md.num(r.lat_max_us)])
-    table = md.table(["mix", "direction", "IOPS", "MB/s", "mean lat (µs)", "p50 (µs)",
-                      "p95 (µs)", "p99 (µs)", "p99.9 (µs)", "max (µs)"], rows,
-                     align=["l", "l"] + ["r"] * 8)
+                     md.pm(r.bw_MBps_mean, r.bw_MBps_ci95), *latency_cells(r)])
+    table = md.table(["mix", "direction", "IOPS", "MB/s", *LATENCY_HEADER], rows,
+                     align=["l", "l"] + ["r"] * 5)
     return snippet(f"## {SECTIONS[SECTION].heading}", setup,
                    [f"Workload: {workload(df)}; {WORKLOAD_NOTE}", table, standard_note(df)],
                    [("MB/s per mix, read and write", FIG_BW),
@@ -512,7 +510,8 @@ def draw_figures(df: pd.DataFrame, ws: Workspace) -> None:
             rows = rows[keep]
             series.append(Series(d, [x for x, k in zip(shares, keep) if k], list(rows[column]),
                                  interval(rows, column),
-                                 host_bound=[bool(v) for v in rows.get("host_bound", [])]))
+                                 host_bound=[bool(v) for v in rows.get("host_bound", [])],
+                                 thin=claims.thin_marks(rows, column)))
         panels.append(Panel(f"{name} total latency per direction", "writes in the mix (%)",
                             f"{name} latency (µs)", series, xticks=shares,
                             xticklabels=[f"{x}%\n{g}" for x, g in zip(shares, groups)],

@@ -14,10 +14,11 @@ from analysis.core.workspace import Workspace
 from analysis.render import claims, exceedance
 from analysis.render import markdown as md
 from analysis.render.bars import bar_chart
-from analysis.render.claims import NOT_RESOLVED, tail_cell
+from analysis.render.claims import NOT_RESOLVED
 from analysis.rules.cases import case_rows, one_state, read_manifest
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections.common import (
+    LATENCY_HEADER,
     MAX_LEGEND,
     SectionRun,
     clat_note,
@@ -25,6 +26,7 @@ from analysis.sections.common import (
     flag,
     interval,
     interval_note,
+    latency_cells,
     nines_frame,
     nines_note,
     nines_table,
@@ -33,7 +35,6 @@ from analysis.sections.common import (
     snippet,
     stability_finding,
     standard_note,
-    tail_range_cell,
 )
 from analysis.sections.facts import Facts
 from analysis.sections.host_part import host_finding
@@ -194,12 +195,8 @@ def render_markdown(df: pd.DataFrame, setup: str, link=md.link_from_out,
     for r in df.itertuples():
         mark = flag(r)
         rows.append([r.pattern + mark, md.pm(r.iops_mean, r.iops_ci95),
-                     md.pm(r.bw_MBps_mean, r.bw_MBps_ci95), md.pm(r.lat_us_mean, r.lat_us_ci95),
-                     md.num(r.lat_p50_us), tail_cell(r, "lat_p95_us"),
-                     tail_range_cell(r, "lat_p99_us"), tail_cell(r, "lat_p99_9_us"),
-                     md.num(r.lat_max_us)])
-    table = md.table(["pattern (QD=1)", "IOPS", "MB/s", "mean lat (µs)", "p50 (µs)", "p95 (µs)",
-                      "p99 (µs)", "p99.9 (µs)", "max (µs)"], rows)
+                     md.pm(r.bw_MBps_mean, r.bw_MBps_ci95), *latency_cells(r)])
+    table = md.table(["pattern (QD=1)", "IOPS", "MB/s", *LATENCY_HEADER], rows)
     # the nines' table where a point can quote a nine beyond p99 (--nines); p99 alone is in
     # the table above (issue 42: a second table of the same p99s doubled them on the page)
     deeper = nines is not None and bool(nines[nines.pct > 99].quotable.astype(bool).any())

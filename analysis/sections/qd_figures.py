@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis.core.workspace import Workspace
-from analysis.render import exceedance
+from analysis.render import claims, exceedance
 from analysis.render import markdown as md
 from analysis.render.plots import Highlight, Panel, Series, line_chart
 from analysis.sections.common import interval, interval_note
@@ -112,7 +112,8 @@ def _tails_panel(s) -> Panel:
         series.append(Series(f"{s.qd(depth)} ({', '.join(why)})", x,
                              [float(r[c].iloc[0]) for _, c in PCTS], (below, above),
                              host_bound=[bool(r.host_bound.iloc[0])] * len(PCTS)
-                             if "host_bound" in r else None))
+                             if "host_bound" in r else None,
+                             thin=[claims.thin_marks(r, c)[0] for _, c in PCTS]))
     return Panel(s.pattern, "percentile (spaced by 1 / (1 − p): one step per nine)",
                  "latency (µs)", series, xscale="log", yscale="log",
                  xticks=x, xticklabels=[name for name, _ in PCTS])
@@ -162,7 +163,8 @@ def draw_figures(found: list, settings: dict, ws: Workspace,
     line_chart(ws.path(FIG_PERCENTILES), [
         Panel(s.pattern, ylabel="latency (µs)", yscale="log", **depth_axis,
               series=[Series(name, list(s.rows.outstanding), list(s.rows[col]),
-                             interval(s.rows, col), host_bound=_flags(s.rows))
+                             interval(s.rows, col), host_bound=_flags(s.rows),
+                             thin=claims.thin_marks(s.rows, col))
                       for name, col in PCTS],
               hline=(settings["slo_p99_us"], f"objective p99 ≤ {md.num(settings['slo_p99_us'])} µs"))
         for s in found], title="Latency percentiles by queue depth (pooled repetitions)",

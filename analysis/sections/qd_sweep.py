@@ -17,16 +17,18 @@ import pandas as pd
 from analysis.core.effects import adjusted
 from analysis.render import claims, exceedance
 from analysis.render import markdown as md
-from analysis.render.claims import NOT_RESOLVED, tail_cell
+from analysis.render.claims import NOT_RESOLVED
 from analysis.rules import peak_search, sweeps
 from analysis.rules.cases import case_rows, read_manifest
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections.common import (
+    LATENCY_HEADER,
     MAX_LEGEND,
     SectionRun,
     clat_note,
     flag,
     interval_text,
+    latency_cells,
     nines_frame,
     row_change,
     run_section,
@@ -332,14 +334,14 @@ def little_finding(found: list[Sweep]) -> str:
 
 
 def tail_finding(s: Sweep) -> str:
-    """p99 and p99.9 at QD 1, the knee and the deepest depth, and their growth; a † percentile
-    is left out (claims rule 1)."""
+    """p99 at QD 1, the knee and the deepest depth, and its growth; a † p99 is left out (claims
+    rule 1). The deeper nines are in the CSV and the figures: the table shows p99."""
     first, last = s.rows.iloc[0], s.rows.iloc[-1]
     mid = s.at(s.knee.x) if s.knee is not None else None
 
     def nines(r, growth: bool) -> str:
         parts = []
-        for name, col in (("p99", "lat_p99_us"), ("p99.9", "lat_p99_9_us")):
+        for name, col in (("p99", "lat_p99_us"),):
             value, base = claims.row_tail(r, col), claims.row_tail(first, col)
             if value is not None:
                 parts.append(f"{name} {md.num(value)} µs" + (
@@ -353,7 +355,7 @@ def tail_finding(s: Sweep) -> str:
         return text + "; one depth swept, so no growth to compare."
     text += (f"; at {_qd_row(last)} {nines(last, True)}, while IOPS grew "
              f"×{last.iops_mean / first.iops_mean:.1f}.")
-    names = {"p99": "lat_p99_us", "p99.9": "lat_p99_9_us", "IOPS": "iops_mean"}
+    names = {"p99": "lat_p99_us", "IOPS": "iops_mean"}
     names = {n: c for n, c in names.items() if c == "iops_mean" or (
         claims.row_tail(first, c) is not None and claims.row_tail(last, c) is not None)}
     tested = adjusted([row_change(last, first, c) for c in names.values()])
@@ -436,26 +438,19 @@ def render_markdown(df: pd.DataFrame, found: list[Sweep], settings: dict, setup:
                                      "● 90%" * bool(r.is_90pct_of_peak)) if m)
         rows.append([r.pattern, " ".join([_qd_row(r).removeprefix("QD "), marks]).strip(),
                      md.pm(r.iops_mean, r.iops_ci95), md.pm(r.bw_MBps_mean, r.bw_MBps_ci95),
-                     f"{r.pct_of_peak:.0f}%", md.pm(r.lat_us_mean, r.lat_us_ci95),
-                     md.num(r.lat_p50_us), tail_cell(r, "lat_p99_us"),
-                     tail_cell(r, "lat_p99_9_us"), md.num(r.lat_max_us),
-                     md.signed_pct(r.gain_pct, 1),
-                     md.signed_pct(r.latency_growth_pct, 0)])
-    table = md.table(["pattern", "QD", "IOPS", "MB/s", "of peak", "mean lat (µs)", "p50 (µs)",
-                      "p99 (µs)", "p99.9 (µs)", "max (µs)", "Δ IOPS", "Δ mean lat"], rows,
-                     ["l", "l"] + ["r"] * 10)
+                     f"{r.pct_of_peak:.0f}%", *latency_cells(r)])
+    table = md.table(["pattern", "QD", "IOPS", "MB/s", "of peak", *LATENCY_HEADER], rows,
+                     ["l", "l"] + ["r"] * 6)
     note = standard_note(df) + (
             f" ◆ the knee (first step gaining < {settings['knee_gain_pct']:g}% IOPS while mean "
             f"latency grows > {settings['knee_latency_pct']:g}%); ● the smallest depth reaching "
             "90% of peak; (search): a point the peak search measured on the sweep's engine "
-            "and jobs; Δ from the previous depth (Little's Law's prediction, QD / mean latency, "
-            f"is in the CSV and its largest miss in the findings). {MAX_LEGEND}")
+            f"and jobs. {MAX_LEGEND}")
     blocks = [table, note]
     if nines is not None and not nines.empty:
         # the tails' intervals are evidence the findings quote where they judge (the objective);
         # the page points to them rather than printing a second table
-        blocks[-1] += (f" Each point's p99 and p99.9 with their 95% intervals and I/O counts: "
-                       f"`{NINES_TABLE}`.")
+        blocks[-1] += f" Each point's nines with their 95% intervals and I/O counts: `{NINES_TABLE}`."
     return snippet(f"## {SECTIONS[SECTION].heading}", setup, blocks,
                    [("Throughput against latency", FIG_CURVE),
                     ("Throughput by queue depth", FIG_THROUGHPUT),

@@ -31,17 +31,19 @@ from analysis.fio.log_series import read_per_second, series_stats
 from analysis.render import claims
 from analysis.render import markdown as md
 from analysis.render.bars import bar_chart
-from analysis.render.claims import NOT_RESOLVED, tail_cell
+from analysis.render.claims import NOT_RESOLVED
 from analysis.render.plots import Panel, Series, line_chart
 from analysis.rules.burst import state_of_rate
 from analysis.rules.cases import Case, load_section, one_state, read_manifest
 from analysis.sections import SECTIONS, burst_part, recovery_part, snippet_path
 from analysis.sections.common import (
+    LATENCY_HEADER,
     SectionRun,
     clat_note,
     flag,
     interval,
     interval_note,
+    latency_cells,
     row_change,
     run_section,
     snippet,
@@ -228,7 +230,8 @@ def draw_wss(df: pd.DataFrame, cases: dict[str, Case], results_dir: Path,
     panels = [Panel(pattern, ylabel="latency (µs, log scale)", yscale="log", **axis,
                     series=[Series(name, list(part.wss_bytes), list(part[col]),
                                    interval(part, col),
-                                   host_bound=[bool(v) for v in part.get("host_bound", [])])
+                                   host_bound=[bool(v) for v in part.get("host_bound", [])],
+                                   thin=claims.thin_marks(part, col))
                             for name, col in WSS_PCTS])
               for pattern, part in df.groupby("pattern", sort=False)]
     line_chart(ws.path(FIG_WSS_LATENCY), panels, title="Latency by working set",
@@ -531,22 +534,17 @@ def produce(run: SectionRun) -> list[str]:
 
 def _wss_markdown(df: pd.DataFrame) -> str:
     rows = [[r.pattern + flag(r), md.human_size(r.wss_bytes),
-             md.pm(r.iops_mean, r.iops_ci95), md.pm(r.lat_us_mean, r.lat_us_ci95),
-             tail_cell(r, "lat_p99_us"), tail_cell(r, "lat_p99_9_us"), md.num(r.lat_max_us),
+             md.pm(r.iops_mean, r.iops_ci95), *latency_cells(r),
              "–" if math.isnan(r.iops_per_s_cv) else f"{r.iops_per_s_cv * 100:.1f}%"]
             for r in df.itertuples()]
-    return md.table(["pattern (QD 32)", "working set", "IOPS", "mean lat (µs)", "p99 (µs)",
-                     "p99.9 (µs)", "max (µs)", "per-second IOPS CV"], rows,
-                    ["l", "r"] + ["r"] * 6)
+    return md.table(["pattern (QD 32)", "working set", "IOPS", *LATENCY_HEADER,
+                     "per-second IOPS CV"], rows, ["l", "r"] + ["r"] * 5)
 
 
 def _compress_markdown(df: pd.DataFrame) -> str:
-    rows = [[r.data + flag(r), md.pm(r.bw_MBps_mean, r.bw_MBps_ci95),
-             md.pm(r.lat_us_mean, r.lat_us_ci95), tail_cell(r, "lat_p99_us"),
-             md.num(r.lat_max_us)]
+    rows = [[r.data + flag(r), md.pm(r.bw_MBps_mean, r.bw_MBps_ci95), *latency_cells(r)]
             for r in df.itertuples()]
-    return md.table([f"data written ({_write_job(df)})", "MB/s", "mean lat (µs)",
-                     "p99 (µs)", "max (µs)"], rows)
+    return md.table([f"data written ({_write_job(df)})", "MB/s", *LATENCY_HEADER], rows)
 
 
 def main(argv: list[str]) -> int:
