@@ -30,7 +30,7 @@ def state(section: str, manifest: dict, **changes) -> SectionState:
 def test_own_runtimes_name_the_bursts_duration():
     # the fixture's §6 ran the quick profile (runtime 1 s) with a 10 s burst
     manifest = read_manifest(FIXTURE / "wss_burst")
-    assert own_runtimes(manifest) == "burst-write-128k 10 s"
+    assert own_runtimes(manifest) == "the burst 10 s"
     assert own_runtimes(read_manifest(FIXTURE / "qd1")) == ""
 
 
@@ -45,7 +45,7 @@ def test_the_setup_is_stated_once_and_sections_say_what_differs():
     assert md.span_text(qd1) not in text and "span and state" not in text
     assert md.span_text(qd1) in "\n".join(drive_state(states))
     assert text.count(fields["target"]) == 1 and f"- engine: {fields['engine']}\n" in text
-    assert "  - cases with their own runtime: §6 burst-write-128k 10 s" in text
+    assert "  - cases with their own runtime: §6 the burst 10 s" in text
     shared = shared_setup(states)
     assert shared["engine"] == fields["engine"]  # two sections of three ran it
     assert section_setup(states[0], shared) == ""  # nothing differs: no line at all

@@ -171,13 +171,20 @@ def title(env: dict) -> str:
     return f"# SSD performance report{': ' + device if device else ''} ({date})"
 
 
+# What a reader calls a case that sets its own runtime (no case ids in reader text: issue 42)
+OWN_RUNTIME_NAMES = {"burst": "the burst", "recovery": "the recovery probes"}
+
+
 def own_runtimes(manifest: dict) -> str:
     """The cases that set their own runtime (§6's burst runs --duration), grouped by it:
-    'burst-write-128k 900 s; recovery-2s, recovery-4s 10 s'; empty when none does."""
+    'the burst 900 s; the recovery probes 10 s'; empty when none does."""
     own: dict[str, list[str]] = {}
     for case, opts in matrix_entries(manifest).items():
         if "runtime" in opts and opts["runtime"] != str(manifest.get("runtime")):
-            own.setdefault(opts["runtime"], []).append(case)
+            name = OWN_RUNTIME_NAMES.get(case.split("-")[0], case)
+            own.setdefault(opts["runtime"], [])
+            if name not in own[opts["runtime"]]:
+                own[opts["runtime"]].append(name)
     return "; ".join(f"{', '.join(cases)} {runtime} s" for runtime, cases in own.items())
 
 
@@ -220,8 +227,11 @@ def probe_lines(ran: list[SectionState]) -> list[str]:
                 notes.setdefault(note, []).append(f"§{s.info.number}")
         for note, where in notes.items():
             scope = "" if len(notes) == 1 else f" ({', '.join(where)})"
-            label = "chosen" if what == "engine" else what
-            out.append(f"  - {label}{scope}: {note}")
+            if what == "engine" and " (auto: " in note:
+                # 'psync at QD=1, libaio deeper (auto: …)': the line above names the engines
+                out.append(f"  - chosen{scope} by probes: {note.split(' (auto: ', 1)[1].removesuffix(')')}")
+            else:
+                out.append(f"  - {'chosen' if what == 'engine' else what}{scope}: {note}")
     return out
 
 

@@ -131,11 +131,10 @@ def shapes_block(shapes: list[Shape]) -> list[str]:
     lines = md.table(["shape", "IOPS in each section", "spread between sections", ("highest vs "
                       "lowest")], rows, ["l", "l", "r", "l"])
     return ["## One shape, several sections", "",
-            ("Where sections measured the same I/O, their means side by side. Their spread (the "
-            "sd of the means, in % of their mean) is the report's one estimate between runs: a "
-            "number of this shape carries at least that much uncertainty beyond its own "
-            "interval. Highest against lowest: tested as in the methodology (‡), over the "
-            "shapes."), "", lines, ""]
+            ("The same I/O in several sections: their spread (the sd of the means, in % of their "
+             "mean) is the report's one estimate between runs, an uncertainty beyond each "
+             "number's own interval. Highest against lowest: tested as every difference (‡)."),
+            "", lines, ""]
 
 
 def largest_spread(shapes: list[Shape]) -> str:

@@ -167,8 +167,7 @@ def bandwidth_finding(s: Sweep) -> str:
     text = _bandwidth_words(s)
     fired = claims.host_rules(s.at(s.found.peak_bs)) if len(s.rows) > 1 else []
     if fired:
-        text += (f" Its peak is host-bound ({claims.host_reason(fired)}): the host's limit; a "
-                 "faster host may show more.")
+        text += f" Its peak is host-bound ({claims.host_reason(fired)}): the host's limit."
     return text
 
 

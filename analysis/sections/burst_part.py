@@ -315,8 +315,7 @@ def findings(b: BurstRun) -> list[str]:
     s = r.steady
     text = f"**Steady state (SNIA PTS rule):** {s.message.rstrip('.')}."
     if s.round_s < SNIA_ROUND_S:
-        text += (f" An indication only: SNIA's rounds last {SNIA_ROUND_S:g} s (the standard "
-                 "profile's 15 minutes give its verdict).")
+        text += " An indication only: the standard profile's 15 minutes give SNIA's verdict."
     out.append(text)
     p99 = b.table.get(b.p99_column)
     if p99 is not None and p99.notna().any():

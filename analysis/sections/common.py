@@ -483,14 +483,13 @@ def regimes_part(regimes: pd.DataFrame) -> str:
         rows = [[label(r), r.regime, md.pm(r.iops_mean, r.iops_ci95),
                  md.pm(r.bw_MBps_mean, r.bw_MBps_ci95), *latency_cells(r)]
                 for r in regimes[split].itertuples()]
-        parts += [("Cases whose repetitions wrote at separate levels have no mean above (one "
-                  "over two states describes neither); each level over its own repetitions:"), "",
+        parts += [("Repetitions that wrote at separate levels have no mean above (one over two "
+                  "states describes neither); each level here:"), "",
                   md.table(["pattern", "repetitions in the regime", "IOPS", "MB/s",
                             *LATENCY_HEADER], rows), ""]
     declared = regimes[~split].drop_duplicates("case")
     if not declared.empty:
-        parts += [("The regime each write case's ramp declared (its own workload, its "
-                  "repetitions right after it):"), ""]
+        parts += ["The regime each write case's ramp declared:", ""]
         parts += [f"- {label(r, direction=False)}: {r.regime}"
                   for r in declared.itertuples()] + [""]
     return "\n### Write regimes\n\n" + "\n".join(parts)

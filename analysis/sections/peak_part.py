@@ -99,7 +99,7 @@ def efficient_text(top, eff, pattern: str, bold: str = "**") -> str:
     """'the efficient configuration: ... (mean, p99)', or that the peak is it."""
     lat = f"mean {md.num(eff.lat_us_mean)} µs, p99 {md.num(eff.lat_p99_us)} µs"
     if eff.case == top.case:
-        return f"also the efficient configuration (the fewest I/Os in flight; {lat})"
+        return f"{lat}; also the efficient configuration"
     return (f"{bold}efficient configuration (the fewest I/Os in flight within "
             f"{peak_search.GAIN_PCT}% of the peak): {metric_text(eff, pattern)} at "
             f"{config_text(eff)}{bold}, {int(eff.outstanding)} in flight against "
@@ -126,9 +126,8 @@ def stopped_text(stopped: str, budget: int) -> str:
     return {
         # the plateau's rule is the methodology's (the peak search), stated there once
         "plateau": "It stopped on the plateau.",
-        "budget": f"**Its budget ({budget} cases' worth of repetitions) ended it before a "
-                  "plateau**: the peak may lie elsewhere (the grid search measures every "
-                  "configuration).",
+        "budget": f"**Its budget ({budget} cases) ended it before a plateau**: the peak may "
+                  "lie elsewhere.",
         "running": "It was not finished (repetitions failed or the run was stopped): rerun the "
                    "same command to go on.",
     }.get(stopped, "")
@@ -157,7 +156,7 @@ def peak_findings(peaks: pd.DataFrame, budget: int) -> list[str]:
                 f"{against}; "
                 f"{efficient_text(top, eff, pattern)}.{tail_warning(top, eff, pattern)} {how}")
         if claims.host_rules(top):
-            text += f" It is {claims.host_qualifier(top)}; a faster host may show more."
+            text += f" It is {claims.host_qualifier(top)}."
         out.append(text)
     return out
 

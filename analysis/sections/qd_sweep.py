@@ -201,8 +201,7 @@ def peak_sentence(s: Sweep) -> str:
 
 
 def knee_finding(s: Sweep, settings: dict) -> str:
-    rule = (f"a step gaining < {settings['knee_gain_pct']:g}% IOPS while mean latency grows "
-            f"> {settings['knee_latency_pct']:g}%")
+    """The knee (◆, its rule stated once in the table's note) or why there is none."""
     if s.knee is not None and knee_unresolved(s, settings):
         # one clause, as for any finding whose difference is not resolved (claims.none_resolved)
         host = knee_host(s)
@@ -229,7 +228,7 @@ def knee_finding(s: Sweep, settings: dict) -> str:
     else:
         last = s.rows.iloc[-1]
         text = (f"**Knee ({s.pattern}): none within the sweep.** No step meets the rule "
-                f"({rule}); the last, {_qd_row(s.rows.iloc[-2])} → "
+                f"(◆); the last, {_qd_row(s.rows.iloc[-2])} → "
                 f"{_qd_row(last)}, {_gains(last.gain_pct)} IOPS for "
                 f"{md.signed_pct(last.latency_growth_pct, 0)} latency"
                 if len(s.rows) > 1 else

@@ -177,8 +177,7 @@ def wss_findings(df: pd.DataFrame, target_kind: str = "") -> list[str]:
         if claims.none_resolved(quoted) and claims.none_resolved(changes):
             names = [n for n in metrics if n not in thin]
             out.append(f"**{pattern}, working set {size}:** no change in "
-                       f"{', '.join(names[:-1])} or {names[-1]} is shown {claims.UNRESOLVED} "
-                       f"({NOT_RESOLVED}).")
+                       f"{', '.join(names[:-1])} or {names[-1]} is shown {claims.UNRESOLVED}.")
             continue
         text = (f"**{pattern}, working set {size}:** IOPS {said['IOPS']}"
                 f" ({md.num(first.iops_mean)} → {md.num(last.iops_mean)}), mean latency "
@@ -306,8 +305,7 @@ def compress_findings(df: pd.DataFrame, target_kind: str,
                  f"±{claims.EQUAL_PCT:g}%): this drive shows no compression at this run's "
                  "precision.")
     elif any(c.tested for c in changes):
-        text += (f"A difference is {NOT_RESOLVED}: if the drive compresses, it does not show "
-                 "at this run's precision.")
+        text += "If the drive compresses, it does not show at this run's precision."
     else:
         text += ("No measurable difference: a drive without compression writes every pattern "
                  "at the same speed, which is what this run shows.")
