@@ -355,9 +355,10 @@ def _queue_line(df: pd.DataFrame) -> str:
     depths = sorted({int(d) for d in df.iodepth})
     jobs = sorted({int(j) for j in df.numjobs})
     depth = ", ".join(str(d) for d in depths)
+    mixed = bool(((df.read_pct > 0) & (df.read_pct < 100)).any())
     return (f"Queue depth {depth} in every case, {', '.join(str(j) for j in jobs)} "
-            f"job{'s' if jobs != [1] else ''}; the row standing for each case is its only "
-            "direction, or read + write for a mixed pattern.")
+            f"job{'s' if jobs != [1] else ''}" + ("; a mixed pattern's row is read + write."
+                                                 if mixed else "."))
 
 
 def render_markdown(df: pd.DataFrame, found: list[Sweep], setup: str,

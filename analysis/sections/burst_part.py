@@ -268,8 +268,8 @@ def blocks(b: BurstRun) -> list[str]:
     idle = (f"after {b.idle_s:.0f} s idle" if b.idle_s is not None
             else "after an idle time not recorded")
     return ["### Burst → steady state",
-            (f"{workload(b)} for {r.run_s:.0f} s, {r.written_GiB:.1f} GiB written; per-second "
-             f"bandwidth from fio's 1 s averaged log. It began {idle}, on a drive {b.fill}."),
+            (f"{workload(b)} for {r.run_s:.0f} s, {r.written_GiB:.1f} GiB written, per second; "
+             f"it began {idle}, on a drive {b.fill}."),
             table]
 
 

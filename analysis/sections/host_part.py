@@ -59,8 +59,11 @@ def host_finding(df: pd.DataFrame, label: Callable[[object], str]) -> str:
     if bound.empty:
         if df.get("cpu_busiest_pct", pd.Series(dtype=float)).notna().any():
             # every rule was tested: the methodology's ⌂ states them once
-            return (f"**Host:** no point met a host-bound rule ({claims.HOST}): by this test, "
-                    "the drive set the pace.")
+            # the methodology's ⌂ names null_blk; another ceiling is named here
+            label = _ceiling_label(df)
+            where = "" if label == f"measured on {CEILING_LABELS['null_blk']}" else f"; the host's ceiling: {label}"
+            return (f"**Host:** no point met a host-bound rule ({claims.HOST}{where}): by this "
+                    "test, the drive set the pace.")
         return (f"**Host:** no point reached {HOST_BOUND_SHARE * 100:.0f}% of what this host can "
                 f"issue for its shape (its ceiling, {_ceiling_label(df)}) or kept fio's CPUs "
                 "busy (no per-CPU load was recorded for these results): by this test, the drive "

@@ -45,10 +45,8 @@ SNIPPET = snippet_path(SECTION)
 DIRECTIONS = ("read", "write", "total")
 # Without repetitions there is no spread to judge a difference by; below this it counts as small.
 SMALL_PCT = 5.0
-WORKLOAD_NOTE = ("one randrw job a mix: reads and writes share the queue, each direction measured "
-                 "on its own. `total` pools both: IOPS and MB/s add, latency and percentiles are "
-                 "over all I/Os (both directions' histogram bins merged). A pure mix shows its "
-                 "one direction.")
+WORKLOAD_NOTE = ("one job a mix, its reads and writes sharing the queue. `total` pools both: "
+                 "IOPS and MB/s add, latency is over all I/Os.")
 
 
 @dataclass(frozen=True)

@@ -122,7 +122,8 @@ def tail_warning(top, eff, pattern: str) -> str:
 
 
 def stopped_text(stopped: str, budget: int) -> str:
-    """How the search ended, with the budget the run was given (the manifest's peak_budget)."""
+    """How the search ended, with the budget the run was given (the manifest's peak_budget, in
+    cases' worth of repetitions)."""
     return {
         # the plateau's rule is the methodology's (the peak search), stated there once
         "plateau": "It stopped on the plateau.",

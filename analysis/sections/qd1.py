@@ -154,8 +154,8 @@ def findings(df: pd.DataFrame, target_kind: str = "",
                 f" (p99.9 {p999 / r.lat_us_mean:.1f}×)"
                 if (p999 := claims.row_tail(r, "lat_p99_9_us")) is not None else "")
             for r in tails.itertuples())
-        out.append(f"**Tail to mean:** p99 as a multiple of the mean latency: {listed}. Each "
-                   "pattern's own ratio, not a ranking: their differences are not tested.")
+        out.append(f"**Tail to mean:** p99 as a multiple of the mean latency (untested between "
+                   f"patterns): {listed}.")
 
     # a mix's one I/O in flight is a read or a write: the law holds for all of its I/O
     cases = case_rows(df)

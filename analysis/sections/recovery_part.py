@@ -127,8 +127,8 @@ def blocks(r: RecoveryRun) -> list[str]:
                       "regained (GiB)", "in the rate"], rows, ["r", "r", "r", "r", "r", "l"])
     return ["### Write-cache recovery",
             ("After the burst, idle gaps of growing length, each followed by a probe at full "
-             "speed; the cache regained is read from each probe's bytes above the post-cliff "
-             "speed (analysis/rules/recovery.py)."), table]
+             "speed; the cache regained is each probe's bytes above the post-cliff speed."),
+            table]
 
 
 def findings(r: RecoveryRun) -> list[str]:
@@ -139,9 +139,8 @@ def findings(r: RecoveryRun) -> list[str]:
     if rec.rate_GiB_per_min is None:
         return [f"{head} {rec.message}; see the table for why each probe was left out."]
     text = (f"{head} the drive regained {rec.rate_GiB_per_min:.3g} GiB of fast cache per idle "
-            f"minute (least-squares line through the origin over "
-            f"{sum(p.used for p in rec.probes)} probes, between the burst's "
-            f"{md.num(rec.fast_MBps)} MB/s and its post-cliff {md.num(rec.slow_MBps)} MB/s).")
+            f"minute (a line through the origin over {sum(p.used for p in rec.probes)} probes, "
+            f"between {md.num(rec.fast_MBps)} and {md.num(rec.slow_MBps)} MB/s).")
     if rec.full_how == "observed":
         text += (f" A full cache ({rec.cache_GiB:.2f} GiB, the burst's estimate) was back after "
                  f"{rec.full_idle_s:.0f} s idle (observed).")

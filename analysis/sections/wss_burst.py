@@ -401,8 +401,7 @@ def health_findings(results_dir: Path, cases: dict[str, Case], peak_c: float | N
     written = measured + ramp
     head = f"**Health across the section:** fio wrote {written / 1e9:,.1f} GB"
     if ramp:  # fio's counters leave its ramp_time out: each ramp at its repetition's rate
-        head += (f", {ramp / 1e9:,.1f} GB of it in the ramps (up to {ramp_s:g} s per "
-                 "repetition, estimated at its measured rate)")
+        head += f", {ramp / 1e9:,.1f} GB of it in the ramps ({ramp_s:g} s each, estimated)"
     if not (before.is_dir() and after.is_dir()):
         return [head + "; no before/after health snapshots were taken."]
     b, a = health_summary(before), health_summary(after)
@@ -453,9 +452,7 @@ def waf_findings(results_dir: Path, burst_name: str | None) -> list[str]:
             # the tools' own error lines (the OCP log page's, a vendor log's) stay in the
             # health snapshots: the reader needs the outcome, not nvme-cli's messages
             return [("**Write amplification:** not known: the drive reports no NAND writes "
-                    "(neither the OCP cloud-SSD log page, 0xC0, nor a vendor log gave them; the "
-                    "tools' errors are in the health snapshots); only the host's writes are "
-                    "counted.")]
+                    "(no OCP cloud-SSD log page 0xC0, no vendor log).")]
         parts.append(describe(what, result))
     if not parts:
         return []
