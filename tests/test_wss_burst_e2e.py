@@ -88,9 +88,15 @@ def check_burst(root: Path, case: str, duration: int) -> pd.DataFrame:
     assert job["job options"]["runtime"] == str(duration)
     assert duration - 2 <= len(per_second) <= duration
     assert list(per_second.t_s) == list(range(1, len(per_second) + 1))
-    # What the per-second log accounts for is what fio wrote, less the last partial second.
+    # What the per-second log accounts for is what fio wrote, less the seconds it leaves out
+    # (the last partial one; a stalled one under load): those hold at most the fastest
+    # second's bytes each, so the bound holds on a loaded machine (v44: 8 rows of a 10 s burst,
+    # 78% of the bytes, failed a fixed 80%).
     logged = per_second.bw_MBps.sum() * 1e6
-    assert 0.8 * job["write"]["io_bytes"] <= logged <= 1.05 * job["write"]["io_bytes"]
+    written = job["write"]["io_bytes"]
+    unlogged_s = job["write"]["runtime"] / 1000 - len(per_second)
+    assert written - max(unlogged_s, 1) * per_second.bw_MBps.max() * 1e6 * 1.1 <= logged
+    assert logged <= 1.05 * written
     # A second without a completion has no histogram line (a stall on a loaded machine).
     p99 = per_second.clat_p99_us.dropna()
     assert len(p99) >= len(per_second) / 2 and (p99 > 0).all()
