@@ -31,23 +31,30 @@ EOF
     shape_lines
     [[ -n $host ]] || printf '\n[%s]\n' "${CASE_NAMES[$i]}"
     for opt in ${CASE_OPTS[$i]}; do [[ $opt == @* ]] || printf '%s\n' "$opt"; done
-    [[ -n $host ]] || regime_log_lines "$i"
+    [[ -n $host ]] || second_log_lines "$i"
     job_stripes "$i"
     [[ -n $host || $engine != io_uring ]] || uring_job_options "$i"
     [[ -n $host ]] || placement_options
 }
 
-# A case that writes logs its write rate each second (fio's 1 s bandwidth log, rep<k>_bw.<job>.log
-# beside rep<k>.json): which regime each repetition measured, the write cache or after the cliff
-# (analysis/core/regimes.py), is read from it, not from the repetitions' means. A case that logs
-# its writes itself (§6's burst) keeps its own lines. Not on a fleet host: its logs stay there.
-regime_log_lines() { # INDEX
-    case_writes "$1" || return 0
-    [[ -z $(case_option "$1" write_bw_log) ]] || return 0
-    printf '; the write rate each second: the regime (write cache, after the cliff) it measured\n'
-    # shellcheck disable=SC2016 # ${TK_LOG} is fio's to expand, per repetition
-    printf 'write_bw_log=${TK_LOG}\n'
-    [[ -n $(case_option "$1" log_avg_msec) ]] || printf 'log_avg_msec=1000\n'
+# Every case logs its IOPS and mean latency each second (fio's 1 s averages, rep<k>_iops.<job>.log
+# and rep<k>_lat.<job>.log beside rep<k>.json): the report's per-second view of each case
+# (analysis/sections/seconds_part.py), where a mean's stall, drift or cliff shows. A case that
+# writes also logs its write rate (rep<k>_bw.<job>.log): which regime each repetition measured,
+# the write cache or after the cliff (analysis/core/regimes.py), is read from it, not from the
+# repetitions' means. A log a case sets itself (§6's burst, its working sets) keeps its own line.
+# Not on a fleet host: its logs stay there.
+second_log_lines() { # INDEX
+    local logs=(write_iops_log write_lat_log) log wrote=""
+    ! case_writes "$1" || logs+=(write_bw_log)
+    printf '; each second: IOPS, mean latency and the write rate (the regime it measured)\n'
+    for log in "${logs[@]}"; do
+        [[ -z $(case_option "$1" "$log") ]] || continue
+        # shellcheck disable=SC2016 # ${TK_LOG} is fio's to expand, per repetition
+        printf '%s=${TK_LOG}\n' "$log"
+        wrote=1
+    done
+    [[ -z $wrote || -n $(case_option "$1" log_avg_msec) ]] || printf 'log_avg_msec=1000\n'
 }
 
 # The lines every jobfile shares that decide fio's own work per I/O rather than the target's: a

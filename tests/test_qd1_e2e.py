@@ -53,6 +53,12 @@ def check_section_outputs(root: Path, target: str) -> None:
         assert row.pct_source == "lat"
         job = (root / "results" / "qd1" / row.case / "job.fio").read_text()
         assert f"filename={target}" in job and "iodepth=1" in job and "direct=1" in job
+        # every case logs each second (lib/jobfile.bash, second_log_lines): IOPS and latency,
+        # and a write its rate (its regime); the per-second view reads them (test_seconds)
+        logs = {line.split("=")[0] for line in job.splitlines() if line.endswith("=${TK_LOG}")}
+        assert logs == {"write_iops_log", "write_lat_log"} | (
+            {"write_bw_log"} if direction == "write" else set())
+        assert (root / "results" / "qd1" / row.case / "rep1_iops.1.log").is_file()
     for fig in ("qd1_latency.png", "qd1_iops.png"):
         data = (root / "figs" / fig).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000

@@ -77,6 +77,21 @@ def pattern(rw: str, bs) -> str:
     return f"{bs_label(bs)} {kind} {op}"
 
 
+def shape(rw: str, bs, read_pct: float, iodepth: int, numjobs: int) -> str:
+    """A case's I/O in words: '4 KiB random read/write 70/30, QD 32', '128 KiB sequential write,
+    QD 32, 2 jobs' (a 0/100 or 100/0 mix named as the pure pattern it is).
+
+    >>> shape("randrw", 4096, 0, 32, 1)
+    '4 KiB random write, QD 32'
+    """
+    mixed = 0 < read_pct < 100
+    if not mixed and rw in ("randrw", "rw", "readwrite"):
+        rw = ("rand" if rw == "randrw" else "") + ("read" if read_pct == 100 else "write")
+    return (pattern(rw, bs) + (f" {int(read_pct)}/{100 - int(read_pct)}" if mixed else "")
+            + (f", QD {int(iodepth)}" if iodepth > 1 else "")
+            + (f", {int(numjobs)} jobs" if numjobs > 1 else ""))
+
+
 def device_model(tree: Path, results_dir: Path) -> str:
     """The model of the device under the target: env.json if §1 ran into the results tree,
     else the health snapshot; '/dev/vda, model not reported' when neither names one."""

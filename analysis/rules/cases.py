@@ -121,7 +121,7 @@ class Case:
     # Each good repetition's per-CPU load (rep<k>.cpu), None where the run recorded none.
     cpu_loads: tuple[cpu_load.CpuLoad | None, ...] = ()
     # Each good repetition's MB/s written each second (its 1 s bandwidth log, lib/jobfile.bash
-    # regime_log_lines), None where it wrote nothing or logged none: the regime it measured.
+    # second_log_lines), None where it wrote nothing or logged none: the regime it measured.
     write_MBps: tuple[np.ndarray | None, ...] = ()
     # What those rates show (case_regimes), judged once as the case is loaded; None for a case
     # that only reads, or whose repetitions did not all log their writes.

@@ -40,7 +40,7 @@ from analysis.rules.cases import (
 from analysis.rules.write_evidence import drive_written_GiB, since_state
 from analysis.run.host_ceiling import read_ceilings
 from analysis.run.manifest import planned_repeats
-from analysis.sections import SECTIONS, snippet_path, state_part
+from analysis.sections import SECTIONS, seconds_part, snippet_path, state_part
 from analysis.sections import facts as facts_file
 from analysis.sections.facts import Anomaly, Facts
 from analysis.sections.host_part import HOST_BOUND_LEAD, host_anomaly
@@ -55,6 +55,9 @@ class SectionRun:
     args: argparse.Namespace
     facts: Facts = field(default_factory=Facts)  # headlines and anomalies for the report
     cases: list[Case] = field(default_factory=list)  # the repetitions behind the table
+    # what tells a case from others of its shape, where the section knows more than the table's
+    # columns (§6's working sets and data patterns): the per-second view's titles
+    titles: dict[str, str] = field(default_factory=dict)
 
     def case(self, name: str) -> Case | None:
         return next((c for c in self.cases if c.name == name), None)
@@ -129,6 +132,11 @@ def run_section(argv: list[str], *, section: str, description: str,
         written.append(run.write_table(f"tables/{section}_regimes.csv", regimes))
         path = ws.path(snippet_path(section))
         path.write_text(path.read_text() + regimes_part(regimes))
+    seconds_written, seconds_text = seconds_part.produce(run, section)
+    if seconds_text:
+        written += seconds_written
+        path = ws.path(snippet_path(section))
+        path.write_text(path.read_text() + seconds_text)
     anomalies = [a for a in (unstable_anomaly(table), host_anomaly(table)) if a]
     if state_part.anomaly_text(story):
         anomalies.append(Anomaly("steady_state", state_part.anomaly_text(story)))
@@ -469,13 +477,7 @@ def regimes_part(regimes: pd.DataFrame) -> str:
     level, as a line naming the regime its ramp declares (its numbers are the section table's)."""
     def label(r, direction: bool = True) -> str:  # a mix by its shares, and its directions
         mixed = 0 < r.read_pct < 100
-        rw = r.rw
-        if not mixed and rw in ("randrw", "rw", "readwrite"):  # a 0/100 mix is a pure write
-            rw = ("rand" if rw == "randrw" else "") + ("read" if r.read_pct == 100 else "write")
-        return (md.pattern(rw, r.bs) + (f" {int(r.read_pct)}/{100 - int(r.read_pct)}"
-                                        if mixed else "")
-                + (f", QD {int(r.iodepth)}" if r.iodepth > 1 else "")
-                + (f", {int(r.numjobs)} jobs" if r.numjobs > 1 else "")
+        return (md.shape(r.rw, r.bs, r.read_pct, r.iodepth, r.numjobs)
                 + (_direction_text(r.direction) if direction and mixed else ""))
     split = regimes.regime_split.astype(bool)
     parts = []

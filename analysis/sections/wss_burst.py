@@ -494,6 +494,8 @@ def produce(run: SectionRun) -> list[str]:
                                    run.facts)
 
     wss = wss_table(run.table, cases, run.results_dir)
+    run.titles.update({r.case: f"{r.pattern}, QD {int(r.iodepth)}, working set "
+                               f"{md.human_size(r.wss_bytes)}" for r in wss.itertuples()})
     if not wss.empty:
         written.append(run.write_table(TABLE_WSS, wss))
         latency, over_time = draw_wss(wss, cases, run.results_dir, run.ws)
@@ -504,6 +506,7 @@ def produce(run: SectionRun) -> list[str]:
         findings += wss_findings(wss, manifest.get("target_kind", ""))
 
     compress = compress_table(run.table, cases)
+    run.titles.update({r.case: f"{_write_job(compress)}, {r.data}" for r in compress.itertuples()})
     if not compress.empty:
         written.append(run.write_table(TABLE_COMPRESS, compress))
         bw_figure, latency_figure = draw_compress(compress, run.ws)
