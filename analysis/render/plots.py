@@ -598,21 +598,22 @@ class SecondsRow:
 def seconds_grid(path: Path, rows: list[SecondsRow], *, title: str, note: str = "") -> Path:
     """A row per case: IOPS each second (left) and mean latency each second (right), a line per
     repetition in one colour for all rows, so a stall, a drift or a cliff inside a mean shows.
-    Each panel's y axis starts at 0: a 10% wobble looks like 10%."""
-    fig, axes = plt.subplots(len(rows), 2, figsize=(10, 0.9 + 1.9 * len(rows)), dpi=100,
-                             squeeze=False)
+    Each panel's y axis starts at 0: a 10% wobble looks like 10%. Where no case logged its
+    latency (results from before every case did), IOPS alone, one column."""
+    latency = any(not math.isnan(v) for row in rows for *_, lat in row.reps for v in lat)
+    fig, axes = plt.subplots(len(rows), 1 + latency, figsize=(5 + 5 * latency,
+                             0.9 + 1.9 * len(rows)), dpi=100, squeeze=False)
     colors = series_colors(label for row in rows for label, *_ in row.reps)
-    for (left, right), row in zip(axes, rows):
+    for panels, row in zip(axes, rows):
+        left, right = panels[0], panels[-1] if latency else None
         for label, t, iops, lat in row.reps:
             left.plot(t, iops, color=colors[label], linewidth=1)
-            if not all(math.isnan(v) for v in lat):
+            if right is not None and not all(math.isnan(v) for v in lat):
                 right.plot(t, lat, color=colors[label], linewidth=1)
-        if not right.lines:  # results from before every case logged its latency
-            right.text(0.5, 0.5, "no latency logged", transform=right.transAxes, ha="center",
-                       va="center", color="#555", fontsize=8)
-            right.set_xticks([])
-            right.set_yticks([])
-        for ax, ylabel in ((left, "IOPS"), (right, "mean latency (µs)")):
+        unlogged = right is not None and not right.lines  # this case logged none (an older run)
+        if unlogged:
+            right.set_visible(False)
+        for ax, ylabel in [(left, "IOPS")] + [(right, "mean latency (µs)")] * latency:
             if ax.lines:
                 ax.set_ylim(bottom=0)
                 ax.margins(y=0.1)
@@ -621,13 +622,12 @@ def seconds_grid(path: Path, rows: list[SecondsRow], *, title: str, note: str = 
                 ax.grid(alpha=0.3)
             ax.set_ylabel(ylabel, fontsize=8)
             ax.tick_params(labelsize=7)
-            ax.set_title(row.title, fontsize=8)
+            ax.set_title(row.title + (" (no latency logged)" if unlogged else ""), fontsize=8)
     for ax in axes[-1]:
         ax.set_xlabel("second of the repetition", fontsize=8)
     # one legend for every row (the colours are the repetitions'), above the first row's titles
     handles = [Line2D([], [], color=c, linewidth=1) for c in colors.values()]
-    axes[0][1].legend(handles, list(colors), loc="lower right", bbox_to_anchor=(1, 1.12),
-                      fontsize=8, ncols=len(colors), frameon=False)
-    axes[0][0].annotate(title, (0, 1.18), xycoords="axes fraction", fontsize=10,
-                        va="bottom", annotation_clip=False)
+    axes[0][-1].legend(handles, list(colors), loc="lower right", bbox_to_anchor=(1, 1.12),
+                       fontsize=8, ncols=len(colors), frameon=False)
+    fig.suptitle(title, fontsize=10, x=0.01, ha="left")
     return _save(fig, path, note)
