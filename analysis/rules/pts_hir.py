@@ -10,8 +10,10 @@ to --round).
 
 The numbers:
 
-* the cycles: the seconds with writes, split where the log has at least W - 1 seconds without
-  (an idle of W s holds that many whole seconds; a stall of the drive inside a segment, fewer).
+* the cycles: the seconds with writes, split where the log has at least W - 2 seconds without
+  (an idle of W s holds W - 1 whole seconds, one fewer where fio's pause ends a hair early, and
+  a row of fio's log can land in the second beside its own; a stall of the drive inside a
+  segment is shorter).
   The first segment is no cycle: it starts the job, after writes without a pause, and fio 3.33
   writes W s longer before its first idle. The next ``cycles`` segments are the cycles; a last
   extra one (later fio versions pause after the first 5 s) is left out;
@@ -20,7 +22,11 @@ The numbers:
 * a wait state's IOPS: the mean over its cycles, with its 95% interval over them (t: the
   cycles as the units), set against the baseline;
 * the baseline: WSAT's steady-state rate, the mean of its last 5 rounds with their interval
-  (WSAT has no window of its own: it stops when written, not when steady).
+  (WSAT has no window of its own: it stops when written, not when steady). Its rounds are fio
+  runs with a pause between them (fio's start, the judging: about 0.3 s); a drive that regains
+  speed in so short an idle is lifted by it, the more the shorter the rounds. The return to
+  steady state after each wait state writes without a pause: its level (``return_iops``) is
+  given beside it.
 
 >>> split_segments([5, 0, 0, 7, 8, 0, 0, 0, 9, 9, 0, 1], min_gap=3)
 [(0, 4), (8, 12)]
@@ -61,6 +67,14 @@ class WaitResult:
     series: pd.DataFrame      # per second of the fio run: t_s, iops, job
 
     @property
+    def return_iops(self) -> float:
+        """The level the return to steady state after the cycles reached: the mean of its
+        per-second IOPS over its second half, its last second left out (fio may not log it
+        whole). Writes without a pause: no idle between rounds lifts it, as it can WSAT's."""
+        x = self.series.iops[self.series.job == "baseline"].to_numpy()[:-1]
+        return float(x[len(x) // 2:].mean()) if len(x) >= 2 else math.nan
+
+    @property
     def stats(self) -> tuple[float, float]:
         """Mean IOPS over the cycles and its 95% half-width."""
         s = rep_stats(self.cycle_iops)
@@ -94,14 +108,19 @@ def split_segments(per_second, min_gap: int) -> list[tuple[int, int]]:
     return [(a, b) for a, b in out]
 
 
+def min_gap(wait_s: int) -> int:
+    """Seconds without I/O that part two write segments (see the module's docstring)."""
+    return max(1, wait_s - 2)
+
+
 def cycle_iops(per_second, wait_s: int, write_s: int, cycles: int) -> list[float]:
     """Each cycle's IOPS from the cycles job's per-second IOPS (see the module's docstring)."""
     x = np.asarray(per_second, dtype=float)
-    segments = split_segments(x, max(1, wait_s - 1))[1:cycles + 1]
+    segments = split_segments(x, min_gap(wait_s))[1:cycles + 1]
     return [float(x[a:b].sum()) / write_s for a, b in segments]
 
 
-def _read_wait(folder: Path, wait_s: int) -> WaitResult:
+def read_wait(folder: Path, wait_s: int) -> WaitResult:
     run = dict(line.split("\t", 1) for line in
                (folder / f"wait{wait_s}.tsv").read_text().splitlines() if "\t" in line)
     write_s, cycles = int(run["write_s"]), int(run["cycles"])
@@ -144,6 +163,7 @@ def hir_table(waits: list[WaitResult], baseline: Baseline | None) -> pd.DataFram
                      "iops_max": max(w.cycle_iops, default=math.nan),
                      "baseline_iops": baseline.iops if baseline else math.nan,
                      "vs_baseline": mean / baseline.iops if baseline and baseline.iops else math.nan,
+                     "return_iops": w.return_iops,
                      "resumed": w.resumed})
     return pd.DataFrame(rows)
 
@@ -151,7 +171,7 @@ def hir_table(waits: list[WaitResult], baseline: Baseline | None) -> pd.DataFram
 def load_hir(folder: Path) -> HirResult:
     """HIR's wait states in ``folder`` (RESULTS/<section>/pts/hir), in PTS's order."""
     test = pts_test(folder.name)
-    waits = [_read_wait(folder, w.wait_s) for w in test.waits
+    waits = [read_wait(folder, w.wait_s) for w in test.waits
              if (folder / f"wait{w.wait_s}.json").is_file()]
     baseline = wsat_baseline(folder.parent / test.after)
     verdict_file = folder / "verdict"

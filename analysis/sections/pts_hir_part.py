@@ -22,7 +22,9 @@ from analysis.sections import facts as facts_file
 
 NOTE = ("Each wait state's IOPS: the mean over its cycles of each cycle's I/Os over its 5 s of "
         "writes, ± the half-width of its 95% interval (t over the cycles). Each wait state starts "
-        "from steady state: after WSAT, or after the previous wait state's return to it.")
+        "from steady state: after WSAT, or after the previous wait state's return to it, whose "
+        "level (the mean of its second half) is in the last column: writes without a pause, "
+        "where WSAT's rounds pause between them.")
 JOB_STYLE = {"return": ("0.6", "return to steady state (the run had paused)"),
              "cycles": ("C0", "cycles: 5 s of writes, then the wait"),
              "baseline": ("0.35", "return to steady state")}
@@ -62,9 +64,10 @@ def hir_table(r: HirResult) -> str:
                                     else f" of {row.cycles_planned}")
         rows.append([f"{row.write_s} s / {row.wait_s} s" + (" (resumed)" if row.resumed else ""),
                      cycles, md.pm(row.iops_mean, row.iops_ci95),
-                     f"{md.num(row.iops_min)}–{md.num(row.iops_max)}", ratio])
+                     f"{md.num(row.iops_min)}–{md.num(row.iops_max)}", ratio,
+                     md.num(row.return_iops)])
     return md.table(["writes / wait", "cycles", "IOPS (mean of the cycles)", "cycles' range",
-                     "x WSAT's steady state"], rows)
+                     "x WSAT's steady state", "IOPS back at steady state after it"], rows)
 
 
 def baseline_text(r: HirResult) -> str:
