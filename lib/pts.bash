@@ -12,9 +12,13 @@
 #      together in SNIA's 5-round window, at most --max-rounds rounds; WSAT until 4x the active
 #      range is written.
 #
+# HIR (host idle recovery, --pts-hir) is the exception: no purge, no preconditioning, no rounds.
+# It runs on the drive WSAT left, one fio run per wait state (pts_run_hir).
+#
 # Everything lands in RESULTS/<section>/pts/<test>/: purge.json, precondition.json,
-# round<k>.json, conditions.tsv (the test's conditions, for the page's header) and verdict. A rerun
-# resumes where it stopped: a finished step is not redone, the rounds go on from the next one.
+# round<k>.json, conditions.tsv (the test's conditions, for the page's header) and verdict (HIR:
+# wait<W>.json and its per-second logs). A rerun resumes where it stopped: a finished step is not
+# redone, the rounds go on from the next one, a finished wait state is not run again.
 # The pages: analysis/sections/pts_page.py. Sourced by lib/run.bash (and report.bash, for which
 # sections have a test); never run on its own.
 # shellcheck disable=SC2034  # PURGE_* are shared with lib/state.bash's helpers
@@ -23,8 +27,12 @@
 pts_rows() { registry_rows "$TK_ROOT/lib/pts.tsv" | awk -F'\t' -v k="$1" '$1 == k'; }
 
 pts_tests_of() { # SECTION CLASS: the tests the section runs for the class, in the file's order
-    pts_rows test | awk -F'\t' -v s="$1" -v c="$2" '$3 == s && index("," $4 ",", "," c ",") { print $2 }'
+    # a waits test (HIR) is optional in PTS: run only when --pts-hir asks for it
+    pts_rows test | awk -F'\t' -v s="$1" -v c="$2" -v hir="${PTS_HIR:-}" \
+        '$3 == s && index("," $4 ",", "," c ",") && ($5 !~ /^waits:/ || hir != "") { print $2 }'
 }
+
+pts_waits_test() { [[ $(pts_test_field "$1" 5) == waits:* ]]; } # TEST: HIR, no rounds
 
 pts_test_field() { # TEST N: field N (1-based) of the test's line
     pts_rows test | awk -F'\t' -v t="$1" -v n="$2" '$2 == t { print $n }'
@@ -63,9 +71,11 @@ pts_reduced() { # TEST
 
 # What makes this run (or TEST in it) not conformant, one reason a line ("" when conformant).
 pts_deviations() { # [TEST]
-    local test reduced=""
+    local test reduced="" hir=""
     # shellcheck disable=SC2153  # ROUND_S: lib/options.tsv's --round
     ((ROUND_S >= 60)) || echo "rounds of ${ROUND_S} s, shorter than PTS's 60 s"
+    for test in "${@:-${PTS_TESTS[@]}}"; do pts_waits_test "$test" && hir=$test; done
+    [[ -z $hir ]] || pts_hir_deviations "$hir"
     [[ $PURGE_METHOD == format || $PURGE_METHOD == sanitize ]] ||
         echo "purged by ${PURGE_METHOD:-nothing} ($PURGE_WHAT), not PTS's Format NVM or Sanitize"
     for test in "${@:-${PTS_TESTS[@]}}"; do pts_reduced "$test" && reduced=1; done
@@ -145,8 +155,123 @@ pts_cache_deviation() { # the write cache's part of pts_deviations
     esac
 }
 
+# --- HIR: host idle recovery (--pts-hir) ---------------------------------------------------------
+# Fewer cycles than this and a wait state's mean has no interval worth quoting (t over 2 cycles).
+HIR_MIN_CYCLES=3
+
+# The wait states --pts-hir asks for, one a line: WAIT_S CYCLES WRITE_S BASELINE_S, tab-separated.
+# CYCLES and BASELINE_S are PTS's at 60 s rounds and in proportion to --round under them (at least
+# HIR_MIN_CYCLES cycles): a smoke test shortens how long each wait state lasts, never the write
+# segment or the wait, which are what HIR measures.
+pts_waits() { # TEST
+    local wait cycles write baseline
+    while IFS=$'\t' read -r _ _ wait cycles write baseline _ _; do
+        [[ $PTS_HIR == pts || ,$PTS_HIR, == *,$wait,* ]] || continue
+        cycles=$((cycles * ROUND_S / 60))
+        ((cycles >= HIR_MIN_CYCLES)) || cycles=$HIR_MIN_CYCLES
+        printf '%s\t%s\t%s\t%s\n' "$wait" "$cycles" "$write" $((baseline * ROUND_S / 60))
+    done < <(pts_rows wait | awk -F'\t' -v t="$1" '$2 == t')
+}
+
+# The cycles job's length: fio 3.33 writes for thinktime_iotime + thinktime before its first
+# pause (later versions for thinktime_iotime alone), so one lead segment of WRITE_S + WAIT_S
+# comes first (it continues the writes without a pause before it and is not a cycle), and WAIT_S
+# more at the end absorb the pauses' drift (each waits for the I/Os in flight) so the last cycle
+# is whole.
+pts_cycles_seconds() { echo $((($2 + 1) * ($1 + $3) + $1)); } # WAIT CYCLES WRITE
+
+pts_wait_seconds() { echo $(($4 + $(pts_cycles_seconds "$1" "$2" "$3"))); } # WAIT CYCLES WRITE BASELINE
+
+# --pts-hir: pts or wait states of lib/pts.tsv, enterprise only (PTS-E's optional test).
+pts_check_hir() {
+    [[ -n $PTS_HIR ]] || return 0
+    local known wait
+    known=$(pts_rows wait | cut -f3 | paste -sd, -)
+    [[ $PTS_CLASS == enterprise ]] ||
+        die "$EXIT_USAGE" "--pts-hir: host idle recovery is PTS-E's test (--pts enterprise), not $PTS_CLASS's"
+    [[ $PTS_HIR == pts ]] && return 0
+    split_list PTS_HIR "$PTS_HIR"
+    for wait in "${LIST_ITEMS[@]}"; do
+        [[ ,$known, == *,$wait,* ]] ||
+            die "$EXIT_USAGE" "--pts-hir: $wait is not one of PTS's wait states ($known s), nor pts for all of them"
+    done
+}
+
+pts_hir_deviations() { # TEST
+    local all chosen resumed
+    all=$(pts_rows wait | awk -F'\t' -v t="$1" '$2 == t' | wc -l)
+    chosen=$(pts_waits "$1" | wc -l)
+    ((chosen == all)) || echo "HIR runs $chosen of PTS's $all wait states (--pts-hir $PTS_HIR)"
+    resumed=$(awk -F'\t' '$1 == "resumed" && $2 == 1 { sub(/.*wait/, "", FILENAME); sub(/\.tsv$/, " s", FILENAME); print FILENAME }' \
+        "$RESULTS_DIR/pts/$1"/wait*.tsv 2>/dev/null | paste -sd, -)
+    [[ -z $resumed ]] || echo "HIR's wait state(s) $resumed did not follow the writes before them (a resumed run): a return to steady state ran first"
+}
+
+# HIR_WARM: the drive has just been written without a pause by this run (the test HIR follows,
+# or HIR's previous wait state), so the next wait state starts from steady state as PTS's do;
+# otherwise (a rerun that resumes, HIR asked for after WSAT finished) it has idled since, and a
+# return to steady state runs first.
+HIR_WARM=""
+
+# One wait state's jobfile: its cycles as one job (thinktime: WAIT s idle after every WRITE s of
+# writes), then BASELINE_S of writes without a pause (PTS's return to steady state before the
+# next wait state); after a pause of the run, the same return first. Each logs IOPS per second.
+pts_hir_jobfile() { # TEST DIR WAIT CYCLES WRITE BASELINE RESUMED
+    local name rw bs
+    IFS=$'\t' read -r name rw _ bs < <(pts_cases "$1")
+    printf '# SNIA PTS %s (%s): wait state %s s, %s cycles of %s s %s (%s), then %s s of them without a pause\n' \
+        "$1" "$PTS_CLASS" "$3" "$4" "$5" "$rw" "$bs" "$6"
+    printf '[global]\nfilename=%s\nsize=%s\nioengine=%s\ndirect=%s\n' "$(fio_filename "$TARGET_PATH")" \
+        "$PTS_ACTIVE_BYTES" "$ENGINE_DEEP" "$DIRECT"
+    printf 'rw=%s\nbs=%s\niodepth=%s\nnumjobs=%s\ngroup_reporting=1\nstonewall=1\ntime_based=1\n' \
+        "$rw" "$bs" "$(pts_test_field "$1" 7)" "$(pts_test_field "$1" 6)"
+    printf 'randrepeat=0\nnorandommap=1\nrefill_buffers=0\nscramble_buffers=1\nlog_avg_msec=1000\n'
+    [[ -z $7 ]] || printf '\n[return]\nruntime=%s\nwrite_iops_log=%s/wait%s-return\n' "$6" "$2" "$3"
+    printf '\n[cycles]\nruntime=%s\nthinktime=%ss\nthinktime_iotime=%ss\nwrite_iops_log=%s/wait%s-cycles\n' \
+        "$(pts_cycles_seconds "$3" "$4" "$5")" "$3" "$5" "$2" "$3"
+    printf '\n[baseline]\nruntime=%s\nwrite_iops_log=%s/wait%s-baseline\n' "$6" "$2" "$3"
+}
+
+# HIR: each wait state not yet done, on the drive WSAT left (no purge, no preconditioning).
+pts_run_hir() { # TEST
+    local test=$1 dir="$RESULTS_DIR/pts/$1" after wait cycles write baseline resumed s ran=()
+    after=$(pts_test_field "$test" 5) && after=${after#waits:}
+    [[ -e $RESULTS_DIR/pts/$after/verdict ]] ||
+        die "$EXIT_FAIL" "$test runs on the drive $after left, and $after has not finished"
+    [[ -e $dir/start ]] || printf '%(%F %T %z)T\n' -1 >"$dir/start"
+    while IFS=$'\t' read -r wait cycles write baseline; do
+        ran+=("$wait s")
+        if [[ -e $dir/wait$wait.json ]]; then
+            info "pts: $test wait state $wait s done already"
+            continue
+        fi
+        resumed=1 s=$(pts_wait_seconds "$wait" "$cycles" "$write" "$baseline")
+        [[ -z $HIR_WARM ]] || resumed=""
+        [[ -z $resumed ]] || s=$((s + baseline))
+        pts_hir_jobfile "$test" "$dir" "$wait" "$cycles" "$write" "$baseline" "$resumed" >"$dir/wait$wait.fio"
+        # the wait state as run, for the analysis (the cycles it looks for in the log)
+        printf 'wait_s\t%s\ncycles\t%s\nwrite_s\t%s\nbaseline_s\t%s\nresumed\t%s\n' "$wait" "$cycles" \
+            "$write" "$baseline" "${resumed:-0}" >"$dir/wait$wait.tsv"
+        info "pts: $test wait state $wait s: $cycles cycles of ${write} s writes and ${wait} s idle, then $baseline s back to steady state${resumed:+ (and as long before it: the drive has idled since its last writes)}: $(human_seconds "$s")"
+        still_safe_to_write
+        rm -f -- "$dir/wait$wait"-*.log # an interrupted run's, rewritten whole
+        run_fio "$dir/wait$wait.stderr" "$dir/wait$wait.fio" --output-format=json \
+            --output="$dir/.wait$wait.partial" ||
+            die "$EXIT_FAIL" "$test wait state $wait s failed (see $dir/wait$wait.stderr); rerun the same command to run it again"
+        mv -f -- "$dir/.wait$wait.partial" "$dir/wait$wait.json"
+        [[ -s $dir/wait$wait.stderr ]] || rm -f -- "$dir/wait$wait.stderr"
+        HIR_WARM=1
+    done < <(pts_waits "$test")
+    pts_conditions "$dir" "$test" # its deviations now name the wait states that were resumed
+    local IFS=,
+    printf 'wait states %s done\n' "${ran[*]}" >"$dir/verdict"
+    printf '%(%F %T %z)T\n' -1 >"$dir/end"
+    info "pts: $test finished: $(cat "$dir/verdict")"
+}
+
 # --- the section under --profile pts ----------------------------------------------------------
 pts_section_main() {
+    pts_check_hir
     mapfile -t PTS_TESTS < <(pts_tests_of "$SECTION" "$PTS_CLASS")
     ((${#PTS_TESTS[@]})) || die "$EXIT_USAGE" "SNIA PTS has no $PTS_CLASS test in §$SECTION_NUMBER ($SECTION_TITLE): the pts profile runs $(pts_rows test | cut -f3 | sort -u | tr '\n' ' ')"
     ensure_installed
@@ -184,7 +309,7 @@ pts_section_main() {
         target_kind="$TARGET_KIND" profile=pts pts_class="$PTS_CLASS" pts_matrix="$PTS_MATRIX" \
         round_s="$ROUND_S" max_rounds="$MAX_ROUNDS" region_bytes="$REGION_BYTES" \
         target_bytes="$TARGET_BYTES" purge="$PURGE_METHOD" engine="$ENGINE_DEEP" direct="$DIRECT" \
-        cases="" tests="${PTS_TESTS[*]}"
+        cases="" tests="$(pts_manifest_tests)"
     pts_set_write_cache
     local test
     for test in "${PTS_TESTS[@]}"; do pts_run_test "$test"; done
@@ -194,6 +319,30 @@ pts_section_main() {
     else
         tk_python "$SECTION" || die "$EXIT_FAIL" "the analysis of $RESULTS_DIR failed (see above); the raw results are kept"
     fi
+}
+
+# The tests a rerun must match: HIR left out, so that it can be asked for on a tree whose WSAT
+# has finished (it runs on the drive WSAT left) and its wait states added one run at a time.
+pts_manifest_tests() {
+    local test out=()
+    for test in "${PTS_TESTS[@]}"; do pts_waits_test "$test" || out+=("$test"); done
+    echo "${out[*]}"
+}
+
+pts_hir_plan() { # TEST: the plan's lines for HIR; sets HIR_PLAN_S
+    local wait cycles write baseline s writing=0
+    HIR_PLAN_S=0
+    info "           after $(pts_test_field "$(pts_test_field "$1" 5 | cut -d: -f2)" 8), on the drive it left: no purge, no preconditioning; each wait state $(pts_test_field "$1" 6) thread x QD $(pts_test_field "$1" 7)"
+    while IFS=$'\t' read -r wait cycles write baseline; do
+        s=$(pts_wait_seconds "$wait" "$cycles" "$write" "$baseline")
+        HIR_PLAN_S=$((HIR_PLAN_S + s))
+        # writing: the baseline, the lead segment (pts_cycles_seconds) and the cycles' segments
+        writing=$((writing + baseline + write + wait + cycles * write))
+        info "           wait ${wait}s: $cycles cycles of ${write} s writes and ${wait} s idle, then ${baseline} s back to steady state: $(human_seconds "$s")"
+    done < <(pts_waits "$1")
+    info "           (a wait state that does not follow writes of this run, as when resumed, gets its return to steady state before it too)"
+    # its bytes: the writing time at the 4 KiB random-write rate WSAT leaves, known only then
+    info "           $(human_seconds "$HIR_PLAN_S") in all, $(human_seconds "$writing") of it writing at the rate WSAT leaves the drive at (its bytes, not known before WSAT, are not in the sum below)"
 }
 
 # The plan: per test, what it writes and how long it takes, before anything starts.
@@ -207,6 +356,12 @@ pts_plan() {
     for test in "${PTS_TESTS[@]}"; do
         n=$(pts_case_count "$test")
         round_s=$((n * ROUND_S))
+        if pts_waits_test "$test"; then
+            info "  test     $(pts_test_field "$test" 8): $(pts_waits "$test" | wc -l) wait states (--pts-hir $PTS_HIR)"
+            pts_hir_plan "$test"
+            total_min=$((total_min + HIR_PLAN_S)) total_max=$((total_max + HIR_PLAN_S))
+            continue
+        fi
         info "  test     $(pts_test_field "$test" 8): $n access patterns of ${ROUND_S}s a round ($(human_seconds "$round_s")), $(pts_test_field "$test" 6) thread(s) x QD $(pts_test_field "$test" 7)"
         if [[ $(pts_test_field "$test" 5) != written:* ]]; then
             written=$((2 * REGION_BYTES))
@@ -243,9 +398,17 @@ pts_conditions() { # DIR TEST: the test's conditions, for the header of its page
         printf 'test\t%s\n' "$2"
         printf 'class\t%s\n' "$PTS_CLASS"
         printf 'device\t%s (%s, %s)\n' "$TARGET_PATH" "$TARGET_KIND" "$(human_bytes "$TARGET_BYTES")"
-        printf 'purge\t%s\n' "${PURGE_WHAT:-none}"
+        if pts_waits_test "$2"; then
+            printf 'purge\tnone: it runs on the drive %s left (purged before it: %s)\n' \
+                "$(pts_test_field "$(pts_test_field "$2" 5 | cut -d: -f2)" 8)" "${PURGE_WHAT:-none}"
+        else
+            printf 'purge\t%s\n' "${PURGE_WHAT:-none}"
+        fi
         printf 'purge_method\t%s\n' "${PURGE_METHOD:-none}"
-        if [[ $(pts_test_field "$2" 5) == written:* ]]; then
+        if pts_waits_test "$2"; then
+            printf 'preconditioning\tnone: the drive as %s left it, brought back to steady state after each wait state\n' \
+                "$(pts_test_field "$(pts_test_field "$2" 5 | cut -d: -f2)" 8)"
+        elif [[ $(pts_test_field "$2" 5) == written:* ]]; then
             printf 'preconditioning\tnone: WSAT starts from the purged drive\n'
         else
             printf 'preconditioning\t%s of 128 KiB sequential writes at QD 32 (2 x the region)\n' "$(human_bytes $((2 * REGION_BYTES)))"
@@ -299,6 +462,11 @@ pts_precondition() { # DIR
 pts_run_test() { # TEST
     local test=$1 dir="$RESULTS_DIR/pts/$1" k reply state started took left
     mkdir -p "$dir"
+    if pts_waits_test "$test"; then
+        pts_conditions "$dir" "$test"
+        pts_run_hir "$test"
+        return 0
+    fi
     if [[ -e $dir/verdict ]]; then
         info "pts: $test done already: $(cat "$dir/verdict")"
         return 0
@@ -320,6 +488,7 @@ pts_run_test() { # TEST
             --output="$dir/.round$k.partial" ||
             die "$EXIT_FAIL" "$test round $k failed (see $dir/round$k.stderr); rerun the same command to go on from it"
         mv -f -- "$dir/.round$k.partial" "$dir/round$k.json"
+        HIR_WARM=1
         [[ -s $dir/round$k.stderr ]] || rm -f -- "$dir/round$k.stderr"
         reply=$(service_ask pts-steady "$dir" "$test" "$ROUND_S" "$MAX_ROUNDS" "$PTS_ACTIVE_BYTES")
         state=${reply%%$'\t'*}

@@ -4,8 +4,10 @@ file to run them).
 A PTS test is rounds of access patterns (its cases), each for one round's length, after a purge
 and 2x the capacity in 128 KiB sequential writes. A test stops either when its tracking
 variables are steady together (SNIA's window, analysis.core.steady.judge_together) or, for the
-write saturation test, once it has written a multiple of its active range. The two device classes
-differ in the write cache they ask for and the share of the LBAs the stimulus uses.
+write saturation test, once it has written a multiple of its active range. The host idle
+recovery test (HIR) has no rounds: its wait states, each cycles of writes and idle, run on the
+drive the write saturation test left. The two device classes differ in the write cache they ask
+for and the share of the LBAs the stimulus uses.
 
 >>> iops = test("iops")
 >>> iops.section, len(iops.cases), [c.name for c in iops.tracking]
@@ -20,6 +22,9 @@ differ in the write cache they ask for and the share of the LBAs the stimulus us
 ('written:4', 4)
 >>> test("latency").tracking[0].track, test("latency").outstanding
 ('lat', 'T1Q1')
+>>> hir = test("hir")
+>>> hir.after, [w.wait_s for w in hir.waits], hir.waits[0].cycles, hir.waits[0].baseline_s
+('wsat', [5, 10, 15, 25, 50], 360, 1800)
 
 Standard library only: the run loop's helper imports it.
 """
@@ -67,6 +72,17 @@ class PtsCase:
 
 
 @dataclass(frozen=True)
+class WaitState:
+    """One wait state of HIR, as PTS gives it (at 60 s rounds: --round scales ``cycles`` and
+    ``baseline_s``, lib/pts.bash's pts_hir_scaled, which records what it ran)."""
+    wait_s: int             # idle after each write segment
+    cycles: int             # write segments, each followed by wait_s idle
+    write_s: int            # a write segment
+    baseline_s: int         # writes without a pause that bring the drive back to its steady state
+    title: str
+
+
+@dataclass(frozen=True)
 class PtsTest:
     name: str
     section: str            # the report section that runs it (lib/sections.tsv)
@@ -76,6 +92,12 @@ class PtsTest:
     qd: int
     title: str
     cases: tuple[PtsCase, ...]
+    waits: tuple[WaitState, ...] = ()
+
+    @property
+    def after(self) -> str:
+        """The test whose drive a waits:TEST test (HIR) runs on, else ''."""
+        return self.stop.split(":", 1)[1] if self.stop.startswith("waits:") else ""
 
     @property
     def tracking(self) -> tuple[PtsCase, ...]:
@@ -100,7 +122,7 @@ class PtsTest:
 
 def read_pts(path: Path = PTS_FILE) -> tuple[dict[str, PtsClass], dict[str, PtsTest]]:
     """The classes and the tests (with their cases), in the file's order."""
-    classes, tests, cases = {}, {}, {}
+    classes, tests, cases, waits = {}, {}, {}, {}
     for kind, *f in rows(path, 8):
         if kind == "class":
             classes[f[0]] = PtsClass(f[0], f[1], int(f[2]), f[6])
@@ -109,9 +131,14 @@ def read_pts(path: Path = PTS_FILE) -> tuple[dict[str, PtsClass], dict[str, PtsT
         elif kind == "case":
             cases.setdefault(f[0], []).append(
                 PtsCase(f[0], f[1], f[2], int(f[3]), f[4], f[5], f[6] == "yes"))
+        elif kind == "wait":
+            waits.setdefault(f[0], []).append(
+                WaitState(int(f[1]), int(f[2]), int(f[3]), int(f[4]), f[6]))
         else:
-            raise ValueError(f"{path}: unknown kind {kind!r} (class, test or case)")
-    return classes, {name: PtsTest(*t, cases=tuple(cases.get(name, ()))) for name, t in tests.items()}
+            raise ValueError(f"{path}: unknown kind {kind!r} (class, test, case or wait)")
+    return classes, {name: PtsTest(*t, cases=tuple(cases.get(name, ())),
+                                   waits=tuple(waits.get(name, ())))
+                     for name, t in tests.items()}
 
 
 def test(name: str) -> PtsTest:

@@ -25,15 +25,18 @@ from pathlib import Path
 from scipy.stats import linregress
 
 from analysis.core.pts import read_pts
+from analysis.core.pts import test as pts_test
 from analysis.core.stats import MIN_TAIL_IOS
 from analysis.core.workspace import Workspace
 from analysis.render import claims
 from analysis.render import markdown as md
 from analysis.render.plots import plt  # pyplot on the Agg backend, as every figure
+from analysis.rules.pts_hir import HirResult, load_hir
 from analysis.rules.pts_window import TestResult, load_test
 from analysis.run.pts_rounds import tracks_of
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections import facts as facts_file
+from analysis.sections.pts_hir_part import hir_headlines, hir_part
 
 NOT_CONFORMANT = "PTS-like, NOT conformant"
 HEADER = [("device", "Device"), ("purge", "Purge"), ("preconditioning", "Preconditioning"),
@@ -46,25 +49,31 @@ def is_pts(results_dir: Path) -> bool:
     return (results_dir / "pts").is_dir()
 
 
-def _tests(results_dir: Path) -> list[TestResult]:
-    order = list(read_pts()[1])
-    found = [p for p in (results_dir / "pts").iterdir()
-             if p.is_dir() and p.name in order and (p / "round1.json").is_file()]
-    return [load_test(p) for p in sorted(found, key=lambda p: order.index(p.name))]
+def _tests(results_dir: Path) -> list[TestResult | HirResult]:
+    """The tests with results, in lib/pts.tsv's order: rounds (round1.json), or HIR's wait
+    states (wait<W>.json)."""
+    tests = read_pts()[1]
+    found = [p for p in (results_dir / "pts").iterdir() if p.is_dir() and p.name in tests
+             and (any(p.glob("wait*.json")) if tests[p.name].waits
+                  else (p / "round1.json").is_file())]
+    order = list(tests)
+    return [load_hir(p) if tests[p.name].waits else load_test(p)
+            for p in sorted(found, key=lambda p: order.index(p.name))]
 
 
-def conformance(r: TestResult) -> str:
+def conformance(r: TestResult | HirResult) -> str:
     if r.deviations:
         return f"**{NOT_CONFORMANT}:** " + "; ".join(r.deviations) + "."
     return "**Conformant** to SNIA PTS 2.0 in what the toolkit checks (purge, preconditioning, " \
            "60 s rounds, the whole matrix)."
 
 
-def header_table(r: TestResult) -> str:
+def header_table(r: TestResult | HirResult) -> str:
     c = r.conditions
     rows = [[label, c.get(key, "not recorded")] for key, label in HEADER]
-    rows.append(["Rounds", (f"{len(r.rounds)} of {c.get('round_s', '?')} s per access pattern "
-                            f"(at most {c.get('max_rounds', '?')})")])
+    if isinstance(r, TestResult):
+        rows.append(["Rounds", (f"{len(r.rounds)} of {c.get('round_s', '?')} s per access "
+                                f"pattern (at most {c.get('max_rounds', '?')})")])
     rows.append(["Start / end", f"{_read(r.folder / 'start')} / {_read(r.folder / 'end')}"])
     if c.get("skipped"):
         rows.append(["Left out", f"{c['skipped']} (smaller than the logical block)"])
@@ -224,9 +233,14 @@ def pts_headlines(facts: facts_file.Facts, r: TestResult) -> None:
 
 
 # --- the page -----------------------------------------------------------------------------------
-def test_part(ws: Workspace, section: str, r: TestResult) -> tuple[list[str], list[tuple]]:
+def test_part(ws: Workspace, section: str,
+              r: TestResult | HirResult) -> tuple[list[str], list[tuple]]:
+    test = pts_test(r.folder.name)
+    blocks = [f"### {test.title} ({test.outstanding})", conformance(r), header_table(r)]
+    if isinstance(r, HirResult):
+        more, figures = hir_part(ws, section, r)
+        return blocks + more, figures
     name = f"{section}_pts_{r.test.name}"
-    blocks = [f"### {r.test.title} ({r.test.outstanding})", conformance(r), header_table(r)]
     figures = []
     if r.test.written_times:
         blocks.append(f"Rounds: {r.verdict}.")
@@ -267,7 +281,8 @@ def draw(ws: Workspace, section: str) -> int:
         print(f"{section}: no PTS round in {results_dir / 'pts'}", file=sys.stderr)
         return 2
     info = SECTIONS[section]
-    parts = [f"## §{info.number} SNIA PTS: " + ", ".join(r.test.title for r in tests), ""]
+    parts = [f"## §{info.number} SNIA PTS: "
+             + ", ".join(pts_test(r.folder.name).title for r in tests), ""]
     deviations = sorted({d for r in tests for d in r.deviations})
     if deviations:
         parts += [f"**{NOT_CONFORMANT}** on every page of this run: " + "; ".join(deviations)
@@ -280,9 +295,13 @@ def draw(ws: Workspace, section: str) -> int:
             parts += [b, ""]
         for alt, rel in figures:
             parts += [md.image(alt, ws.link(rel)), ""]
+        title = pts_test(r.folder.name).title
         if r.deviations:
-            facts.anomaly("pts_not_conformant", f"{r.test.title}: {NOT_CONFORMANT}: "
+            facts.anomaly("pts_not_conformant", f"{title}: {NOT_CONFORMANT}: "
                           + "; ".join(r.deviations) + ".")
+        if isinstance(r, HirResult):
+            hir_headlines(facts, r, (NOT_CONFORMANT,) if r.deviations else ())
+            continue
         if not r.test.written_times and not r.steady:
             facts.anomaly("steady_state", f"{r.test.title}: steady state not reached ({r.verdict}).")
         pts_headlines(facts, r)
