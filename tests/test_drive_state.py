@@ -286,6 +286,12 @@ def test_sustained_rounds_each_section_and_what_earlier_sections_wrote(toolkit):
     assert "the section resumed" in qd1_md.lower()
 
 
+def cpu_times() -> tuple[int, int]:
+    """The machine's busy and total jiffies so far, all CPUs (/proc/stat; iowait counts idle)."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return sum(fields) - fields[3] - fields[4], sum(fields)
+
+
 @pytest.mark.root
 @pytest.mark.alone  # the throttle's IOPS dipped beside the suite's load (rounds at 685 and 942)
 def test_sustained_state_declared_after_the_drop_not_on_the_fresh_plateau(toolkit):
@@ -300,9 +306,12 @@ def test_sustained_state_declared_after_the_drop_not_on_the_fresh_plateau(toolki
         cmd = ["bash", str(toolkit / "qd_sweep_test.bash"), "--target", dev, "--destroy", dev,
                "--state", "sustained", *SHORT, "--round", "2", "--size", "96M", "--qd", "1",
                "--no-seq", "--peak", "off"]
+        before = cpu_times()
         res = subprocess.run(drive.wrap(cmd), capture_output=True, text=True, cwd=toolkit,
                              env=script_env(), timeout=300, check=False)
+        after = cpu_times()
         switched = drive.switched_at
+    busy = (after[0] - before[0]) / max(after[1] - before[1], 1)
     assert res.returncode == 0, res.stderr
     steady = toolkit / "results" / "qd_sweep" / "steady"
     assert (steady / "verdict").read_text().startswith("steady state reached"), res.stderr
@@ -314,10 +323,6 @@ def test_sustained_state_declared_after_the_drop_not_on_the_fresh_plateau(toolki
     # workers, and with the suite's other workers beside them one round came out at 942 and another
     # outside 900-1,100; what the test needs of them is that they are the plateau, not their speed.
     assert len(fast) >= 5 and all(1.5 * 400 < v <= 1000 * 1.1 for v in fast), fast
-    # The fresh plateau alone passes SNIA's window somewhere (five rounds in a row), so a rule
-    # that judged every window would have declared it; a round slowed by load (685 IOPS in one
-    # run) may spoil one window, not all of them.
-    assert any(judge(fast[k:k + 5], round_s=2).reached for k in range(len(fast) - 4))
     window = rounds[rounds.window]
     assert len(window) == 5 and window.steady.all()
     assert window["round"].min() > len(fast)           # every round of the window after the drop
@@ -326,6 +331,18 @@ def test_sustained_state_declared_after_the_drop_not_on_the_fresh_plateau(toolki
     assert (toolkit / "figs" / "qd_sweep_steady.png").stat().st_size > 10_000
     snippet = (toolkit / "out" / "section_5_qd_sweep.md").read_text()
     assert "### Drive state" in snippet and "steady at 4" in snippet and "(indicative)" in snippet
+    # The fresh plateau alone passes SNIA's window somewhere (five rounds in a row), so a rule
+    # that judged every window would have declared it: what makes the answer above a test of the
+    # rule. A round slowed by load (685 IOPS in one run) may spoil one window; where every
+    # window was spoiled the run could not show it. This test runs alone, so a busy machine is
+    # another tenant's doing (v56: a second test suite beside it): then it says so, and a quiet
+    # machine that spoils every window fails.
+    if not any(judge(fast[k:k + 5], round_s=2).reached for k in range(len(fast) - 4)):
+        if busy < 0.5:
+            pytest.fail(f"the fresh plateau passed no window: {fast} (CPUs {busy:.0%} busy)")
+        pytest.skip(f"the machine was busy outside the suite ({busy:.0%} of all CPUs during the "
+                    f"run, which alone uses little): the fresh plateau's rounds {fast} passed no "
+                    "window, so the answer above did not test the rule")
 
 
 @pytest.mark.root

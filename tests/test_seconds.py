@@ -99,3 +99,21 @@ def test_the_figure_has_a_row_per_case_and_says_where_no_latency_was_logged(tmp_
         seconds_part.draw(frame.assign(lat_us_mean=math.nan), tmp_path / "b.png")
     assert [(title, lines) for title, lines, _ in found[0]] == [("randread-4k", 2),
                                                               ("write-128k", 2)]
+
+
+def test_a_repetition_of_about_a_second_gives_no_seconds_not_an_error(tmp_path):
+    """v56's §5 e2e tests, 1 s runs with 2 jobs: one job's log empty (fio logged no full second),
+    another's rows 1,476 ms apart (too few to infer the averaging window). Their numbers are the
+    section table's; the per-second view leaves them out and the analysis goes on."""
+    case = tmp_path / "randread-4k"
+    case.mkdir()
+    for name in ("rep1.json", "rep1_iops.1.log", "rep1_lat.1.log"):
+        (case / name).write_text((FIXTURE / "randread-4k" / name).read_text())
+    (case / "rep1_iops.2.log").write_text("")
+    assert seconds_part.repetition_seconds(case, 1, 4096, "fio-3.33").empty
+    (case / "rep1_iops.2.log").unlink()
+    (case / "rep1_iops.1.log").write_text("1476, 9551, 0, 0, 0\n")
+    (case / "rep1_lat.1.log").write_text("1476, 103867, 0, 0, 0\n")
+    # the window is the job's log_avg_msec, not inferred: one row is one second's average
+    seconds = seconds_part.repetition_seconds(case, 1, 4096, "fio-3.33", window_ms=1000)
+    assert list(seconds.iops) in ([], [9551.0])

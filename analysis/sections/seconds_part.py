@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.fio.log_files import find_logs, latency_unit
+from analysis.fio.log_files import FioLogError, find_logs, latency_unit
 from analysis.fio.log_series import read_per_second
 from analysis.render import markdown as md
 from analysis.render.plots import SecondsRow, seconds_grid
@@ -55,20 +55,27 @@ def _weighted_latency(iops, lat) -> np.ndarray:
     return out
 
 
-def repetition_seconds(case_dir: Path, rep: int, bs: int, fio_version: str) -> pd.DataFrame:
-    """One repetition's seconds: t_s, iops, lat_us_mean (empty where it logged neither)."""
-    if iops_logs := _logs(case_dir, rep, "iops"):
-        iops = read_per_second(iops_logs).complete()
-        lat_logs = _logs(case_dir, rep, "lat")
-        lat = (_weighted_latency(iops, read_per_second(
-            lat_logs, lat_unit=latency_unit(fio_version)).complete())
-            if lat_logs else np.full(len(iops.seconds), math.nan))
-        return pd.DataFrame({"t_s": iops.seconds, "iops": iops.total(), "lat_us_mean": lat})
-    if bw_logs := _logs(case_dir, rep, "bw"):  # results from before every case logged
-        bw = read_per_second(bw_logs).complete()
-        return pd.DataFrame({"t_s": bw.seconds, "iops": bw.total() * 1e6 / bs,
-                             "lat_us_mean": math.nan})
-    return pd.DataFrame(columns=["t_s", "iops", "lat_us_mean"])
+def repetition_seconds(case_dir: Path, rep: int, bs: int, fio_version: str,
+                       window_ms: int = 1000) -> pd.DataFrame:
+    """One repetition's seconds: t_s, iops, lat_us_mean. Empty where it logged neither, or a
+    log is no whole second's (a run of about a second: a job's log empty, or rows too few to
+    be 1 s averages): its numbers are the section table's, the logs stay on disk."""
+    empty = pd.DataFrame(columns=["t_s", "iops", "lat_us_mean"])
+    try:
+        if iops_logs := _logs(case_dir, rep, "iops"):
+            iops = read_per_second(iops_logs, window_ms=window_ms).complete()
+            lat_logs = _logs(case_dir, rep, "lat")
+            lat = (_weighted_latency(iops, read_per_second(
+                lat_logs, lat_unit=latency_unit(fio_version), window_ms=window_ms).complete())
+                if lat_logs else np.full(len(iops.seconds), math.nan))
+            return pd.DataFrame({"t_s": iops.seconds, "iops": iops.total(), "lat_us_mean": lat})
+        if bw_logs := _logs(case_dir, rep, "bw"):  # results from before every case logged
+            bw = read_per_second(bw_logs, window_ms=window_ms).complete()
+            return pd.DataFrame({"t_s": bw.seconds, "iops": bw.total() * 1e6 / bs,
+                                 "lat_us_mean": math.nan})
+    except FioLogError:
+        return empty
+    return empty
 
 
 def case_title(r, titles: dict[str, str]) -> str:
@@ -96,7 +103,10 @@ def seconds_frame(run) -> pd.DataFrame:
             continue
         label = case_title(r, run.titles)
         for k, group in zip(case.numbers, case.reps):
-            rows = repetition_seconds(run.results_dir / r.case, k, int(r.bs), group.fio_version)
+            # the window the job logged at (log_avg_msec: the toolkit's 1000, or a case's own)
+            window = int(group.options.get("log_avg_msec") or 1000)
+            rows = repetition_seconds(run.results_dir / r.case, k, int(r.bs), group.fio_version,
+                                      window)
             if not rows.empty:
                 parts.append(rows.assign(case=r.case, shape=label, rep=k))
     if not parts:

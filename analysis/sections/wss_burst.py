@@ -70,16 +70,15 @@ def job_option(case: Case, key: str):
 
 
 def part_of(case: Case) -> str:
-    """Which part a case belongs to, by what its job logs: the burst logs latency per second
-    (and bandwidth, IOPS and its histogram), a working set logs IOPS per second, a
-    compressibility case none of these; a recovery probe is named recovery-<gap>s. Every case
-    that writes also logs its bandwidth (its regime: lib/jobfile.bash), so that tells none
-    apart."""
+    """Which part a case belongs to: a recovery probe is named recovery-<gap>s; the burst alone
+    logs a latency histogram; a working set is random (4 KiB), the compressibility cases
+    sequential. Every case logs its IOPS, latency and, writing, its bandwidth each second
+    (lib/jobfile.bash, second_log_lines), so those tell none apart."""
     if recovery_part.is_probe(case.name):
         return "recovery"
-    if job_option(case, "write_lat_log"):
+    if job_option(case, "write_hist_log"):
         return "burst"
-    if job_option(case, "write_iops_log"):
+    if case.reps[0].rw.startswith("rand"):
         return "wss"
     return "compress"
 
