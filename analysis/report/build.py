@@ -44,8 +44,7 @@ from analysis.sections.facts import HEADLINE_KINDS, Facts
 REPORT_MD = "out/report.md"
 REPORT_HTML = "out/report.html"
 METHOD = (
-    "Every number comes from fio's own JSON of real runs against the target, with fio's latency "
-    "histogram (json+). Each case runs the given seconds after a ramp that is not measured, and "
+    "Every number is from fio's own JSON of real runs (json+, with its latency histogram). Each case runs the given seconds after a ramp that is not measured, and "
     "is repeated; tables give the mean ± the half-width of its 95% confidence interval over the "
     "repetitions (t), p99 and max; each section's CSV (tables/) adds p50, p95, p99.9, the spreads "
     "and the CPU load. Percentiles are of the pooled repetitions, from the histogram's bins; max "
@@ -53,8 +52,7 @@ METHOD = (
     "= 10^6 bytes/s. Intervals are in brackets, [low–high] (≥ low where too few I/Os lie above a "
     "percentile to bound it from above); counts of I/Os above a percentile in parentheses. Reads "
     "run on a region written once with random data beforehand (prefill), so the drive returns "
-    "real data, not unmapped zeros. Runs use O_DIRECT (direct I/O) unless the setup says "
-    "buffered.")
+    "real data, not unmapped zeros.")
 # The marks of every table, explained once (analysis.render.claims holds the rules behind them)
 MARKS = [
     (f"⚠ a mean whose 95% interval is wider than ±{UNSTABLE_HALF_WIDTH * 100:.0f}% of it: add "

@@ -266,8 +266,7 @@ def iops_latency_finding(s: Sweep) -> str | None:
     drop = (1 - last.iops_mean / first.iops_mean) * 100
     text = (f"**{s.label.capitalize()}, IOPS and latency:** IOPS go from "
             f"{md.num(first.iops_mean)} at {_kib(first.bs)} to {md.num(last.iops_mean)} at "
-            f"{_kib(last.bs)} ({md.signed_pct(-drop)}: {first.iops_mean / last.iops_mean:.1f}× fewer "
-            f"I/Os of {last.bs / first.bs:.0f}× the bytes each)")
+            f"{_kib(last.bs)} ({md.signed_pct(-drop)})")
     flat = iops_flat_until(sizes, list(s.rows.iops_mean))
     if flat != sizes[0]:
         text += (f"; they stay within {100 - IOPS_FLAT_FRACTION * 100:.0f}% of the "

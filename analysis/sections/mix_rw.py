@@ -482,8 +482,8 @@ def render_markdown(df: pd.DataFrame, setup: str, link=md.link_from_out) -> str:
                    [f"Workload: {workload(df)}; {WORKLOAD_NOTE}", table, standard_note(df)],
                    [("MB/s per mix, read and write", FIG_BW),
                     ("Mean and p99 latency per mix and direction", FIG_LATENCY),
-                    (("Latency distribution per mix, reads and writes: share of I/Os slower than "
-                     "each latency"), exceedance.figure(SECTION))], findings(df), link)
+                    ("Share of I/Os slower than each latency, per mix",
+                     exceedance.figure(SECTION))], findings(df), link)
 
 
 def draw_figures(df: pd.DataFrame, ws: Workspace) -> None:

@@ -101,7 +101,7 @@ def read_vs_write(rr, rw_, target_kind: str, write_cache: str | None = None) -> 
             f"against {md.num(rr.lat_us_mean)} µs for reads")
     p99_text = f"; p99 {md.num(rw_.lat_p99_us)} µs vs {md.num(rr.lat_p99_us)} µs"
     if p99 and p99[0].tested and not p99[0].significant:
-        p99_text += f" ({NOT_RESOLVED})"
+        p99_text += f" {claims.UNRESOLVED}"
     if mean.tested and not mean.significant:
         return (text + f": which is faster is {NOT_RESOLVED} (95% interval of the difference "
                 f"{mean.interval_text()}){p99_text}.")
@@ -207,7 +207,7 @@ def render_markdown(df: pd.DataFrame, setup: str, link=md.link_from_out,
         blocks += [nines_table(nines), nines_note()]
     return snippet(f"## {SECTIONS[SECTION].heading}", setup, blocks,
                    [("QD=1 mean latency", FIG_LATENCY), ("QD=1 IOPS", FIG_IOPS),
-                    ("QD=1 latency distribution: share of I/Os slower than each latency",
+                    ("Share of I/Os slower than each latency",
                      exceedance.figure(SECTION))], findings(df, target_kind, write_cache), link)
 
 

@@ -320,8 +320,8 @@ def little_finding(found: list[Sweep]) -> str:
     miss = md.signed_pct(worst.little_error_pct, 1)
     if misses.empty:
         return (f"**Little's Law:** every point within {LITTLE_TOLERANCE_PCT}% of I/Os in flight / "
-                f"mean latency (the largest miss: {miss} at {worst.pattern}, {_qd_row(worst)}): "
-                "the queue was kept full.")
+                f"mean latency (largest miss {miss}, {worst.pattern}, {_qd_row(worst)}): the "
+                "queue was kept full.")
     text = ("**Little's Law:** predicted IOPS = I/Os in flight / mean latency; the largest miss "
             f"is {miss} ({worst.pattern}, {_qd_row(worst)}).")
     listed = ", ".join(f"{r.pattern} {_qd_row(r)} ({md.signed_pct(r.little_error_pct, 0)})"
@@ -383,8 +383,8 @@ def recommendation(s: Sweep, slo_us: float) -> str:
                     f"p99 {md.num(r.lat_p99_us)} µs)")
     elif s.slo_outstanding is None:  # the objective's finding is folded in here
         r = s.rows.iloc[0]
-        lat_text = (f"{_qd_row(r)}, the shallowest, though no depth is shown to meet p99 ≤ "
-                    f"{md.num(slo_us)} µs (its {objective_text(r, slo_us)})")
+        lat_text = (f"{_qd_row(r)} (no depth is shown to meet p99 ≤ {md.num(slo_us)} µs; its "
+                    f"{objective_text(r, slo_us)})")
     else:
         r = s.rows.iloc[0]
         lat_text = f"{_qd_row(r)} (no depth before the knee is shown to meet the objective)"
@@ -431,9 +431,13 @@ def render_markdown(df: pd.DataFrame, found: list[Sweep], settings: dict, setup:
                     nines: pd.DataFrame | None = None,
                     more_figures: list[tuple[str, str]] = ()) -> str:
     rows = []
+    # a knee whose step the test does not resolve is where the means put it, not established
+    # (its finding says so): its mark carries ‡ as any unresolved difference does
+    unresolved = {s.at(s.knee.x).case for s in found
+                  if s.knee is not None and knee_unresolved(s, settings)}
     for r in df.itertuples():
-        marks = " ".join(m for m in (flag(r).strip(), "(search)" * bool(r.from_search),
-                                     "◆ knee" * bool(r.is_knee),
+        knee = ("◆ knee" + f" {claims.UNRESOLVED}" * (r.case in unresolved)) * bool(r.is_knee)
+        marks = " ".join(m for m in (flag(r).strip(), "(search)" * bool(r.from_search), knee,
                                      "● 90%" * bool(r.is_90pct_of_peak)) if m)
         rows.append([r.pattern, " ".join([_qd_row(r).removeprefix("QD "), marks]).strip(),
                      md.pm(r.iops_mean, r.iops_ci95), md.pm(r.bw_MBps_mean, r.bw_MBps_ci95),
@@ -456,8 +460,8 @@ def render_markdown(df: pd.DataFrame, found: list[Sweep], settings: dict, setup:
                     ("Mean latency by queue depth", FIG_LATENCY),
                     ("Latency percentiles by queue depth", FIG_PERCENTILES),
                     ("Tail percentiles at selected depths", FIG_TAILS),
-                    (("Latency distribution at QD 1, the knee and the deepest depth: share of I/Os "
-                     "slower than each latency"), exceedance.figure(SECTION)), *more_figures],
+                    ("Share of I/Os slower than each latency: QD 1, the knee, the deepest",
+                     exceedance.figure(SECTION)), *more_figures],
                    [*peak_lines, *findings(df, found, settings)], link)
 
 

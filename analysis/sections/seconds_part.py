@@ -31,7 +31,7 @@ from analysis.render.plots import SecondsRow, seconds_grid
 
 COLUMNS = ["case", "shape", "rep", "t_s", "iops", "lat_us_mean"]
 HEADING = "### Each second"
-ALT = "IOPS and mean latency each second, every case and repetition"
+ALT = "Each second of each case"
 
 
 def _logs(case_dir: Path, rep: int, kind: str) -> list[Path]:
@@ -125,8 +125,8 @@ def draw(frame: pd.DataFrame, path: Path) -> Path:
         rows.append(SecondsRow(shape, [(f"rep {k}", list(rep.t_s), list(rep.iops),
                                         list(rep.lat_us_mean))
                                        for k, rep in case.groupby("rep", sort=True)]))
-    return seconds_grid(path, rows, title="Each second of each case (fio's 1 s averages)",
-                        note="a line per repetition; its last, partial second left out")
+    return seconds_grid(path, rows, title=("Each second of each case: fio's 1 s averages, a line "
+                                           "per repetition, its last, partial second left out"))
 
 
 def produce(run, section: str) -> tuple[list[str], str]:
