@@ -236,9 +236,10 @@ def test_hipri_is_left_out_of_a_case_whose_block_the_target_splits(tmp_path):
 def test_the_ceilings_jobfile_is_rendered_from_the_cases(tmp_path):
     """The host ceiling runs what bash renders from the cases (lib/ceiling.bash), not a jobfile
     of its own: each case's shape in ceiling.fio has its job.fio's options that decide fio's cost
-    per I/O (pattern, sizes, depth, jobs, engine, O_DIRECT, buffers, io_uring's options), none of
-    the run's (region, stripes, time, logs, rate cap), identical shapes share one job, and fio
-    runs every job on its null engine with nothing but the environment the ceiling sets."""
+    per I/O (pattern, sizes, depth, jobs, engine, O_DIRECT, buffers, io_uring's options, the
+    per-second logs every case writes), none of the run's (region, stripes, time, rate cap),
+    identical shapes share one job, and fio runs every job on its null engine with nothing but
+    the environment the ceiling sets."""
     render_ceiling(tmp_path, CEILING_CASES, CEILING_ENGINES, uring=URING, jobfiles=True)
     jobs = jobfile_sections(tmp_path / host_ceiling.JOBFILE)
     index = {r["case"]: r for r in csv.DictReader(
@@ -248,6 +249,11 @@ def test_the_ceilings_jobfile_is_rendered_from_the_cases(tmp_path):
     assert "wss-large" not in jobs
     assert {k: jobs["global"][k] for k in ("size", "runtime")} == {
         "size": "${TK_CEILING_BYTES}", "runtime": "${TK_CEILING_RUNTIME}"}
+    # the cases' per-second logs cost fio time on every I/O (their latency log): the ceiling's
+    # jobs log alike, into the folder the run removes
+    assert {k: jobs["global"][k] for k in ("write_iops_log", "write_lat_log", "log_avg_msec")} \
+        == {"write_iops_log": "${TK_CEILING_LOG}", "write_lat_log": "${TK_CEILING_LOG}",
+            "log_avg_msec": "1000"}
     # each case's own job.fio, [global] and its job merged as fio merges them
     own_of = {case: {k: v for opts in jobfile_sections(tmp_path / case / "job.fio").values()
                      for k, v in opts.items()} for case in index}
@@ -275,7 +281,8 @@ def test_the_ceilings_jobfile_is_rendered_from_the_cases(tmp_path):
     subprocess.run(["fio", "--output-format=json", f"--output={out}",
                     *(f"--section={j}" for j in nulls), str(tmp_path / host_ceiling.JOBFILE)],
                    check=True, capture_output=True, env={**env, "TK_CEILING_BYTES": str(1 << 30),
-                                                         "TK_CEILING_RUNTIME": "100ms"})
+                                                         "TK_CEILING_RUNTIME": "100ms",
+                                                         "TK_CEILING_LOG": str(tmp_path / "log")})
     ran = {j["jobname"]: j for j in load_json(out)["jobs"]}
     assert set(ran) == set(nulls)
     for case, row in index.items():

@@ -26,7 +26,9 @@ and the same shared lines as each case's job.fio, every shape and the variants a
 buffers, the null engine, the hand-off probe), with ceiling.tsv saying per case which job is its
 shape, its engine, its I/Os in flight, its jobs and whether it writes. This module makes the
 device, picks the jobs (fio's --section) and names the device, its size and the seconds in the
-environment fio expands in the jobfile (TK_CEILING_DEVICE, TK_CEILING_BYTES, TK_CEILING_RUNTIME).
+environment fio expands in the jobfile (TK_CEILING_DEVICE, TK_CEILING_BYTES, TK_CEILING_RUNTIME,
+TK_CEILING_LOG: the per-second logs every case writes, which cost fio time on each I/O, written to
+a folder removed after the run).
 
 `python -m analysis host-ceiling RESULTS_DIR CASE...` measures the cases that have no ceiling yet
 into RESULTS_DIR/host_ceiling.json; the analysis then marks the points the host limited
@@ -160,6 +162,7 @@ def run_jobs(jobfile: Path, jobs: list[str], device: str | None,
     limit = FIO_GRACE_S + FIO_SLACK * seconds * len(jobs)
     with tempfile.TemporaryDirectory(prefix="host-ceiling-") as tmp:
         out = Path(tmp) / "ceiling.json"
+        env["TK_CEILING_LOG"] = str(Path(tmp) / "log")  # the jobs' per-second logs, thrown away
         with subprocess.Popen(["fio", "--output-format=json", f"--output={out}",
                                *(f"--section={j}" for j in jobs), str(jobfile)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
