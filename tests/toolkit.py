@@ -397,12 +397,25 @@ def loop_device(backing: Path, size_mb: int = 96, fill: bool = True, sector_size
 
 @contextlib.contextmanager
 def mounted(dev: str, where: Path):
+    """DEV mounted at WHERE for the block, and unmounted after it: retried while the mount is
+    busy (a process of the test may still be leaving it), and an error naming what holds it if it
+    stays. A filesystem left mounted writes its journal and superblock on its own, which a test
+    of unchanged bytes would blame on the toolkit."""
     where.mkdir(parents=True, exist_ok=True)
     subprocess.run(["mount", dev, str(where)], check=True)
     try:
         yield where
     finally:
-        subprocess.run(["umount", str(where)], check=False)
+        for _ in range(20):
+            if subprocess.run(["umount", str(where)], capture_output=True,
+                              check=False).returncode == 0 or not os.path.ismount(where):
+                break
+            time.sleep(0.5)
+        else:
+            holders = (subprocess.run(["fuser", "-vm", str(where)], capture_output=True,
+                                      text=True, check=False).stderr.strip()
+                       if shutil.which("fuser") else "fuser (psmisc) not installed to name them")
+            raise RuntimeError(f"{where} stayed mounted for 10 s: {holders}")
 
 
 def mkfs_ext4(dev: str) -> None:
