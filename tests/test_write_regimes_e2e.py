@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from analysis.core.regimes import ALONE_RATIO
 from analysis.rules.cases import read_section
 from tests.toolkit import script_env
 from tools.model_drive.drive import model_drive
@@ -126,7 +127,12 @@ def test_a_case_across_the_cliff_is_split_and_each_regime_is_one_level(section_2
             # 1.5 s (rep 2)")
             m = re.fullmatch(r"1 fell from ([\d.]+) to ([\d.]+) MB/s at (\d(?:\.5)?) s "
                              r"\(rep \d\)", r.regime)
-            assert m and float(m[1]) * MB > 0.5 * FAST, r.regime
+            assert m and float(m[1]) * MB <= 1.05 * FAST, r.regime
+            # a fall inside the first second leaves that second a blend of the two rates (v65: "1
+            # fell from 32.6 to 8 MB/s at 1 s"), which the rule lets stand alone only at
+            # ALONE_RATIO times the rest; a later fall starts from the cache's rate
+            floor = ALONE_RATIO * float(m[2]) * MB if m[3] == "1" else 0.5 * FAST
+            assert float(m[1]) * MB >= floor, r.regime
             assert float(m[2]) * MB == pytest.approx(SLOW, rel=0.15), r.regime
         assert "after" in rows.regimes.iloc[0], rows.regimes.iloc[0]
     text = (tk / "out" / "section_2_qd1.md").read_text()
