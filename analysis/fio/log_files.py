@@ -104,6 +104,13 @@ def find_logs(directory: str | Path, prefix: str, kind: str) -> list[Path]:
     return [p for _, p in sorted(found)]
 
 
+def logged(directory: str | Path, prefix: str, kind: str) -> list[Path]:
+    """find_logs, or none where every file is empty: fio logged nothing (a run of about a
+    second can end before its first 1 s average)."""
+    logs = find_logs(directory, prefix, kind)
+    return [] if all(p.stat().st_size == 0 for p in logs) else logs
+
+
 # --------------------------------------------------------------------------- rows
 
 def _columns_error(name: str, lineno: int, line: str, why: str) -> FioLogError:

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.fio.log_files import FioLogError, find_logs, latency_unit
+from analysis.fio.log_files import FioLogError, latency_unit, logged
 from analysis.fio.log_series import read_per_second
 from analysis.render import markdown as md
 from analysis.render.plots import SecondsRow, seconds_grid
@@ -32,13 +32,6 @@ from analysis.render.plots import SecondsRow, seconds_grid
 COLUMNS = ["case", "shape", "rep", "t_s", "iops", "lat_us_mean"]
 HEADING = "### Each second"
 ALT = "Each second of each case"
-
-
-def _logs(case_dir: Path, rep: int, kind: str) -> list[Path]:
-    """A repetition's logs of one kind; none when fio logged nothing (a run of about a second
-    can end before fio's first 1 s average)."""
-    logs = find_logs(case_dir, f"rep{rep}", kind)
-    return [] if all(p.stat().st_size == 0 for p in logs) else logs
 
 
 def _weighted_latency(iops, lat) -> np.ndarray:
@@ -62,14 +55,14 @@ def repetition_seconds(case_dir: Path, rep: int, bs: int, fio_version: str,
     be 1 s averages): its numbers are the section table's, the logs stay on disk."""
     empty = pd.DataFrame(columns=["t_s", "iops", "lat_us_mean"])
     try:
-        if iops_logs := _logs(case_dir, rep, "iops"):
+        if iops_logs := logged(case_dir, f"rep{rep}", "iops"):
             iops = read_per_second(iops_logs, window_ms=window_ms).complete()
-            lat_logs = _logs(case_dir, rep, "lat")
+            lat_logs = logged(case_dir, f"rep{rep}", "lat")
             lat = (_weighted_latency(iops, read_per_second(
                 lat_logs, lat_unit=latency_unit(fio_version), window_ms=window_ms).complete())
                 if lat_logs else np.full(len(iops.seconds), math.nan))
             return pd.DataFrame({"t_s": iops.seconds, "iops": iops.total(), "lat_us_mean": lat})
-        if bw_logs := _logs(case_dir, rep, "bw"):  # results from before every case logged
+        if bw_logs := logged(case_dir, f"rep{rep}", "bw"):  # results from before every case logged
             bw = read_per_second(bw_logs, window_ms=window_ms).complete()
             return pd.DataFrame({"t_s": bw.seconds, "iops": bw.total() * 1e6 / bs,
                                  "lat_us_mean": math.nan})

@@ -26,7 +26,7 @@ from analysis.core.workspace import Workspace
 from analysis.device.health import THROTTLE_KEYS, UNAVAILABLE, health_delta, health_summary
 from analysis.device.nand_writes import describe, write_amplification
 from analysis.fio.job_options import time_option_s
-from analysis.fio.log_files import find_logs
+from analysis.fio.log_files import logged
 from analysis.fio.log_series import read_per_second, series_stats
 from analysis.render import claims
 from analysis.render import markdown as md
@@ -110,20 +110,13 @@ def data_kind(case: Case) -> str:
     return "random (incompressible)"
 
 
-def iops_logs(case_dir: Path, rep: int) -> list[Path]:
-    """A repetition's 1 s IOPS logs; none when fio logged nothing. A run of about a second can
-    end before fio's first 1 s average, and then there is no per-second series to show."""
-    logs = find_logs(case_dir, f"rep{rep}", "iops")
-    return [] if all(p.stat().st_size == 0 for p in logs) else logs
-
-
 def per_second_iops_cv(case_dir: Path, numbers: tuple[int, ...]) -> tuple[float, float]:
     """The CV of per-second IOPS within each repetition (from its 1 s IOPS log), averaged over
     the repetitions that loaded (`Case.numbers`: a failed one's logs are still on disk), and its
     std: how steady the drive is within a run, not between runs."""
     cvs = []
     for k in numbers:
-        logs = iops_logs(case_dir, k)
+        logs = logged(case_dir, f"rep{k}", "iops")
         if not logs:
             continue
         values = read_per_second(logs).complete().total()
@@ -238,7 +231,7 @@ def draw_wss(df: pd.DataFrame, cases: dict[str, Case], results_dir: Path,
     for pattern, part in df.groupby("pattern", sort=False):
         series = []
         for r in part.itertuples():
-            logs = iops_logs(results_dir / r.case, cases[r.case].numbers[0])
+            logs = logged(results_dir / r.case, f"rep{cases[r.case].numbers[0]}", "iops")
             if logs:
                 per_s = read_per_second(logs).complete()
                 series.append(Series(md.human_size(r.wss_bytes), list(per_s.seconds),
