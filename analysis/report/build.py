@@ -63,9 +63,8 @@ MARKS = [
     "repetitions, Benjamini–Hochberg adjusted over a finding's comparisons): its 95% interval "
     "straddles zero, so it is not resolved by this run; repetitions within ±1% of each other "
     "are \"no difference\"."),
-    (f"{claims.HOST} a point the host limited, not the drive: it reached half of what this host "
-    "can issue for its shape (its ceiling, on null_blk: the kernel's I/O path with no media), "
-    "or kept fio's CPU, one CPU or all of them busy; the findings name the rule that fired."),
+    (f"{claims.HOST} a point the host limited, not the drive, by one of four rules, which the "
+     f"findings name: {claims.host_legend()}."),
     "● ▲ ◆ a section's own points (90% of the peak, the peak, the knee), in its table's note.",
 ]
 EXIT_MEANING = {1: "failed", 2: "refused its input", 3: "refused for safety",

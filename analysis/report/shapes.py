@@ -131,9 +131,9 @@ def shapes_block(shapes: list[Shape]) -> list[str]:
     lines = md.table(["shape", "IOPS in each section", "spread between sections", ("highest vs "
                       "lowest")], rows, ["l", "l", "r", "l"])
     return ["## One shape, several sections", "",
-            ("The same I/O in several sections: their spread (the sd of the means, in % of their "
-             "mean) is the report's one estimate between runs, an uncertainty beyond each "
-             "number's own interval. Highest against lowest: tested as every difference (‡)."),
+            ("The same I/O in several sections: their spread (sd of the means, % of their mean) "
+             "estimates the uncertainty between runs, beyond each number's own interval; "
+             "highest against lowest is tested as any difference (‡)."),
             "", lines, ""]
 
 

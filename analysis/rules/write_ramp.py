@@ -13,8 +13,7 @@ after it at least, so a 20 s ramp sees a cliff in its seconds 5 to 10). The row 
   IDLE_GAP_S of this ramp's start) declared the cliff: the drive was past it already, "after the
   write cache filled (randwrite-4k's ramp, just before, fell from 80 to 8 MB/s at 0.45 GiB; this
   ramp held 8.0 MB/s)";
-* none: "no cliff within the ramp's 1.6 GiB written at 80 MB/s (a write cache, if any, is
-  larger)".
+* none: "no cliff in the ramp's 1.6 GiB at 80 MB/s (any write cache is larger)".
 
 What the repetitions then measured is still judged from their own seconds
 (analysis.core.regimes.split_regimes): a ramp that stopped short of the cliff may leave them
@@ -127,7 +126,7 @@ def declared(blocks: list[tuple[str, Ramp | None, float | None]]) -> dict[str, s
                          f"{_fell(before[1])}; this ramp held {mbps_text(ramp.level_MBps)} MB/s)")
             before = (before[0], before[1], last_end)
         else:
-            out[name] = (f"no cliff within the ramp's {ramp.written_GiB:.2g} GiB written at "
-                         f"{mbps_text(ramp.level_MBps)} MB/s (a write cache, if any, is larger)")
+            out[name] = (f"no cliff in the ramp's {ramp.written_GiB:.2g} GiB at "
+                         f"{mbps_text(ramp.level_MBps)} MB/s (any write cache is larger)")
             before = None
     return out

@@ -383,8 +383,9 @@ def record_facts(b: BurstRun, facts: Facts) -> None:
     """The write-cache estimate and the sustained speed for the conclusion; throttling."""
     r, label = b.result, workload(b)
     # rounds shorter than SNIA's: the verdict and the cache estimate are indications only
-    short = (f"an indication only: a {r.run_s:.0f} s burst in {r.steady.round_s:g} s rounds, "
-             f"not SNIA's {SNIA_ROUND_S:g} s" if r.steady.round_s < SNIA_ROUND_S else "")
+    # (the anomalies say why, once: the burst's length against SNIA's rounds)
+    short = (f"an indication only: {r.steady.round_s:g} s rounds, not SNIA's {SNIA_ROUND_S:g} s"
+             if r.steady.round_s < SNIA_ROUND_S else "")
     if r.cliff is not None and b.thermal:
         facts.headline("slc_cache", label,
                        f"not measured: a thermal cliff at {r.cliff.time_s:.0f} s "

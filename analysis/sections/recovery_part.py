@@ -146,11 +146,11 @@ def findings(r: RecoveryRun) -> list[str]:
                  f"{rec.full_idle_s:.0f} s idle (observed).")
     elif rec.full_how == "extrapolated":
         longest = max(p.idle_s for p in rec.probes if p.used)
-        text += (f" At that rate the whole cache ({rec.cache_GiB:.2f} GiB) is back after about "
-                 f"{rec.full_idle_s:.0f} s ({rec.full_idle_s / 60:.1f} min) idle (extrapolated "
+        # a straight line beyond the longest gap: a drive may recover slower as it fills
+        text += (f" At that rate the whole cache ({rec.cache_GiB:.2f} GiB) is back after at "
+                 f"least {rec.full_idle_s:.0f} s idle (extrapolated "
                  f"{rec.full_idle_s / longest:.1f}× beyond the longest idle measured, "
-                 f"{longest:.0f} s: a drive may recover slower as its cache fills, so read it as "
-                 "a lower bound).")
+                 f"{longest:.0f} s).")
     return [text]
 
 

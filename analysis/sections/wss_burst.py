@@ -309,8 +309,8 @@ def compress_findings(df: pd.DataFrame, target_kind: str,
     return [text]
 
 
-STATE_WORDS = {"cache": "into the write cache, at the burst's level before its cliff",
-               "after": "with the write cache full, at the burst's level after its cliff"}
+STATE_WORDS = {"cache": "before the burst's cliff, into the write cache",
+               "after": "after the burst's cliff, with the write cache full"}
 
 
 def compress_state(df: pd.DataFrame, burst: burst_part.BurstRun | None,
@@ -331,7 +331,7 @@ def compress_state(df: pd.DataFrame, burst: burst_part.BurstRun | None,
     if len(set(states.values())) == 1 and None not in states.values():
         state = next(iter(states.values()))
         text = f" {who} was written {STATE_WORDS[state]} ({levels})"
-        return text + (": a drive that compresses only in its cache would not show it here."
+        return text + (": compression only inside the cache would not show."
                        if state == "after" else ".")
     named = "; ".join(f"{data}: {STATE_WORDS[st] if st else 'at neither of its levels'}"
                       for data, st in states.items())
