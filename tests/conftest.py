@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -298,6 +299,7 @@ def need(fio_runs, name):
 
 
 CPU_AT_START = pytest.StashKey[float]()
+STARTED = pytest.StashKey[float]()
 
 
 def _cpu_seconds() -> float:
@@ -309,6 +311,7 @@ def _cpu_seconds() -> float:
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
     item.stash[CPU_AT_START] = _cpu_seconds()
+    item.stash[STARTED] = time.time()
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -316,10 +319,14 @@ def pytest_runtest_makereport(item, call):
     """Each test's CPU seconds (the worker's and every child it waited for: fio under a script,
     the NVMe VM's QEMU), as the junit property cpu_s. The suite is CPU-bound on this machine (4
     workers on 2 vCPUs), so its time is cut where these sum highest, not where a test waits
-    longest (tests/README.md). A module fixture's setup counts to its first test."""
+    longest (tests/README.md). A module fixture's setup counts to its first test. With it, when
+    the test started (epoch s) and on which worker: the suite's timeline, where a worker waited
+    on a lock rather than ran (bench/suite_timeline.py)."""
     if call.when == "teardown" and CPU_AT_START in item.stash:
-        item.user_properties.append(
-            ("cpu_s", round(_cpu_seconds() - item.stash[CPU_AT_START], 2)))
+        item.user_properties += [
+            ("cpu_s", round(_cpu_seconds() - item.stash[CPU_AT_START], 2)),
+            ("start", round(item.stash[STARTED], 2)),
+            ("worker", os.environ.get("PYTEST_XDIST_WORKER", "main"))]
     yield
 
 
