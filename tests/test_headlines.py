@@ -95,6 +95,9 @@ def test_the_samples_claims_stay_within_their_evidence():
     assert ("All zeros: not compared, its repetitions wrote at separate levels (1 fell from 200 "
             "to 19.9 MB/s at 1.5 s (rep 2); 2 at 19.9 MB/s (reps 1, 3); write regimes below).") in text
     assert "±0%" not in text
+    # the working sets' finding weighs what their table shows (mean, p99), not p99.9
+    assert ("**4 KiB random read, working set 256 MiB → 1 GiB:** no change in IOPS, mean latency "
+            "or p99 is shown ‡.") in text
     # the host-bound wording names the rule that fired, not every rule
     assert "kept a CPU or all of them busy" not in text
     assert "- **Host-bound** (⌂): randrw" not in text  # no case ids for §4's mixes
@@ -126,7 +129,7 @@ def test_section_2_shows_the_nines_table_only_for_a_nine_beyond_p99():
     nines = pd.read_csv(tables / "qd1_nines.csv")
     text = qd1.render_markdown(df, "setup", nines=nines)
     assert "| point | I/Os |" not in text
-    assert "p99 [low–high] is its 95% interval; every nine with its interval" in text
+    assert "p99 [low–high] is its 95% interval. Every nine with its interval" in text
     first = df.iloc[0]
     assert f"| {md.num(first.lat_p99_us)} [{md.num(first.lat_p99_us_lo)}–" in text
     deeper = nines.copy()

@@ -109,7 +109,10 @@ def test_a_wait_states_cycles_are_read_from_fios_own_log():
     found = cycle_iops(per_second, wait, write, cycles)
     assert len(found) == cycles and min(found) > 0
     total = jobs["cycles"]["write"]["total_ios"]
-    assert per_second.sum() == pytest.approx(total, rel=0.05)
+    # fio may leave its last window out of the log (v68: 36,080 of 333,258 I/Os, one second at
+    # the rate around it): the log holds no more than fio did, and misses at most one second of
+    # the fastest the log shows
+    assert total - per_second.max() <= per_second.sum() <= total, (per_second.sum(), total)
     # the lead and the cycles hold every I/O of the log (a later fio's extra cycle aside)
     lead_ios = per_second[segments[0][0]:segments[0][1]].sum()
     if len(segments) == cycles + 1:

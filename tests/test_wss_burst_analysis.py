@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from analysis.fio.log_files import find_logs
@@ -19,7 +20,12 @@ from analysis.fio.log_series import read_per_second, series_stats
 from analysis.fio.output import read_groups
 from analysis.rules.cases import Case, load_section, section_frame
 from analysis.sections import burst_part
-from analysis.sections.wss_burst import fio_bytes_written, health_findings, wss_table
+from analysis.sections.wss_burst import (
+    compress_findings,
+    fio_bytes_written,
+    health_findings,
+    wss_table,
+)
 from tests.conftest import _supports_direct, need
 from tests.toolkit import fio_workdir
 
@@ -229,3 +235,22 @@ def test_a_300_s_burst_is_judged_on_1_minute_rounds(tree, tmp_path):
     b = burst_part.analyse(results, {c.name: c for c in load_section(results)})
     assert b.result.steady.round_s == 3 and b.result.steady.n_rounds == 10
     assert "An indication only: the standard profile's 15 minutes give SNIA's verdict." in "\n".join(burst_part.findings(b))
+
+
+def test_compressibility_names_every_pattern_it_leaves_out():
+    """Random data and all zeros each wrote at two levels (the sample's: a repetition found the
+    cache refilled after an idle): random data has no one level to compare the others against,
+    and all zeros is named as left out too, not dropped without a word."""
+    regime = "1 fell from 200 to 19.9 MB/s at 1.5 s (rep 2); 2 at 19.9 MB/s (reps 1, 3)"
+    df = pd.DataFrame({
+        "case": ["compress-random", "compress-50", "compress-zeros"],
+        "data": ["random", "50% compressible", "all zeros"],
+        "bw_MBps_mean": [float("nan"), 20.4, float("nan")],
+        "regime": [regime, "one level", regime],
+        "regime_split": [True, False, True]})
+    text, = compress_findings(df, "block")
+    assert text == ("**Compressibility:** not compared: random data's repetitions wrote at "
+                    f"separate levels ({regime}; write regimes below), so it has no one level to "
+                    "hold the others against (50% compressible 20.4 MB/s). All zeros: not "
+                    f"compared, its repetitions wrote at separate levels ({regime}; write "
+                    "regimes below).")

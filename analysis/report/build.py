@@ -46,7 +46,7 @@ REPORT_HTML = "out/report.html"
 METHOD = (
     "Every number is from fio's own JSON of real runs (json+, with its latency histogram). Each case runs the given seconds after a ramp that is not measured, and "
     "is repeated; tables give the mean ± the half-width of its 95% confidence interval over the "
-    "repetitions (t), p99 and max; each section's CSV (tables/) adds p50, p95, p99.9, the spreads "
+    "repetitions (t), p99 with its 95% interval, and max; each section's CSV (tables/) adds p50, p95, p99.9, the spreads "
     "and the CPU load. Percentiles are of the pooled repetitions, from the histogram's bins; max "
     "is the slowest I/O of all the repetitions; latency is total (submission + completion); MB/s "
     "= 10^6 bytes/s. Intervals are in brackets, [low–high] (≥ low where too few I/Os lie above a "

@@ -25,6 +25,7 @@ from analysis.rules.cases import case_rows
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections.common import (
     LATENCY_HEADER,
+    P99_LEGEND,
     SectionRun,
     clat_note,
     flag,
@@ -375,11 +376,11 @@ def render_markdown(df: pd.DataFrame, found: list[Sweep], setup: str,
                          *latency_cells(r)])
     table = md.table(["pattern", "block size", "IOPS", "MB/s", "of peak MB/s", *LATENCY_HEADER],
                      rows, ["l", "l"] + ["r"] * 6)
-    note = standard_note(df) + (" p99 [low–high] is its 95% interval. ● the smallest "
+    note = standard_note(df) + (f" {P99_LEGEND} ● the smallest "
                                 "block size reaching 90% of the pattern's peak MB/s; ▲ the peak, "
                                 "or the largest size where MB/s is still rising (then the peak "
-                                "and ● lie beyond the sweep, and of peak is of the most "
-                                "measured).")
+                                "and ● lie beyond the sweep, and \"of peak\" is of the "
+                                "largest measured).")
     return snippet(f"## {SECTIONS[SECTION].heading}", setup, [_queue_line(df), table, note],
                    [("IOPS by block size", FIG_IOPS), ("MB/s by block size", FIG_BW),
                     ("Mean and p99 latency by block size", FIG_LATENCY)], findings(df, found), link)

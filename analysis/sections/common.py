@@ -296,6 +296,7 @@ ONE_REPETITION_LEGEND = "One repetition, so no interval"
 TAIL_LEGEND = (" † marks a percentile with fewer than {count} I/Os above it: too few to quote "
                "(run longer).")
 MAX_LEGEND = "max: the slowest I/O of all the repetitions (one I/O: no interval)."
+P99_LEGEND = "p99 [low–high] is its 95% interval."
 NINES_LEGEND = (
     "Nines: each percentile of the pooled repetitions with its 95% interval in brackets (the "
     "spread of the repetitions' own percentiles, t over the repetitions, and the order "
@@ -328,7 +329,7 @@ _LEGENDS = re.compile("(?:" + "|".join([
               + re.escape(ONE_REPETITION_LEGEND) + ")",
               tail="(?:" + _matching(TAIL_LEGEND, count=r"\d+") + ")?"),
     _matching(NINES_LEGEND, count=r"\d+"),
-    re.escape(MAX_LEGEND)]) + ") ?")
+    re.escape(MAX_LEGEND), re.escape(P99_LEGEND)]) + ") ?")
 
 
 def without_legends(snippet: str) -> str:

@@ -20,6 +20,7 @@ from analysis.sections import SECTIONS, snippet_path
 from analysis.sections.common import (
     LATENCY_HEADER,
     MAX_LEGEND,
+    P99_LEGEND,
     SectionRun,
     clat_note,
     drive_fact,
@@ -200,9 +201,9 @@ def render_markdown(df: pd.DataFrame, setup: str, link=md.link_from_out,
     # the nines' table where a point can quote a nine beyond p99 (--nines); p99 alone is in
     # the table above (issue 42: a second table of the same p99s doubled them on the page)
     deeper = nines is not None and bool(nines[nines.pct > 99].quotable.astype(bool).any())
-    blocks = [table, f"{standard_note(df)} {MAX_LEGEND} p99 [low–high] is its 95% interval"
-              + (f"; every nine with its interval and the I/Os above it: `{NINES_TABLE}`."
-                 if nines is not None and not nines.empty else ".")]
+    blocks = [table, f"{standard_note(df)} {MAX_LEGEND} {P99_LEGEND}"
+              + (f" Every nine with its interval and the I/Os above it: `{NINES_TABLE}`."
+                 if nines is not None and not nines.empty else "")]
     if deeper:
         blocks += [nines_table(nines), nines_note()]
     return snippet(f"## {SECTIONS[SECTION].heading}", setup, blocks,
