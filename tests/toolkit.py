@@ -396,13 +396,14 @@ def loop_device(backing: Path, size_mb: int = 96, fill: bool = True, sector_size
 
 
 @contextlib.contextmanager
-def mounted(dev: str, where: Path):
-    """DEV mounted at WHERE for the block, and unmounted after it: retried while the mount is
-    busy (a process of the test may still be leaving it), and an error naming what holds it if it
-    stays. A filesystem left mounted writes its journal and superblock on its own, which a test
-    of unchanged bytes would blame on the toolkit."""
+def mounted(dev: str, where: Path, *options: str):
+    """DEV mounted at WHERE (with mount's OPTIONS, e.g. "-t", "tmpfs", "-o", "size=16m") for the
+    block, and unmounted after it: retried while the mount is busy (a process of the test may
+    still be leaving it), and an error naming what holds it if it stays. A filesystem left
+    mounted writes its journal and superblock on its own, which a test of unchanged bytes would
+    blame on the toolkit."""
     where.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["mount", dev, str(where)], check=True)
+    subprocess.run(["mount", *options, dev, str(where)], check=True)
     try:
         yield where
     finally:
