@@ -323,7 +323,7 @@ def pytest_runtest_makereport(item, call):
     workers on 2 vCPUs), so its time is cut where these sum highest, not where a test waits
     longest (tests/README.md). A module fixture's setup counts to its first test. With it, when
     the test started (epoch s) and on which worker: the suite's timeline, where a worker waited
-    on a lock rather than ran (bench/suite_timeline.py)."""
+    on a lock rather than ran (python -m tests.timeline)."""
     if call.when == "teardown" and CPU_AT_START in item.stash:
         item.user_properties += [
             ("cpu_s", round(_cpu_seconds() - item.stash[CPU_AT_START], 2)),

@@ -45,6 +45,7 @@ MPL_CACHE = CACHE / "matplotlib"
 # write-cache --help` 9 s, then 5.6-7.3 s. The toolkit copies the guest writes into stay
 # virtme-ng's (uncached: the host reads what the guest wrote).
 NINEP_CACHED = "ro,trans=virtio,version=9p2000.L,msize=524288,cache=loose"
+VENV_TAG, USR_TAG = "tkvenv", "tkusr"  # the cached shares' 9p tags (_cached_shares)
 
 
 class Unavailable(RuntimeError):
@@ -103,12 +104,12 @@ def available(root: Path = REPO) -> str | None:
 
 
 def _vng_command(setup: Setup, spec: VmSpec, shared: Path, images: Path, rwdirs, kvm: bool,
-                 guest_command: str) -> list[str]:
+                 guest_command: str, venv: Path) -> list[str]:
     # The toolkit's venv and /usr (Python's standard library, fio, the tools), shared read-only
     # by devices of our own, which the guest mounts cached (NINEP_CACHED, _guest_script): the
     # venv wherever it is, as the guest mounts its own /tmp, /var/tmp and /run over the host's,
     # so a clone under one of them (CI's is under /var/tmp) would find no Python there otherwise.
-    qemu = qemu_args(spec, images) + _cached_shares(setup.vng.parent.parent.resolve())
+    qemu = qemu_args(spec, images) + _cached_shares(venv)
     if any(any(c.isspace() for c in arg) for arg in qemu):
         # virtme-ng joins --qemu-opts with spaces and splits them again
         raise ValueError(f"QEMU arguments may not hold whitespace: {qemu}")
@@ -126,11 +127,11 @@ def _vng_command(setup: Setup, spec: VmSpec, shared: Path, images: Path, rwdirs,
 
 
 def _cached_shares(venv: Path) -> list[str]:
-    """QEMU's arguments for the read-only shares the guest mounts cached: the venv (tag tkvenv)
-    and /usr (tkusr), on the root bus of the q35 machine virtme-ng starts without KVM (QEMU
+    """QEMU's arguments for the read-only shares the guest mounts cached: the venv (VENV_TAG)
+    and /usr (USR_TAG), on the root bus of the q35 machine virtme-ng starts without KVM (QEMU
     would otherwise pick the last bus, a controller's NUMA bridge, which takes no device)."""
     out = []
-    for tag, path in (("tkvenv", venv), ("tkusr", Path("/usr"))):
+    for tag, path in ((VENV_TAG, venv), (USR_TAG, Path("/usr"))):
         out += ["-fsdev", f"local,id={tag},path={path},security_model=none,readonly=on",
                 "-device", f"virtio-9p-pci,fsdev={tag},mount_tag={tag},bus=pcie.0"]
     return out
@@ -148,12 +149,12 @@ shared={shlex.quote(str(shared))}
 export PATH={GUEST_PATH}
 # the venv, where the toolkit's scripts look for it, and /usr over the root's, both cached
 if ! {{ mkdir -p {shlex.quote(str(venv))} &&
-       mount -t 9p -o {NINEP_CACHED} tkvenv {shlex.quote(str(venv))}; }}; then
+       mount -t 9p -o {NINEP_CACHED} {VENV_TAG} {shlex.quote(str(venv))}; }}; then
     echo "nvme-vm: could not mount the toolkit's venv at {venv} in the guest" >"$shared/stderr"
     echo 125 >"$shared/rc"
     exit 125
 fi
-mount -t 9p -o {NINEP_CACHED} tkusr /usr ||
+mount -t 9p -o {NINEP_CACHED} {USR_TAG} /usr ||
     echo "nvme-vm: /usr left uncached (its cached mount failed)" >&2
 # the host's root is read-only here: matplotlib's font cache is the one setup.bash built (a
 # shared folder), which matplotlib would otherwise build anew in each guest (a minute under TCG)
@@ -223,9 +224,10 @@ def _boot(setup: Setup, spec: VmSpec, shared: Path, images: Path, command: str, 
     for name in ("rc", "stdout", "stderr"):
         (shared / name).unlink(missing_ok=True)
     (shared / "command.sh").write_text(command + "\n")
-    (shared / "guest.sh").write_text(_guest_script(spec, shared, command, cwd, env or {},
-                                                   setup.vng.parent.parent.resolve()))
-    cmd = _vng_command(setup, spec, shared, images, rwdirs, kvm, f"bash {shared / 'guest.sh'}")
+    venv = setup.vng.parent.parent.resolve()
+    (shared / "guest.sh").write_text(_guest_script(spec, shared, command, cwd, env or {}, venv))
+    cmd = _vng_command(setup, spec, shared, images, rwdirs, kvm, f"bash {shared / 'guest.sh'}",
+                       venv)
     path = f"{setup.vng.parent}:{os.environ.get('PATH', '/usr/bin:/bin')}"
     log_path = shared / "boot.log"
     start = time.monotonic()
