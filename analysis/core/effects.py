@@ -200,8 +200,7 @@ class Change:
         adjusted test does not show one, it says so, lest the page read a difference into it."""
         text = f"{self.low_pct:+.0f}% to {self.high_pct:+.0f}%"
         if self.tested and not self.significant and (self.low_pct > 0 or self.high_pct < 0):
-            text += (f", unadjusted; p {self.p_adj:.2g} once adjusted for the finding's other "
-                     "comparisons")
+            text += f", unadjusted; adjusted p {self.p_adj:.2g}"
         return text.replace("-", "−")
 
 

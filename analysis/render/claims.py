@@ -79,8 +79,8 @@ HOST_RULE_WORDS = {
     RULE_ALL: "all CPUs busy",
 }
 HOST_RULE_THRESHOLDS = {
-    RULE_SHARE: f"≥ {HOST_BOUND_SHARE * 100:.0f}% of what this host can issue for its shape, "
-                "measured on null_blk: the kernel's I/O path with no media",
+    RULE_SHARE: f"≥ {HOST_BOUND_SHARE * 100:.0f}% of what the host issues for the shape to a "
+                "device with no media, null_blk",
     RULE_CPU: f"≥ {HOST_BOUND_CPU * 100:.0f}% per job",
     RULE_BUSY: f"one ≥ {HOST_BOUND_BUSY * 100:.0f}% busy",
     RULE_ALL: f"≥ {HOST_BOUND_ALL * 100:.0f}% busy together",

@@ -44,28 +44,23 @@ from analysis.sections.facts import HEADLINE_KINDS, Facts
 REPORT_MD = "out/report.md"
 REPORT_HTML = "out/report.html"
 METHOD = (
-    "Every number is from fio's own JSON of real runs (json+, with its latency histogram). Each case runs the given seconds after a ramp that is not measured, and "
-    "is repeated; tables give the mean ± the half-width of its 95% confidence interval over the "
-    "repetitions (t), p99 with its 95% interval, and max; each section's CSV (tables/) adds p50, p95, p99.9, the spreads "
-    "and the CPU load. Percentiles are of the pooled repetitions, from the histogram's bins; max "
-    "is the slowest I/O of all the repetitions; latency is total (submission + completion); MB/s "
-    "= 10^6 bytes/s. Intervals are in brackets, [low–high] (≥ low where too few I/Os lie above a "
-    "percentile to bound it from above); counts of I/Os above a percentile in parentheses. Reads "
-    "run on a region written once with random data beforehand (prefill), so the drive returns "
-    "real data, not unmapped zeros.")
+    "Every number is from fio's own JSON (json+, with its latency histogram) of real runs. Each "
+    "case runs its seconds after an unmeasured ramp, and is repeated. Tables give the mean ± the "
+    "half-width of its 95% confidence interval over the repetitions (t), p99 [its 95% interval] "
+    "and max; each section's CSV (tables/) adds p50, p95, p99.9, the spreads and the CPU load. "
+    "Percentiles pool the repetitions' histograms; max is the slowest I/O of them all; latency is "
+    "total (submission + completion); MB/s = 10^6 bytes/s. [low–high] is an interval (≥ low: too "
+    "few I/Os above to bound it); (n) counts I/Os above a percentile. Reads run on a region "
+    "prefilled with random data, so the drive returns data, not unmapped zeros.")
 # The marks of every table, explained once (analysis.render.claims holds the rules behind them)
 MARKS = [
-    (f"⚠ a mean whose 95% interval is wider than ±{UNSTABLE_HALF_WIDTH * 100:.0f}% of it: add "
-     "repetitions or run longer before quoting it."),
-    (f"{claims.THIN} a percentile with fewer than {MIN_TAIL_IOS} I/Os above it: too few to "
-    "quote, and the findings do not."),
-    (f"{claims.UNRESOLVED} a difference the test does not show (Welch's t-test over the "
-    "repetitions, Benjamini–Hochberg adjusted over a finding's comparisons): its 95% interval "
-    "straddles zero, so it is not resolved by this run; repetitions within ±1% of each other "
-    "are \"no difference\"."),
-    (f"{claims.HOST} a point the host limited, not the drive, by one of four rules, which the "
-     f"findings name: {claims.host_legend()}."),
-    "● ▲ ◆ a section's own points (90% of the peak, the peak, the knee), in its table's note.",
+    f"⚠ a mean whose 95% interval is wider than ±{UNSTABLE_HALF_WIDTH * 100:.0f}%: quote it with its ±.",
+    f"{claims.THIN} fewer than {MIN_TAIL_IOS} I/Os above a percentile: never quoted.",
+    (f"{claims.UNRESOLVED} a difference not shown (Welch's t over the repetitions, "
+     "Benjamini–Hochberg adjusted within a finding): \"not resolved\"; repetitions within ±1% "
+     "are \"no difference\"."),
+    f"{claims.HOST} the host's point, not the drive's, by the rule named: {claims.host_legend()}.",
+    "● ▲ ◆ 90% of the peak, the peak, the knee.",
 ]
 EXIT_MEANING = {1: "failed", 2: "refused its input", 3: "refused for safety",
                 130: "interrupted"}

@@ -78,21 +78,18 @@ def relink(report: str, report_dir: Path, figs_dir: Path) -> Sample:
     return Sample(LINK.sub(rewrite, report), figures)
 
 
-def emulated_provenance(env: dict, revision: str, vm: dict, has_env_section: bool = True) -> str:
+def emulated_provenance(env: dict, revision: str, vm: dict) -> str:
     """The paragraph for a sample made on the emulated NVMe drive (make demo's VM, whose settings
     the results tree records in nvme-vm.json)."""
     cache = vm.get("write_cache") or {}
     started = env.get("collected_at") or "at an unrecorded time"
     return (f"> **Sample report** (`make sample-report`): the quick profile on an **emulated NVMe "
-            f"drive**, {vm.get('device')} of QEMU's NVMe controller in a VM under TCG, QEMU's CPU "
-            f"emulation in software (docs/nvme-vm.md), started {started} at revision `{revision}`. QEMU's "
+            f"drive**, {vm.get('device')} of QEMU's NVMe controller in a VM whose CPU QEMU "
+            f"emulates (TCG; docs/nvme-vm.md), started {started} at revision `{revision}`. QEMU's "
             f"write throttle makes a write cache: {cache.get('fast_Bps', 0) / 1e6:g} MB/s for "
             f"about {cache.get('cache_bytes', 0) / 1e9:.2f} GB, then "
-            f"{cache.get('slow_Bps', 0) / 1e6:g} MB/s, refilled at that rate while idle. **The "
-            "speeds are an emulator's, not an SSD's**; the NVMe identity, its health and §6's "
-            "write-cache cliff are real."
-            + (" §1 has the guest's environment." if has_env_section else "")
-            + "\n\n")
+            f"{cache.get('slow_Bps', 0) / 1e6:g} MB/s. **The speeds are an emulator's, not an "
+            "SSD's**; the NVMe identity, health and §6's cliff are real.\n\n")
 
 
 def provenance(env: dict, revision: str, has_env_section: bool = True) -> str:
@@ -152,7 +149,7 @@ def write_sample(ws: Workspace, dest: Path) -> list[Path]:
     env = json.loads(env_json.read_text())
     vm = ws.results / VM_RECORD
     has_env = "\n## §1 Environment\n" in sample.text
-    intro = (emulated_provenance(env, rev.read_text().strip(), json.loads(vm.read_text()), has_env)
+    intro = (emulated_provenance(env, rev.read_text().strip(), json.loads(vm.read_text()))
              if vm.is_file() else provenance(env, rev.read_text().strip(), has_env))
     shutil.rmtree(dest / FIGS, ignore_errors=True)  # figures of an earlier sample must not linger
     written = []

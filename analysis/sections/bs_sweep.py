@@ -274,11 +274,10 @@ def iops_latency_finding(s: Sweep) -> str | None:
                  f"{_kib(first.bs)} figure up to {_kib(flat)}")
     mean_g = _growth(sizes, list(s.rows.lat_us_mean))
     p99_g = _growth(sizes, list(s.rows.lat_p99_us))
-    text += (f". Mean latency grows {mean_g:.2f}× per doubling of the block "
-             f"({md.num(first.lat_us_mean)} → {md.num(last.lat_us_mean)} µs)")
+    # the growth per doubling only: each size's latency is in the table above
+    text += f". Mean latency grows {mean_g:.2f}× per doubling of the block"
     if not math.isnan(p99_g):
-        text += (f", p99 {p99_g:.2f}× ({md.num(first.lat_p99_us)} → "
-                 f"{md.num(last.lat_p99_us)} µs)")
+        text += f", p99 {p99_g:.2f}×"
     bound = s.found.bound_bs
     if not s.found.still_rising and sizes[0] < bound < sizes[-1]:
         lat = list(s.rows.lat_us_mean)
@@ -376,11 +375,9 @@ def render_markdown(df: pd.DataFrame, found: list[Sweep], setup: str,
                          *latency_cells(r)])
     table = md.table(["pattern", "block size", "IOPS", "MB/s", "of peak MB/s", *LATENCY_HEADER],
                      rows, ["l", "l"] + ["r"] * 6)
-    note = standard_note(df) + (f" {P99_LEGEND} ● the smallest "
-                                "block size reaching 90% of the pattern's peak MB/s; ▲ the peak, "
-                                "or the largest size where MB/s is still rising (then the peak "
-                                "and ● lie beyond the sweep, and \"of peak\" is of the "
-                                "largest measured).")
+    note = standard_note(df) + (f" {P99_LEGEND} ● the smallest block size at 90% of the "
+                                "pattern's peak MB/s; ▲ still rising: the peak and ● lie beyond "
+                                "the sweep, and \"of peak\" is of the largest measured.")
     return snippet(f"## {SECTIONS[SECTION].heading}", setup, [_queue_line(df), table, note],
                    [("IOPS by block size", FIG_IOPS), ("MB/s by block size", FIG_BW),
                     ("Mean and p99 latency by block size", FIG_LATENCY)], findings(df, found), link)

@@ -295,7 +295,7 @@ def findings(b: BurstRun) -> list[str]:
         if b.cause is not None and b.cause.kind == "cache":
             out[-1] += f" Not thermal: {b.cause.evidence}."
         elif b.cause is not None:
-            out[-1] += f" Heat can be neither shown nor ruled out: {b.cause.evidence}."
+            out[-1] += f" Heat is not ruled out: {b.cause.evidence}."
     else:
         out.append(
             f"{head} no lasting drop of {r.settings['min_drop_pct']:.0f}% or more over "
@@ -315,7 +315,7 @@ def findings(b: BurstRun) -> list[str]:
     s = r.steady
     text = f"**Steady state (SNIA PTS rule):** {s.message.rstrip('.')}."
     if s.round_s < SNIA_ROUND_S:
-        text += " An indication only: the standard profile's 15 minutes give SNIA's verdict."
+        text += " An indication only."  # the message names the rounds' length against SNIA's
     out.append(text)
     p99 = b.table.get(b.p99_column)
     if p99 is not None and p99.notna().any():

@@ -169,7 +169,7 @@ def findings(df: pd.DataFrame, target_kind: str = "",
                 if low.empty and high.empty and len(cases) > 1 else
                 ", ".join(f"{r.pattern} {r.little_product:.2f}" for r in cases.itertuples()))
     text = (f"**Little's Law at QD=1:** IOPS × mean latency = {products} "
-            f"(1.00 expected when one I/O is always in flight).")
+            f"(1.00 with one I/O always in flight).")
     if not low.empty:
         gaps = ", ".join(
             f"{r.pattern} {md.num(1e6 / r.iops_mean - r.lat_us_mean)} µs"
@@ -180,7 +180,7 @@ def findings(df: pd.DataFrame, target_kind: str = "",
         text += (f" Above 1.10 for {', '.join(high.pattern)}: more than one I/O was in flight, "
                  "a sign of a measurement problem.")
     if low.empty and high.empty:
-        text += " Within 10%: the latency accounts for the throughput."
+        text += " The latency accounts for the throughput."
     out.append(text)
 
     out.append(stability_finding(df, lambda r: r.pattern))

@@ -139,8 +139,7 @@ def findings(r: RecoveryRun) -> list[str]:
     if rec.rate_GiB_per_min is None:
         return [f"{head} {rec.message}; see the table for why each probe was left out."]
     text = (f"{head} the drive regained {rec.rate_GiB_per_min:.3g} GiB of fast cache per idle "
-            f"minute (a line through the origin over {sum(p.used for p in rec.probes)} probes, "
-            f"between {md.num(rec.fast_MBps)} and {md.num(rec.slow_MBps)} MB/s).")
+            f"minute (a line through the origin over {sum(p.used for p in rec.probes)} probes).")
     if rec.full_how == "observed":
         text += (f" A full cache ({rec.cache_GiB:.2f} GiB, the burst's estimate) was back after "
                  f"{rec.full_idle_s:.0f} s idle (observed).")
@@ -148,9 +147,8 @@ def findings(r: RecoveryRun) -> list[str]:
         longest = max(p.idle_s for p in rec.probes if p.used)
         # a straight line beyond the longest gap: a drive may recover slower as it fills
         text += (f" At that rate the whole cache ({rec.cache_GiB:.2f} GiB) is back after at "
-                 f"least {rec.full_idle_s:.0f} s idle (extrapolated "
-                 f"{rec.full_idle_s / longest:.1f}× beyond the longest idle measured, "
-                 f"{longest:.0f} s).")
+                 f"least {rec.full_idle_s:.0f} s idle (extrapolated beyond the longest idle "
+                 f"measured, {longest:.0f} s).")
     return [text]
 
 

@@ -255,8 +255,9 @@ def compress_findings(df: pd.DataFrame, target_kind: str,
     apart = df.drop(one_state(df).index).drop_duplicates("case")
     split = apart[apart.data.str.startswith("random")]
     apart = apart[~apart.case.isin(split.case[:1])]
+    # each level is in the write regimes' table, not said again here
     left_out = "".join(f" {r.data.capitalize()}: not compared, its repetitions wrote at "
-                       f"separate levels ({r.regime}; write regimes below)."
+                       "separate levels (write regimes below)."
                        for r in apart.itertuples())
     if not split.empty:  # random data at two levels: nothing to compare the others against
         ref = split.iloc[0]
@@ -328,7 +329,7 @@ def compress_state(df: pd.DataFrame, burst: burst_part.BurstRun | None,
     states = {row.data: state_of_rate(row.bw_MBps_mean, r) for row in df.itertuples()}
     if len(set(states.values())) == 1 and None not in states.values():
         state = next(iter(states.values()))
-        text = f" {who} was written {STATE_WORDS[state]} ({levels})"
+        text = f" {who} was written {STATE_WORDS[state]}"  # the burst's finding has the levels
         return text + (": compression only inside the cache would not show."
                        if state == "after" else ".")
     named = "; ".join(f"{data}: {STATE_WORDS[st] if st else 'at neither of its levels'}"
