@@ -57,9 +57,10 @@ install_venv() {
     # 2.2 s for numpy, pandas, matplotlib and scipy, and a §2 test file took 43 CPU-s against 27.
     "$venv/bin/pip" install -q --no-compile --disable-pip-version-check -r "$TK_ROOT/requirements.txt" ||
         die "$EXIT_FAIL" "pip install -r requirements.txt failed"
-    env -u PYTHONDONTWRITEBYTECODE "$venv/bin/python" -c 'import numpy, pandas, matplotlib.pyplot, scipy.stats, yaml, junitparser, psycopg' ||
+    local compile=(env -u PYTHONDONTWRITEBYTECODE "$venv/bin/python")
+    "${compile[@]}" -c 'import numpy, pandas, matplotlib.pyplot, scipy.stats, yaml, junitparser, psycopg' ||
         die "$EXIT_FAIL" "the new .venv cannot import numpy, pandas, matplotlib, scipy, PyYAML, junitparser or psycopg"
-    env -u PYTHONDONTWRITEBYTECODE "$venv/bin/python" -m compileall -q "$TK_ROOT/analysis" >/dev/null ||
+    "${compile[@]}" -m compileall -q "$TK_ROOT/analysis" >/dev/null ||
         die "$EXIT_FAIL" "python -m compileall analysis failed"
     cp -- "$TK_ROOT/requirements.txt" "$stamp"
 }

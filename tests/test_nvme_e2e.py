@@ -124,7 +124,8 @@ head -c 67108864 /dev/nvme1n1 | sha256sum | cut -c1-64 >"$SCENARIO_DIR/sha-after
 """
     # the pts profile's write cache: read, disabled, set back (Feature 06h, through
     # analysis/device/write_cache.py; each set reads it back), and nvme-cli's own reading of it
-    # after each set (a python start costs about 4 s under TCG)
+    # after each set; no read of its own before the off: that call's "was" is it (a python start
+    # costs 5-6 s under TCG)
     wc = f"{tk}/.venv/bin/python -m analysis write-cache"
     cache = f"""{wc} /dev/nvme1n1 off --record "$SCENARIO_DIR/cache-record.json" >"$SCENARIO_DIR/cache-1.json"
 nvme get-feature /dev/nvme1 -f 6 -H >"$SCENARIO_DIR/cache-nvme-cli.txt" 2>&1
@@ -196,7 +197,6 @@ def test_the_write_cache_is_disabled_and_set_back_with_nvme_feature_6(guest):
     _, _, keep = guest
     files = keep["env"]
     got = {k: json.loads(files[f"cache-{k}.json"]) for k in (1, 3)}
-    # "was": what it read before the set (no separate read: each python start costs 5-6 s here)
     assert got[1] == {"present": True, "enabled": False, "was": True}, got
     assert got[3] == {"present": True, "enabled": True, "was": False}
     assert "Volatile Write Cache Enable (WCE): Disabled" in files["cache-nvme-cli.txt"].decode()
