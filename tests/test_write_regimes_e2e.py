@@ -41,6 +41,7 @@ RECOVER = 100_000  # idle between the writes (the reads' turns) regains next to 
 
 
 RAMP_CACHE = 6 * FAST  # the first ramp's cliff at about 6 s of its 20
+SLICE_S = 0.1  # the kernel's throttle slice (tools/model_drive/drive.py, "Precision")
 
 
 def run_section_2(cache: float, regime: str, ramp: str):
@@ -127,7 +128,13 @@ def test_a_case_across_the_cliff_is_split_and_each_regime_is_one_level(section_2
             # 1.5 s (rep 2)")
             m = re.fullmatch(r"1 fell from ([\d.]+) to ([\d.]+) MB/s at (\d(?:\.5)?) s "
                              r"\(rep \d\)", r.regime)
-            assert m and float(m[1]) * MB <= 1.05 * FAST, r.regime
+            # its level is the median of the whole seconds before the fall, and by any time t
+            # the throttle has let through at most FAST x (t + one slice): a fall at 1.5 s
+            # leaves the first second alone, which may hold FAST x 1.1 (v87, one CPU busy
+            # beside the suite: "1 fell from 87.1 to 8.64 MB/s at 1.5 s"); two seconds 1.05
+            assert m, r.regime
+            seconds_before = min(max(int(float(m[3])), 1), 2)
+            assert float(m[1]) * MB <= FAST * (1 + SLICE_S / seconds_before), r.regime
             # a fall inside the first second leaves that second a blend of the two rates (v65: "1
             # fell from 32.6 to 8 MB/s at 1 s"), which the rule lets stand alone only at
             # ALONE_RATIO times the rest; a later fall starts from the cache's rate
