@@ -113,11 +113,18 @@ def test_a_case_across_the_cliff_is_split_and_each_regime_is_one_level(section_2
         level = rows[rows.regime_MBps.notna()]
         fell = rows[rows.regime_MBps.isna()]
         assert len(fell) <= 1 and fell.bw_MBps_mean.isna().all(), rows.to_string()
-        # the throttle is a cap: a machine busy beside the suite slows 4 KiB at QD 1 (58 MB/s
-        # under another run's fio, measured), it never lifts it above FAST
+        # the throttle is a cap: load never lifts the cache's level above FAST. It does slow
+        # 4 KiB at QD 1, which is CPU-bound here (v88, one CPU busy beside the suite: a level of
+        # 48.6 MB/s, a mean of 39.8), so no lower bound on it is load-proof. What is: the fast
+        # regime's mean is over the cache's state alone, every second of its repetitions above
+        # anything the slow state lets through (SLOW, a late throttle slice lifting a second
+        # about 2x: ALONE_RATIO), and so is its mean
         first = level.regime_MBps.iloc[0] * MB
-        assert 0.5 * FAST < first <= 1.05 * FAST, rows.to_string()
-        assert level.bw_MBps_mean.iloc[0] * MB > 0.6 * FAST, rows.to_string()
+        assert first <= 1.05 * FAST, rows.to_string()
+        fast = cases[name].regimes.regimes[int(level.regime_rank.iloc[0]) - 1]
+        seconds = np.concatenate([cases[name].write_MBps[i] for i in fast.reps]) * MB
+        assert seconds.min() > ALONE_RATIO * SLOW, (rows.to_string(), seconds)
+        assert level.bw_MBps_mean.iloc[0] * MB > ALONE_RATIO * SLOW, rows.to_string()
         slow = level[level.regime_MBps * MB < 0.3 * FAST]
         assert len(slow) + len(fell) >= 1, rows.to_string()
         for r in slow.itertuples():  # a mean over one state: at the slow rate, no fast second
@@ -137,8 +144,9 @@ def test_a_case_across_the_cliff_is_split_and_each_regime_is_one_level(section_2
             assert float(m[1]) * MB <= FAST * (1 + SLICE_S / seconds_before), r.regime
             # a fall inside the first second leaves that second a blend of the two rates (v65: "1
             # fell from 32.6 to 8 MB/s at 1 s"), which the rule lets stand alone only at
-            # ALONE_RATIO times the rest; a later fall starts from the cache's rate
-            floor = ALONE_RATIO * float(m[2]) * MB if m[3] == "1" else 0.5 * FAST
+            # ALONE_RATIO times the rest; a later fall starts from the cache's state, which
+            # load may slow but the slow state's throttle never reaches (as above)
+            floor = ALONE_RATIO * (float(m[2]) * MB if m[3] == "1" else SLOW)
             assert float(m[1]) * MB >= floor, r.regime
             assert float(m[2]) * MB == pytest.approx(SLOW, rel=0.15), r.regime
         assert "after" in rows.regimes.iloc[0], rows.regimes.iloc[0]
