@@ -315,8 +315,17 @@ stop_left_fio() { # VAR VALUE: stop every process whose environment holds VAR=VA
         pid=${pid%/environ}
         kill -KILL "$pid" 2>/dev/null && stopped+=("$pid")
     done < <(grep -lsxzF -- "$1=$2" /proc/[0-9]*/environ)
-    ((${#stopped[@]} == 0)) ||
-        info "stopped ${#stopped[@]} fio job process(es) that fio left behind as it ended (pid ${stopped[*]}): killed as they started, or stuck in the kernel, they held the target open"
+    ((${#stopped[@]} == 0)) && return 0
+    # SIGKILL lands when a process next runs, or when its I/O in the kernel ends: on a busy
+    # machine that is later (v89: one CPU kept busy, still there after its parent's wait). Wait
+    # up to 10 s for them to go, so that the target is free when this returns (a zombie's
+    # environ is empty: it holds nothing)
+    local tries
+    for ((tries = 0; tries < 100; tries++)); do
+        grep -qsxzF -- "$1=$2" /proc/[0-9]*/environ || break
+        sleep 0.1
+    done
+    info "stopped ${#stopped[@]} fio job process(es) that fio left behind as it ended (pid ${stopped[*]}): killed as they started, or stuck in the kernel, they held the target open"
 }
 
 require_tools() {
