@@ -29,15 +29,21 @@ def test_qemus_nuse_is_not_read_as_the_fill_level(tmp_path):
     # the sample's rep1.fill predates NSFEAT in it: not a fill level, and what was written said
     text = fill_text(BURST / "rep1.fill", manifest, prefill)
     assert "100% full" not in text
-    assert text == ("whose region (50% of it) was written once by this section's prefill, the "
-                    "rest left as it was (its NUSE is not read as a fill level: NSFEAT, which "
-                    "says whether it is one, was not recorded)")
-    # as this toolkit records it: NUSE NSZE NSFEAT (QEMU's 0x14 = 20)
+    said = ("whose region (50% of it) was written once by this section's prefill, the rest "
+            "left as it was")
+    assert text == said
+    # as this toolkit records it: NUSE NSZE NSFEAT (QEMU's 0x14 = 20): no fill level either
     fill = tmp_path / "rep1.fill"
     fill.write_text("4194304 4194304 20\n")
-    assert fill_text(fill, manifest, prefill).endswith(
-        "(its NUSE is no fill level: the namespace reports no thin provisioning (NSFEAT bit 0 "
-        "clear))")
+    assert fill_text(fill, manifest, prefill) == said
+    # with nothing written by the toolkit, the reason the drive's count is not read is given
+    assert fill_text(fill, {**manifest, "state": "as-is"}, None) == (
+        "of unknown fill (its NUSE is no fill level: the namespace reports no thin provisioning "
+        "(NSFEAT bit 0 clear), and the state was not set)")
+    fill.write_text("4194304 4194304\n")
+    assert fill_text(fill, {**manifest, "state": "as-is"}, None) == (
+        "of unknown fill (its NUSE is not read as a fill level: NSFEAT, which says whether it "
+        "is one, was not recorded, and the state was not set)")
     # a thin-provisioned namespace (NSFEAT bit 0; none was recorded here): its NUSE is the fill
     fill.write_text("1048576 4194304 21\n")
     assert fill_text(fill, manifest, prefill) == (

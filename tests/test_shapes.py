@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.report.shapes import largest_spread, load_frames, shapes_block, shared_shapes
+from analysis.report.shapes import largest_spread, load_frames, shapes_frame, shared_shapes
 from tests.toolkit import REPO
 
 SAMPLE = REPO / "tests" / "fixtures" / "older-sample" / "results"  # the sample issue 41 read
@@ -52,14 +52,18 @@ def test_only_shapes_of_two_sections_or_more_and_one_state(frames):
                    for s in shared_shapes(split))
 
 
-def test_the_block_and_the_conclusions_line(frames):
+def test_the_csv_and_the_conclusions_line(frames):
     shapes = shared_shapes(frames)
-    block = "\n".join(shapes_block(shapes))
-    assert block.startswith("## One shape, several sections")
-    assert "| 4 KiB random read, QD 32, io_uring | §3 14,017 ± 5,683; §4 14,355 ± 8,073" in block
+    table = shapes_frame(shapes)
+    rows = table[table["shape"] == "4 KiB random read, QD 32, io_uring"]
+    assert list(rows.section) == ["§3", "§4", "§5", "§6", "§6"]
+    assert [round(v) for v in rows.iops_mean] == [14017, 14355, 17344, 16346, 15564]
+    assert len(table) == sum(len(s.points) for s in shapes)
     widest = max(shapes, key=lambda s: s.spread_pct)
-    assert f"up to {widest.spread_pct:.1f}%" in largest_spread(shapes)
-    assert shapes_block([]) == [] and largest_spread([]) == ""
+    assert table.spread_pct.max() == widest.spread_pct
+    line = largest_spread(shapes)
+    assert f"up to {widest.spread_pct:.1f}%" in line and "`tables/shapes.csv`" in line
+    assert shapes_frame([]).empty and largest_spread([]) == ""
 
 
 def test_no_sections_no_shapes(tmp_path: Path):

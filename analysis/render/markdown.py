@@ -41,12 +41,32 @@ def pm(mean: float, half_width: float) -> str:
     return f"{num(mean, digits)} ± {num(half_width, digits)}"
 
 
-def table(header: list[str], rows: list[list[str]], align: list[str] | None = None) -> str:
+def table(header: list[str], rows: list[list[str]], align: list[str] | None = None,
+          grouped: int = 0) -> str:
+    """A markdown table; its first `grouped` columns name a group (a pattern, a mix), each
+    written on the group's first row only, as a reader reads them down:
+
+        >>> print(table(["pattern", "QD"], [["4 KiB", "1"], ["4 KiB", "4"]], grouped=1))
+        | pattern | QD |
+        | --- | ---: |
+        | 4 KiB | 1 |
+        |  | 4 |
+    """
     align = align or ["l"] + ["r"] * (len(header) - 1)
     rule = ["---:" if a == "r" else "---" for a in align]
     lines = ["| " + " | ".join(header) + " |", "| " + " | ".join(rule) + " |"]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    lines += ["| " + " | ".join(r) + " |" for r in _grouped(rows, grouped)]
     return "\n".join(lines)
+
+
+def _grouped(rows: list[list[str]], n: int) -> list[list[str]]:
+    out, last = [], None
+    for r in rows:
+        key = list(r[:n])
+        same = [last is not None and key[:i + 1] == last[:i + 1] for i in range(n)]
+        out.append(["" if s else v for s, v in zip(same, key)] + list(r[n:]))
+        last = key
+    return out
 
 
 def bs_label(bs) -> str:

@@ -4,10 +4,10 @@ In order: the title (device, date); the Targets table, where the run was judged 
 targets (out/targets.md: analysis.report.targets); the conclusion with the headline numbers;
 §1 environment; the methodology, from each section's manifest, which states the tables' legend
 once (each snippet's own copy is left out here); every section's snippet (a section that did not
-run says why); the shapes several sections measured, side by side (analysis.report.shapes);
-"Anomalies and limitations", from the data (each section's tables/<section>_facts.json, the
-manifests, §1's warnings and the report run's outcomes). Then a one-screen summary on the
-terminal.
+run says why); "Anomalies and limitations", from the data (each section's
+tables/<section>_facts.json, the manifests, §1's warnings and the report run's outcomes). The shapes several sections measured
+(analysis.report.shapes) go to tables/shapes.csv, and the conclusion quotes their widest spread.
+Then a one-screen summary on the terminal.
 
 Each section's outcome (exit code or skipped, start time, last error line) is in the tree's record
 (<results>/run.json, analysis.run.record), set by report.bash as it runs the sections; without one
@@ -31,7 +31,13 @@ from analysis.history.command import report_section as history_section
 from analysis.render import claims, html
 from analysis.render import markdown as md
 from analysis.report.hosts import host_trees
-from analysis.report.shapes import largest_spread, load_frames, shapes_block, shared_shapes
+from analysis.report.shapes import (
+    SHAPES_CSV,
+    largest_spread,
+    load_frames,
+    shapes_frame,
+    shared_shapes,
+)
 from analysis.report.targets import report_section as targets_section
 from analysis.rules.cases import UNSTABLE_HALF_WIDTH, read_manifest
 from analysis.run import record
@@ -393,6 +399,10 @@ def assemble(ws: Workspace) -> tuple[str, list[SectionState]]:
     env = json.loads(env_path.read_text()) if env_path.is_file() else {}
     # A lab's targets first: what its CI server asks of this run (analysis.report.targets).
     shapes = shared_shapes(load_frames(ws.results))
+    if shapes:  # the evidence behind the conclusion's between-runs line
+        out = ws.path(SHAPES_CSV)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shapes_frame(shapes).to_csv(out, index=False)
     # what most readers want first: the targets' verdicts, then the headline numbers
     parts = [title(env), ""] + targets_section(ws) + conclusion(states, largest_spread(shapes))
     env_text = environment_text(ws, env)
@@ -411,7 +421,6 @@ def assemble(ws: Workspace) -> tuple[str, list[SectionState]]:
         else:
             parts += [f"## {s.info.heading}", "", f"Not in this report: {s.absent()}.", ""]
     parts += history_section(ws)
-    parts += shapes_block(shapes)
     parts += anomalies(states, env, status.get("env"))
     return "\n".join(parts), states
 

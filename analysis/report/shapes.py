@@ -1,15 +1,16 @@
 """One shape, several sections: where two sections measured the same I/O (random or sequential,
-block size, queue depth, jobs, engine, read share, direction), the report sets their numbers
+block size, queue depth, jobs, engine, read share, direction), tables/shapes.csv sets their numbers
 side by side. Their means differ by more than their intervals allow when the drive's state, the
 working set or the time moved the level between sections: that spread between sections is the
 only between-run estimate one report has, and the conclusion quotes it.
 
-Worked example (the sample report, made on the emulated NVMe drive, `docs/sample/results`):
+Worked example (the sample issue 41 read, made on the emulated NVMe drive,
+`tests/fixtures/older-sample/results`):
 4 KiB random read at QD 32, one job, io_uring was measured in §3 (14,017 ± 5,683 IOPS), §4's
 100% read mix (14,355 ± 8,073), §5's peak search (17,344 ± 474) and §6 (16,346 ± 1,157 and
 15,564 ± 1,880, two working sets)::
 
-    >>> shapes = shared_shapes(load_frames(Path("docs/sample/results")))
+    >>> shapes = shared_shapes(load_frames(Path("tests/fixtures/older-sample/results")))
     >>> s = next(s for s in shapes if s.label.startswith("4 KiB random read, QD 32"))
     >>> [(p.section, round(p.mean)) for p in s.points]
     [('bs_sweep', 14017), ('mix_rw', 14355), ('qd_sweep', 17344), ('wss_burst', 16346), ('wss_burst', 15564)]
@@ -39,6 +40,7 @@ from analysis.sections.common import row_change
 # engine): a 100% read mix of §4 is the random read of the other sections.
 KEY = ["random", "bs", "iodepth", "numjobs", "engine", "read_pct", "direction"]
 METRIC = "iops_mean"
+SHAPES_CSV = "tables/shapes.csv"
 
 
 @dataclass(frozen=True)
@@ -116,25 +118,18 @@ def shared_shapes(frames: dict[str, pd.DataFrame]) -> list[Shape]:
             for (points, spread, _), test in zip(found, tests)]
 
 
-def shapes_block(shapes: list[Shape]) -> list[str]:
-    """The report's part: a row per shape, each section's IOPS, the spread between them and
-    whether the highest and lowest differ beyond their repetitions' own spread."""
-    if not shapes:
-        return []
-    rows = []
-    for s in shapes:
-        values = "; ".join(f"§{SECTIONS[p.section].number} {md.pm(p.mean, p.ci95)}"
-                           for p in s.points)
-        verdict = ("differ: the level moved between sections" if s.apart.significant else
-                   "within their intervals" if s.apart.tested else "untested")
-        rows.append([s.label, values, f"{s.spread_pct:.1f}%", verdict])
-    lines = md.table(["shape", "IOPS in each section", "spread between sections", ("highest vs "
-                      "lowest")], rows, ["l", "l", "r", "l"])
-    return ["## One shape, several sections", "",
-            ("The same I/O in several sections: their spread (sd of the means, % of their mean) "
-             "estimates the uncertainty between runs, beyond each number's own interval; "
-             "highest against lowest is tested as any difference (‡)."),
-            "", lines, ""]
+def shapes_frame(shapes: list[Shape]) -> pd.DataFrame:
+    """tables/shapes.csv: a row per shape and section, its IOPS there, the spread between the
+    sections and whether the highest and lowest differ beyond their repetitions' own spread. The
+    page quotes only the widest spread (largest_spread); each section's table has its own row."""
+    rows = [{"shape": s.label, "section": f"§{SECTIONS[p.section].number}", "case": p.case,
+             "iops_mean": p.mean, "iops_ci95": p.ci95, "n": p.n, "spread_pct": s.spread_pct,
+             "highest_vs_lowest": ("differ" if s.apart.significant else
+                                   "within their intervals" if s.apart.tested else "untested"),
+             "p_adj": s.apart.p_adj}
+            for s in shapes for p in s.points]
+    return pd.DataFrame(rows, columns=["shape", "section", "case", "iops_mean", "iops_ci95", "n",
+                                       "spread_pct", "highest_vs_lowest", "p_adj"])
 
 
 def largest_spread(shapes: list[Shape]) -> str:
@@ -144,4 +139,4 @@ def largest_spread(shapes: list[Shape]) -> str:
     s = max(shapes, key=lambda s: s.spread_pct if not math.isnan(s.spread_pct) else -1)
     return (f"Between sections, one shape's level moved by up to {s.spread_pct:.1f}% (sd of "
             f"the means: {s.label}, {s.sections}): read each headline with at least that much "
-            "uncertainty between runs.")
+            f"uncertainty between runs (every shape: `{SHAPES_CSV}`).")

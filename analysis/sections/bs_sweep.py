@@ -190,13 +190,12 @@ def _bandwidth_words(s: Sweep) -> str:
                 + (f" 90% of the highest MB/s measured is first reached at {_kib(t.bound_bs)} "
                    f"({md.num(bound.bw_MBps_mean)} MB/s)." if t.bound_bs != t.peak_bs else ""))
     if t.still_rising:
-        text = (f"{head}: not bandwidth-bound within the sweep.** MB/s is still rising at the "
-                f"largest size swept: {md.pm(peak.bw_MBps_mean, peak.bw_MBps_ci95)} MB/s at "
-                f"{_kib(t.peak_bs)}, {md.signed_pct(t.last_step_pct)} over {_kib(prev.bs)} "
-                f"({md.num(prev.bw_MBps_mean)} MB/s)"
-                + (f"; 95% interval of the step {t.last_step.interval_text()}"
+        # the sizes' MB/s are in the table: the step and its interval are the evidence
+        text = (f"{head}: not bandwidth-bound within the sweep.** MB/s still rises at the "
+                f"largest size, {_kib(t.peak_bs)}: {md.signed_pct(t.last_step_pct)}"
+                + (f" [{t.last_step.interval_text()}]"
                    if t.last_step is not None and t.last_step.tested else "")
-                + f", so the peak and the transition lie beyond {_kib(t.peak_bs)}.")
+                + f" over {_kib(prev.bs)}, so the peak and the transition lie beyond it.")
         if t.bound_bs != t.peak_bs:
             text += (f" 90% of the highest MB/s measured is first reached at {_kib(t.bound_bs)} "
                      f"({md.num(bound.bw_MBps_mean)} MB/s), a lower bound at best.")
@@ -374,7 +373,7 @@ def render_markdown(df: pd.DataFrame, found: list[Sweep], setup: str,
                          md.pm(r.bw_MBps_mean, r.bw_MBps_ci95), f"{r.bw_pct_of_peak:.0f}%",
                          *latency_cells(r)])
     table = md.table(["pattern", "block size", "IOPS", "MB/s", "of peak MB/s", *LATENCY_HEADER],
-                     rows, ["l", "l"] + ["r"] * 6)
+                     rows, ["l", "l"] + ["r"] * 6, grouped=1)
     note = standard_note(df) + (f" {P99_LEGEND} ● the smallest block size at 90% of the "
                                 "pattern's peak MB/s; ▲ still rising: the peak and ● lie beyond "
                                 "the sweep, and \"of peak\" is of the largest measured.")

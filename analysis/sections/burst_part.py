@@ -204,7 +204,8 @@ def fill_text(path: Path, manifest: dict, prefill: str | None = None) -> str:
     NSZE, recorded then) where NSFEAT says it is one (thin provisioning: a namespace without it
     may report NUSE = NSZE whatever was written, as QEMU's does); else what the toolkit wrote (the
     state, else this section's prefill, ``prefill``: its step in the record); else unknown. An
-    older tree's rep1.fill holds no NSFEAT: its NUSE is not read as a fill level."""
+    older tree's rep1.fill holds no NSFEAT: its NUSE is not read as a fill level. Why the drive's
+    count was not read is said only where nothing else gives the fill."""
     try:
         fields = [int(v) for v in path.read_text().split()[:3]]
     except (OSError, ValueError):
@@ -224,9 +225,9 @@ def fill_text(path: Path, manifest: dict, prefill: str | None = None) -> str:
         rest = "" if region >= target else ", the rest left as it was"
         share = f"whose region ({md.share(region, target)} of it) was written"
         if manifest.get("state") in ("purged", "sustained"):
-            return f"{share} by the state{rest} ({unreported})"
+            return f"{share} by the state{rest}"
         if prefill:
-            return f"{share} once by this section's prefill{rest} ({unreported})"
+            return f"{share} once by this section's prefill{rest}"
     return f"of unknown fill ({unreported}, and the state was not set)"
 
 

@@ -466,34 +466,34 @@ def drive_state_part(blocks: list[str], figures: list[tuple[str, str]],
     return "\n".join(parts)
 
 
-def _direction_text(direction: str) -> str:
-    return " (total)" if direction == "total" else f" ({direction}s)"
-
-
 def regimes_part(regimes: pd.DataFrame) -> str:
     """The snippet's part on what each write case measured: the cases whose repetitions wrote
     at separate levels, or held a cliff, as a table of each regime over its own repetitions
     (analysis.rules.cases.frame_of_regimes: their rows in the section's table stay empty, one
     mean over two states describing neither); a block that ran with its ramp and held one
     level, as a line naming the regime its ramp declares (its numbers are the section table's)."""
-    def label(r, direction: bool = True) -> str:  # a mix by its shares, and its directions
-        mixed = 0 < r.read_pct < 100
-        return (md.shape(r.rw, r.bs, r.read_pct, r.iodepth, r.numjobs)
-                + (_direction_text(r.direction) if direction and mixed else ""))
+    def label(r) -> str:
+        return md.shape(r.rw, r.bs, r.read_pct, r.iodepth, r.numjobs)
     split = regimes.regime_split.astype(bool)
     parts = []
     if split.any():
-        rows = [[label(r), r.regime, md.pm(r.iops_mean, r.iops_ci95),
-                 md.pm(r.bw_MBps_mean, r.bw_MBps_ci95), *latency_cells(r)]
-                for r in regimes[split].itertuples()]
+        levels = regimes[split]
+        mixed = bool(((levels.read_pct > 0) & (levels.read_pct < 100)).any())
+        # a case and its regime are named on their first row only; a mix's directions follow
+        rows = [[label(r), r.regime,
+                 *([r.direction if r.direction == "total" else f"{r.direction}s"] if mixed else []),
+                 md.pm(r.iops_mean, r.iops_ci95), md.pm(r.bw_MBps_mean, r.bw_MBps_ci95),
+                 *latency_cells(r)] for r in levels.itertuples()]
+        header = ["pattern", "repetitions in the regime", *(["direction"] if mixed else []),
+                  "IOPS", "MB/s", *LATENCY_HEADER]
+        align = ["l", "r", *(["l"] if mixed else [])] + ["r"] * (len(header) - 2 - int(mixed))
         parts += [("Repetitions that wrote at separate levels have no mean above (one over two "
                   "states describes neither); each level here:"), "",
-                  md.table(["pattern", "repetitions in the regime", "IOPS", "MB/s",
-                            *LATENCY_HEADER], rows), ""]
+                  md.table(header, rows, align, grouped=2), ""]
     declared = regimes[~split].drop_duplicates("case")
     if not declared.empty:
         parts += ["The regime each write case's ramp declared:", ""]
-        parts += [f"- {label(r, direction=False)}: {r.regime}"
+        parts += [f"- {label(r)}: {r.regime}"
                   for r in declared.itertuples()] + [""]
     return "\n### Write regimes\n\n" + "\n".join(parts)
 

@@ -477,7 +477,7 @@ def render_markdown(df: pd.DataFrame, setup: str, link=md.link_from_out) -> str:
         rows.append([r.mix, r.direction + mark, md.pm(r.iops_mean, r.iops_ci95),
                      md.pm(r.bw_MBps_mean, r.bw_MBps_ci95), *latency_cells(r)])
     table = md.table(["mix", "direction", "IOPS", "MB/s", *LATENCY_HEADER], rows,
-                     align=["l", "l"] + ["r"] * 5)
+                     align=["l", "l"] + ["r"] * 5, grouped=1)
     return snippet(f"## {SECTIONS[SECTION].heading}", setup,
                    [f"Workload: {workload(df)}; {WORKLOAD_NOTE}", table, standard_note(df)],
                    [("MB/s per mix, read and write", FIG_BW),

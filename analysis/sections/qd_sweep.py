@@ -443,7 +443,7 @@ def render_markdown(df: pd.DataFrame, found: list[Sweep], settings: dict, setup:
                      md.pm(r.iops_mean, r.iops_ci95), md.pm(r.bw_MBps_mean, r.bw_MBps_ci95),
                      f"{r.pct_of_peak:.0f}%", *latency_cells(r)])
     table = md.table(["pattern", "QD", "IOPS", "MB/s", "of peak", *LATENCY_HEADER], rows,
-                     ["l", "l"] + ["r"] * 6)
+                     ["l", "l"] + ["r"] * 6, grouped=1)
     note = standard_note(df) + (
             f" ◆ the knee (first step gaining < {settings['knee_gain_pct']:g}% IOPS while mean "
             f"latency grows > {settings['knee_latency_pct']:g}%); ● the smallest depth reaching "

@@ -143,6 +143,9 @@ def wss_table(table: pd.DataFrame, cases: dict[str, Case], results_dir: Path) ->
 def wss_findings(df: pd.DataFrame, target_kind: str = "") -> list[str]:
     df = one_state(df)
     out = []
+    # the patterns whose working sets changed nothing the test shows, said in one finding per
+    # range and quantities: {(range, quantities): [pattern, ...]}
+    quiet, placed = {}, 0
     for pattern, part in df.groupby("pattern", sort=False):
         first, last = part.iloc[0], part.iloc[-1]
         size = f"{md.human_size(first.wss_bytes)} → {md.human_size(last.wss_bytes)}"
@@ -168,8 +171,10 @@ def wss_findings(df: pd.DataFrame, target_kind: str = "") -> list[str]:
         # none listed (the table has every working set's), nor a step between neighbours
         if claims.none_resolved(quoted) and claims.none_resolved(changes):
             names = [n for n in metrics if n not in thin]
-            out.append(f"**{pattern}, working set {size}:** no change in "
-                       f"{', '.join(names[:-1])} or {names[-1]} is shown {claims.UNRESOLVED}.")
+            quiet.setdefault((size, tuple(names)), []).append(pattern)
+            if len(quiet) > placed:  # the first of its kind holds the place of them all
+                out.append((size, tuple(names)))
+                placed += 1
             continue
         text = (f"**{pattern}, working set {size}:** IOPS {said['IOPS']}"
                 f" ({md.num(first.iops_mean)} → {md.num(last.iops_mean)}), mean latency "
@@ -201,7 +206,9 @@ def wss_findings(df: pd.DataFrame, target_kind: str = "") -> list[str]:
                      "latency: nothing measured here caches a small hot set better than the "
                      "whole range.")
         out.append(text)
-    return out
+    return [f"**{' and '.join(quiet[k])}, working set {k[0]}:** no change in "
+            f"{', '.join(k[1][:-1])} or {k[1][-1]} is shown {claims.UNRESOLVED}."
+            if isinstance(k, tuple) else k for k in out]
 
 
 def _change(a: float, b: float) -> str:
