@@ -5,9 +5,9 @@ targets (out/targets.md: analysis.report.targets); the conclusion with the headl
 §1 environment; the methodology, from each section's manifest, which states the tables' legend
 once (each snippet's own copy is left out here); every section's snippet (a section that did not
 run says why); "Anomalies and limitations", from the data (each section's
-tables/<section>_facts.json, the manifests, §1's warnings and the report run's outcomes). The shapes several sections measured
-(analysis.report.shapes) go to tables/shapes.csv, and the conclusion quotes their widest spread.
-Then a one-screen summary on the terminal.
+tables/<section>_facts.json, the manifests, §1's warnings and the report run's outcomes). The
+shapes several sections measured (analysis.report.shapes) go to tables/shapes.csv, and the
+conclusion quotes their widest spread. Then a one-screen summary on the terminal.
 
 Each section's outcome (exit code or skipped, start time, last error line) is in the tree's record
 (<results>/run.json, analysis.run.record), set by report.bash as it runs the sections; without one
@@ -33,6 +33,7 @@ from analysis.render import markdown as md
 from analysis.report.hosts import host_trees
 from analysis.report.shapes import (
     SHAPES_CSV,
+    Shape,
     largest_spread,
     load_frames,
     shapes_frame,
@@ -393,16 +394,12 @@ def environment_text(ws: Workspace, env: dict) -> str:
     return env_txt.read_text().rstrip() if env_txt.is_file() else ""
 
 
-def assemble(ws: Workspace) -> tuple[str, list[SectionState]]:
+def assemble(ws: Workspace) -> tuple[str, list[SectionState], list[Shape]]:
     states, status = gather(ws)
     env_path = ws.results / "env.json"
     env = json.loads(env_path.read_text()) if env_path.is_file() else {}
     # A lab's targets first: what its CI server asks of this run (analysis.report.targets).
     shapes = shared_shapes(load_frames(ws.results))
-    if shapes:  # the evidence behind the conclusion's between-runs line
-        out = ws.path(SHAPES_CSV)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        shapes_frame(shapes).to_csv(out, index=False)
     # what most readers want first: the targets' verdicts, then the headline numbers
     parts = [title(env), ""] + targets_section(ws) + conclusion(states, largest_spread(shapes))
     env_text = environment_text(ws, env)
@@ -422,7 +419,7 @@ def assemble(ws: Workspace) -> tuple[str, list[SectionState]]:
             parts += [f"## {s.info.heading}", "", f"Not in this report: {s.absent()}.", ""]
     parts += history_section(ws)
     parts += anomalies(states, env, status.get("env"))
-    return "\n".join(parts), states
+    return "\n".join(parts), states, shapes
 
 
 # --- the terminal summary -----------------------------------------------------------------------
@@ -449,7 +446,7 @@ def main(argv: list[str]) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     workspace.add_arguments(parser)
     ws = Workspace.from_args(parser.parse_args(argv))
-    text, states = assemble(ws)
+    text, states, shapes = assemble(ws)
     env_txt = ws.path("out/env.txt")
     if not env_txt.is_file() and not (ws.results / "env.json").is_file() \
             and all(s.snippet is None for s in states):
@@ -460,6 +457,9 @@ def main(argv: list[str]) -> int:
     out = ws.path(REPORT_MD)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
+    if shapes:  # the evidence behind the conclusion's between-runs line
+        ws.path(SHAPES_CSV).parent.mkdir(parents=True, exist_ok=True)
+        shapes_frame(shapes).to_csv(ws.path(SHAPES_CSV), index=False)
     missing = html.write_html(out, ws.path(REPORT_HTML))
     print(summary(ws, states, missing))
     return 0

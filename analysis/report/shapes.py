@@ -1,6 +1,6 @@
 """One shape, several sections: where two sections measured the same I/O (random or sequential,
-block size, queue depth, jobs, engine, read share, direction), tables/shapes.csv sets their numbers
-side by side. Their means differ by more than their intervals allow when the drive's state, the
+block size, queue depth, jobs, engine, read share, direction), tables/shapes.csv sets their
+numbers side by side. Their means differ by more than their intervals allow when the drive's state, the
 working set or the time moved the level between sections: that spread between sections is the
 only between-run estimate one report has, and the conclusion quotes it.
 

@@ -486,7 +486,7 @@ def regimes_part(regimes: pd.DataFrame) -> str:
                  *latency_cells(r)] for r in levels.itertuples()]
         header = ["pattern", "repetitions in the regime", *(["direction"] if mixed else []),
                   "IOPS", "MB/s", *LATENCY_HEADER]
-        align = ["l", "r", *(["l"] if mixed else [])] + ["r"] * (len(header) - 2 - int(mixed))
+        align = ["l", "r", *(["l"] if mixed else []), "r", "r"] + ["r"] * len(LATENCY_HEADER)
         parts += [("Repetitions that wrote at separate levels have no mean above (one over two "
                   "states describes neither); each level here:"), "",
                   md.table(header, rows, align, grouped=2), ""]

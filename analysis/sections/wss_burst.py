@@ -145,7 +145,7 @@ def wss_findings(df: pd.DataFrame, target_kind: str = "") -> list[str]:
     out = []
     # the patterns whose working sets changed nothing the test shows, said in one finding per
     # range and quantities: {(range, quantities): [pattern, ...]}
-    quiet, placed = {}, 0
+    quiet = {}
     for pattern, part in df.groupby("pattern", sort=False):
         first, last = part.iloc[0], part.iloc[-1]
         size = f"{md.human_size(first.wss_bytes)} → {md.human_size(last.wss_bytes)}"
@@ -171,10 +171,10 @@ def wss_findings(df: pd.DataFrame, target_kind: str = "") -> list[str]:
         # none listed (the table has every working set's), nor a step between neighbours
         if claims.none_resolved(quoted) and claims.none_resolved(changes):
             names = [n for n in metrics if n not in thin]
-            quiet.setdefault((size, tuple(names)), []).append(pattern)
-            if len(quiet) > placed:  # the first of its kind holds the place of them all
-                out.append((size, tuple(names)))
-                placed += 1
+            key = (size, tuple(names))
+            if key not in quiet:  # the first of its kind holds the place of them all
+                out.append(key)
+            quiet.setdefault(key, []).append(pattern)
             continue
         text = (f"**{pattern}, working set {size}:** IOPS {said['IOPS']}"
                 f" ({md.num(first.iops_mean)} → {md.num(last.iops_mean)}), mean latency "
