@@ -117,6 +117,13 @@ def test_make_report_quick_on_the_default_target(toolkit, tmp_path):
         [], [("Write-cache recovery (GiB per idle minute)", k[1]) for k in rows
              if k[0] == "Write-cache recovery (GiB per idle minute)"])
     assert ("Write cache (SLC) estimate", "128 KiB sequential write at QD 32 (§6)") in rows
+    # One shape across sections: its points in tables/shapes.csv, the widest spread quoted
+    shapes_csv = toolkit / "tables" / "shapes.csv"
+    assert ("Between sections" in text) == shapes_csv.is_file()
+    if shapes_csv.is_file():
+        shapes = pd.read_csv(shapes_csv)
+        assert (shapes.groupby("shape").section.nunique() >= 2).all()
+        assert f"up to {shapes.spread_pct.max():.1f}%" in text and "`tables/shapes.csv`" in text
     # The file target is a limitation the report states; so is the short burst.
     assert "| file target |" in text and "shorter than 5 SNIA rounds" in text
 
