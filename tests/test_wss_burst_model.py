@@ -5,7 +5,8 @@ and recovery parts) runs inside that cgroup; what it reports is checked against 
 
 - the cache (SLC) estimate within 10% of the bytes the model let through at FAST (its `slow`
   event's `burst`, which is C to within one throttle slice);
-- the steady state, judged after the cliff, at SLOW ±10%;
+- the level after the cliff at SLOW ±10%, and the steady state reached there unless the
+  seconds after the cliff stood apart (a busy CPU delays the throttle's slices);
 - the recovery rate within 20% of RECOVER.
 
 The model's numbers are chosen so the quick profile's rules can see them: the cliff about 7 s in
@@ -56,17 +57,34 @@ def test_cache_steady_state_and_recovery_of_a_model_drive(toolkit):
     # the cache: what was written before the cliff
     assert head["slc_cache"]["unit"] == "GiB", (head["slc_cache"], [e.describe() for e in events])
     assert head["slc_cache"]["value"] * GIB == pytest.approx(truth_cache, rel=0.10)
-    # the steady state after the cliff: SLOW
-    assert head["steady_state"]["unit"] == "MB/s", head["steady_state"]
-    assert head["steady_state"]["value"] * 1e6 == pytest.approx(SLOW, rel=0.10)
+    # the steady state after the cliff. Its level, the median second after it, is SLOW: the
+    # throttle caps it, and 128 KiB at 20 MB/s asks little of a CPU, so load moves neither
+    levels = pd.read_csv(toolkit / "tables" / "wss_burst_levels.csv").set_index("phase")
+    assert levels.loc["after_cliff", "bw_MBps_median"] * 1e6 == pytest.approx(SLOW, rel=0.10)
+    # SNIA's verdict judges the spread of the quick profile's 2 s rounds, which the kernel's
+    # throttle does move on a busy CPU: a slice dispatched late lifts one second and empties
+    # another (v90, one CPU kept busy beside the suite: "not reached (range and slope)" at a
+    # median of 20.1 MB/s). The rule itself is tested on rounds with known answers
+    # (tests/test_burst.py); here it must say reached, at SLOW, unless the seconds after the
+    # cliff really stood apart: a round 10% off their median needs a second that far off
+    steady = head["steady_state"]
+    if steady["unit"] != "MB/s":
+        burst = pd.read_csv(toolkit / "tables" / "wss_burst_burst.csv")
+        after = burst[burst.t_s > levels.loc["after_cliff", "start_s"] + 1].bw_MBps
+        assert steady["text"].startswith(("not reached (range", "not reached (slope")), steady
+        assert ((after - after.median()).abs() > 0.1 * after.median()).any(), (
+            steady, after.tolist())
+    else:
+        assert steady["value"] * 1e6 == pytest.approx(SLOW, rel=0.10)
     # the recovery rate: RECOVER bytes per idle second
     rate = head["cache_recovery"]["value"]
     assert head["cache_recovery"]["unit"] == "GiB/min", head["cache_recovery"]
     assert rate * GIB / 60 == pytest.approx(RECOVER, rel=0.20)
 
     print(f"model drive: cache {head['slc_cache']['value']:.4f} GiB (truth "
-          f"{truth_cache / GIB:.4f}), steady {head['steady_state']['value']:.2f} MB/s (truth "
-          f"{SLOW / 1e6:g}), recovery {rate:.4f} GiB/min (truth {RECOVER * 60 / GIB:.4f})")
+          f"{truth_cache / GIB:.4f}), after the cliff "
+          f"{levels.loc['after_cliff', 'bw_MBps_median']:.2f} MB/s (truth {SLOW / 1e6:g}; "
+          f"steady state: {steady['text']}), recovery {rate:.4f} GiB/min (truth {RECOVER * 60 / GIB:.4f})")
     table = pd.read_csv(toolkit / "tables" / "wss_burst_recovery.csv")
     print(table.to_string())
     assert list(table.gap_s) == [2, 4, 8]
