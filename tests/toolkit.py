@@ -494,6 +494,22 @@ def load_json(path: Path) -> dict:
     return json.loads(path.read_text())
 
 
+def table_rows(markdown: str) -> list[list[str]]:
+    """Every markdown table row's cells (the rule rows left out), read as a reader does: a
+    group's name, which md.table writes on the group's first row only, carried down into the
+    leading cells left blank below it."""
+    rows, last = [], []
+    for line in markdown.splitlines():
+        if not line.startswith("|") or not line.strip("|-: "):
+            continue
+        cells = [c.strip() for c in line.strip()[1:-1].split("|")]
+        lead = next((i for i, c in enumerate(cells) if c), len(cells))
+        cells = [*last[:lead], *cells[lead:]] if len(last) >= lead else cells
+        rows.append(cells)
+        last = cells
+    return rows
+
+
 def jobfile_sections(path: Path) -> dict[str, dict[str, str]]:
     """A jobfile's sections as {name: {option: value}} (a bare flag's value is ''), read in the
     test with the standard library: what the jobfile says, not what the toolkit makes of it."""
