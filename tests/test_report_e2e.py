@@ -16,7 +16,7 @@ import pandas as pd
 from analysis.render import markdown as md
 from analysis.run import record
 from tests.browser import check_in_browser, find_chromium
-from tests.toolkit import REPO, SETTINGS, unless_installable
+from tests.toolkit import REPO, SETTINGS, table_rows, unless_installable
 
 # Every section, each as small as it can honestly be: two repetitions of 1 s, short lists; no
 # host ceiling, one engine and no peak search (each tested where it is: test_host.py,
@@ -43,13 +43,7 @@ def conclusion_rows(text: str) -> dict[tuple[str, str], str]:
     """(headline, measured on) -> the result, from the conclusion table (a headline is written
     once, on its first row)."""
     part = text.split("## Conclusion", 1)[1].split("\n## ", 1)[0]
-    out, headline = {}, ""
-    for line in part.splitlines():
-        if line.startswith("| ") and not line.startswith(("| headline", "| ---")):
-            cells = [c.strip() for c in line.strip("|").split("|")]
-            headline = cells[0] or headline
-            out[headline, cells[1]] = cells[2]
-    return out
+    return {(cells[0], cells[1]): cells[2] for cells in table_rows(part)[1:]}
 
 
 def check_links(md_path: Path) -> list[Path]:

@@ -373,14 +373,14 @@ def conclusion(states: list[SectionState], between: str = "") -> list[str]:
             continue
         if not found:
             rows.append([HEADLINE_KINDS[kind], "–", "not measured"])
-        for i, (label, text) in enumerate(found):
-            rows.append([HEADLINE_KINDS[kind] if i == 0 else "", label, text])
+        rows += [[HEADLINE_KINDS[kind], label, text] for label, text in found]
     problems = [s.info.heading for s in states if s.problem()]
     close = ("" if not problems else
              f"Incomplete: {', '.join(problems)} did not run cleanly (see Anomalies and "
              "limitations); the numbers above are from the sections that did.")
+    # a headline named on its first row only
     return ["## Conclusion", "", md.table(["headline", "measured on", "result"], rows,
-                                          ["l", "l", "l"]), "",
+                                          ["l", "l", "l"], grouped=1), "",
             *([close, ""] if close else []), *([between, ""] if between else [])]
 
 
