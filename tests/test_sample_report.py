@@ -170,3 +170,19 @@ def test_the_report_says_a_sections_stability_and_host_bound_lines_once():
             assert kinds[kind] in anomalies, (kind, kinds[kind])
             said += 1
     assert said >= 8  # §3-§6 each had both lines in the report before
+
+
+def test_the_sample_reads_in_one_sitting():
+    """Issue 42's measure, `wc -w` (every whitespace-separated token, the tables' pipes
+    included), gave 7,679 for f0b7159's sample; the bar is 4,000. Each legend and mark is
+    explained once, in the methodology: no section's note says it again."""
+    text = (SAMPLE / "report.md").read_text()
+    assert len(text.split()) <= 4000
+    methodology = text[text.index("## Methodology"):text.index("\n## §2")]
+    for said_once in ("the half-width of its 95% confidence interval", "the smallest block size",
+                      "◆ the knee: the first step", "(search) a point of the peak search",
+                      "Write regimes name the state", "`*_nines.csv`"):
+        assert text.count(said_once) == 1 and said_once in methodology, said_once
+    for section_note in ("Mean ± half-width", "● the smallest depth", "Every nine with its",
+                         "Repetitions that wrote at separate levels", "ramp declared:"):
+        assert section_note not in text, section_note

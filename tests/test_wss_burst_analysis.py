@@ -60,6 +60,23 @@ def test_host_writes_against_fio_bytes_and_throttling(tmp_path, fio_runs):
     assert "throttle counters moved: thermal_management_t1_trans_count." in text
 
 
+def test_a_drive_that_keeps_no_throttle_counter_is_not_said_to_have_moved_none(tmp_path,
+                                                                              fio_runs):
+    """QEMU's controller (HCTMA bit 0 clear: its identify data, kept from the older sample)
+    keeps no thermal-management counter, so "no throttle counter moved" would tell nothing; the
+    burst's finding and §1 say that it keeps none."""
+    cases = write_case(fio_runs)
+    doc = json.loads((FIXTURES / "nvme-smart-log-v2.11.json").read_text())
+    id_ctrl = (FIXTURES.parent / "older-sample" / "results" / "wss_burst" / "health" / "after"
+               / "nvme-id-ctrl.json").read_text()
+    assert json.loads(id_ctrl)["hctma"] == 0
+    for side in ("before", "after"):
+        snapshot(tmp_path / "health" / side, doc)
+        (tmp_path / "health" / side / "nvme-id-ctrl.json").write_text(id_ctrl)
+    (text,) = health_findings(tmp_path, cases, peak_c=None)
+    assert "throttle counter" not in text and text.endswith("°C throughout.")
+
+
 def test_nothing_moved_and_unavailable(tmp_path, fio_runs):
     cases = write_case(fio_runs)
     doc = json.loads((FIXTURES / "nvme-smart-log-v2.11.json").read_text())

@@ -68,7 +68,7 @@ class SteadyState:
     range_pct: float | None  # that window's (max - min) / mean, %
     slope_pct: float | None  # that window's |slope| x (window - 1) / mean, %
     best_range_pct: float | None   # the smallest range over all windows judged, %
-    best_slope_pct: float | None   # the smallest line excursion over all windows judged, %
+    best_slope_pct: float | None   # the smallest slope excursion over all windows judged, %
     rounds: tuple           # mean of each complete round, in ``unit``
     n_rounds: int
     round_s: float
@@ -88,7 +88,7 @@ class SteadyState:
 
 
 def window_stats(values: Sequence[float]) -> tuple[float, float, float]:
-    """(mean, range %, line excursion %) of one window of round values (at least 2)."""
+    """(mean, range %, slope excursion %) of one window of round values (at least 2)."""
     n = len(values)
     if n < 2:
         raise ValueError("a steady-state window needs at least 2 rounds")
@@ -159,7 +159,7 @@ def judge(rounds: Sequence[float], *, round_s: float, window: int = 5,
         if rng <= range_pct and exc <= slope_pct:
             msg = (f"steady state reached at {_fmt_rounds(start + 1, start + window)} of "
                    f"{n_rounds} ({context}): {fmt(mean)}, range {rng:.1f}% \u2264 "
-                   f"{range_pct:g}%, line excursion {exc:.1f}% \u2264 {slope_pct:g}%")
+                   f"{range_pct:g}%, slope excursion {exc:.1f}% \u2264 {slope_pct:g}%")
             return SteadyState(reached=True, reason="reached", first_round=start + 1,
                                last_round=start + window, level=mean, range_pct=rng,
                                slope_pct=exc, best_range_pct=best_range,
@@ -178,7 +178,7 @@ def judge(rounds: Sequence[float], *, round_s: float, window: int = 5,
            "not together": "each held in some window but never both in the same one"}[reason]
     msg = (f"steady state not reached in {n_rounds} rounds ({context}): {why}; closest "
            f"{_fmt_rounds(start + 1, start + window)}: {fmt(mean)}, range {rng:.1f}%, "
-           f"line excursion {exc:.1f}%")
+           f"slope excursion {exc:.1f}%")
     return SteadyState(reached=False, reason=reason, first_round=start + 1,
                        last_round=start + window, level=mean, range_pct=rng, slope_pct=exc,
                        best_range_pct=best_range, best_slope_pct=best_slope, message=msg,

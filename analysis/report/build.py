@@ -41,6 +41,7 @@ from analysis.report.shapes import (
 )
 from analysis.report.targets import report_section as targets_section
 from analysis.rules.cases import UNSTABLE_HALF_WIDTH, read_manifest
+from analysis.rules.sweeps import KNEE_GAIN_PCT, KNEE_LATENCY_PCT
 from analysis.run import record
 from analysis.run.manifest import matrix_entries
 from analysis.sections import SECTIONS, snippet_path
@@ -51,14 +52,18 @@ from analysis.sections.facts import HEADLINE_KINDS, Facts
 REPORT_MD = "out/report.md"
 REPORT_HTML = "out/report.html"
 METHOD = (
-    "Every number is from fio's own JSON (json+, with its latency histogram) of real runs. Each "
-    "case runs its seconds after an unmeasured ramp, and is repeated. Tables give the mean ± the "
+    "Every number is from fio's JSON (json+, with its latency histogram). Each case runs "
+    "after an unmeasured ramp, and is repeated. Tables give the mean ± the "
     "half-width of its 95% confidence interval over the repetitions (t), p99 [its 95% interval] "
-    "and max; each section's CSV (tables/) adds p50, p95, p99.9, the spreads and the CPU load. "
+    "and max; each section's CSVs (tables/) add p50, p95, p99.9 (`*_nines.csv`: with their "
+    "intervals), the spreads and the CPU load. "
     "Percentiles pool the repetitions' histograms; max is the slowest I/O of them all; latency is "
     "total (submission + completion); MB/s = 10^6 bytes/s. [low–high] is an interval (≥ low: too "
     "few I/Os above to bound it); (n) counts I/Os above a percentile. Reads run on a region "
-    "prefilled with random data, so the drive returns data, not unmapped zeros.")
+    "prefilled with random data, so the drive returns data, not unmapped zeros. Write regimes "
+    "name the state each write case's ramp declared; a case whose repetitions wrote at "
+    "separate levels has no mean in its table (one over two states describes neither), but "
+    "one per level there.")
 # The marks of every table, explained once (analysis.render.claims holds the rules behind them)
 MARKS = [
     f"⚠ a mean whose 95% interval is wider than ±{UNSTABLE_HALF_WIDTH * 100:.0f}%: quote it with its ±.",
@@ -67,7 +72,11 @@ MARKS = [
      "Benjamini–Hochberg adjusted within a finding): \"not resolved\"; repetitions within ±1% "
      "are \"no difference\"."),
     f"{claims.HOST} the host's point, not the drive's, by the rule named: {claims.host_legend()}.",
-    "● ▲ ◆ 90% of the peak, the peak, the knee.",
+    "● the smallest block size (§3) or depth (§5) at 90% of the peak.",
+    "▲ the peak; still rising: it and ● lie beyond the sweep.",
+    (f"◆ the knee: the first step gaining < {KNEE_GAIN_PCT:g}% IOPS while mean latency grows > "
+     f"{KNEE_LATENCY_PCT:g}% (or a run's own, stated in §5)."),
+    "(search) a point of the peak search, on the sweep's engine and jobs.",
 ]
 EXIT_MEANING = {1: "failed", 2: "refused its input", 3: "refused for safety",
                 130: "interrupted"}
@@ -241,7 +250,7 @@ def setup_block(states: list[SectionState]) -> list[str]:
     ran = [s for s in states if s.manifest]
     if not shared or not ran:
         return []
-    lines = ["**Setup** (of every section; a section's own line says where it differs):", ""]
+    lines = ["**Setup** (every section's, unless its own line says otherwise):", ""]
     for key, name in md.SETUP_FIELDS.items():
         # the span and the drive's state are stated above the methodology (drive_state)
         if key != "span_state" and shared.get(key):

@@ -62,7 +62,8 @@ class Shape:
 
     @property
     def sections(self) -> str:
-        return ", ".join(f"§{SECTIONS[p.section].number}" for p in self.points)
+        # §6 measures a shape at each working set: its section is named once
+        return ", ".join(dict.fromkeys(f"§{SECTIONS[p.section].number}" for p in self.points))
 
 
 def load_frames(results: Path) -> dict[str, pd.DataFrame]:
@@ -137,6 +138,6 @@ def largest_spread(shapes: list[Shape]) -> str:
     if not shapes:
         return ""
     s = max(shapes, key=lambda s: s.spread_pct if not math.isnan(s.spread_pct) else -1)
-    return (f"Between sections, one shape's level moved by up to {s.spread_pct:.1f}% (sd of "
-            f"the means: {s.label}, {s.sections}): read each headline with at least that much "
-            f"uncertainty between runs (every shape: `{SHAPES_CSV}`).")
+    return (f"Between sections, one shape's mean moved by up to {s.spread_pct:.1f}% (sd; "
+            f"{s.label}: {s.sections}; each shape: `{SHAPES_CSV}`): allow that much between runs "
+            "in each headline.")

@@ -41,8 +41,14 @@ class Knee:
     latency_growth_pct: float  # mean latency added by that step
 
 
+# The knee's defaults (qd_sweep's --knee-gain and --knee-latency change them per run)
+KNEE_GAIN_PCT = 5
+KNEE_LATENCY_PCT = 20
+
+
 def find_knee(xs: list, throughput: list[float], latency: list[float],
-              max_gain_pct: float = 5.0, min_latency_growth_pct: float = 20.0) -> Knee | None:
+              max_gain_pct: float = KNEE_GAIN_PCT,
+              min_latency_growth_pct: float = KNEE_LATENCY_PCT) -> Knee | None:
     """The first step that buys less than `max_gain_pct` % throughput while mean latency grows
     more than `min_latency_growth_pct` %: past it, more I/Os in flight only queue. None when no
     step meets both (the curve is still climbing, or latency does not pay for it)."""

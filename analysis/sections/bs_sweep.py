@@ -24,6 +24,7 @@ from analysis.rules import sweeps
 from analysis.rules.cases import case_rows
 from analysis.sections import SECTIONS, snippet_path
 from analysis.sections.common import (
+    BS_MARKS_LEGEND,
     LATENCY_HEADER,
     P99_LEGEND,
     SectionRun,
@@ -258,25 +259,18 @@ def _growth(sizes: list[int], values: list[float]) -> float:
     return sweeps.growth_per_doubling([b for b, _ in ok], [v for _, v in ok])
 
 
-def iops_latency_finding(s: Sweep) -> str | None:
-    if len(s.rows) < 2:
-        return None
+def _growth_text(s: Sweep) -> str:
+    """'mean 1.18×, p99 1.16×': latency's growth per doubling of the block over the sweep."""
+    mean_g = _growth(s.sizes, list(s.rows.lat_us_mean))
+    p99_g = _growth(s.sizes, list(s.rows.lat_p99_us))
+    return f"mean {mean_g:.2f}×" + ("" if math.isnan(p99_g) else f", p99 {p99_g:.2f}×")
+
+
+def _growth_details(s: Sweep) -> str:
+    """What a pattern's latency finding adds to its growth: the growth on each side of where it
+    turns bandwidth-bound, and how far its IOPS stay flat; '' when neither applies."""
+    sizes, text = s.sizes, ""
     first, last = s.rows.iloc[0], s.rows.iloc[-1]
-    sizes = s.sizes
-    drop = (1 - last.iops_mean / first.iops_mean) * 100
-    text = (f"**{s.label.capitalize()}, IOPS and latency:** IOPS go from "
-            f"{md.num(first.iops_mean)} at {_kib(first.bs)} to {md.num(last.iops_mean)} at "
-            f"{_kib(last.bs)} ({md.signed_pct(-drop)})")
-    flat = iops_flat_until(sizes, list(s.rows.iops_mean))
-    if flat != sizes[0]:
-        text += (f"; they stay within {100 - IOPS_FLAT_FRACTION * 100:.0f}% of the "
-                 f"{_kib(first.bs)} figure up to {_kib(flat)}")
-    mean_g = _growth(sizes, list(s.rows.lat_us_mean))
-    p99_g = _growth(sizes, list(s.rows.lat_p99_us))
-    # the growth per doubling only: each size's latency is in the table above
-    text += f". Mean latency grows {mean_g:.2f}× per doubling of the block"
-    if not math.isnan(p99_g):
-        text += f", p99 {p99_g:.2f}×"
     bound = s.found.bound_bs
     if not s.found.still_rising and sizes[0] < bound < sizes[-1]:
         lat = list(s.rows.lat_us_mean)
@@ -285,7 +279,25 @@ def iops_latency_finding(s: Sweep) -> str | None:
         text += (f"; up to {_kib(bound)} {before:.2f}× per doubling, beyond it {after:.2f}× "
                  "(1.00× is a fixed cost per command, 2.00× a fixed MB/s: twice the bytes, "
                  "twice the time)")
-    return text + "."
+    flat = iops_flat_until(sizes, list(s.rows.iops_mean))
+    if flat != sizes[0]:
+        drop = (1 - last.iops_mean / first.iops_mean) * 100
+        text += (f". IOPS stay within {100 - IOPS_FLAT_FRACTION * 100:.0f}% of "
+                 f"{_kib(first.bs)}'s {md.num(first.iops_mean)} up to {_kib(flat)}, then fall to "
+                 f"{md.num(last.iops_mean)} at {_kib(last.bs)} ({md.signed_pct(-drop)})")
+    return text
+
+
+def latency_findings(found: list[Sweep]) -> list[str]:
+    """How latency grows with the block, and how far IOPS hold (each size's IOPS and latency
+    are in the table, so the IOPS are named only where they stay flat for a while): a finding
+    per pattern, or one for all where only their growth is to say."""
+    swept = [s for s in found if len(s.rows) >= 2]
+    if len(swept) > 1 and not any(_growth_details(s) for s in swept):
+        listed = "; ".join(f"{s.label} {_growth_text(s)}" for s in swept)
+        return [f"**Latency per doubling of the block:** {listed}."]
+    return [f"**{s.label.capitalize()}, latency per doubling of the block:** {_growth_text(s)}"
+            f"{_growth_details(s)}." for s in swept]
 
 
 def gap_finding(rand: Sweep, seq: Sweep, op: str) -> str | None:
@@ -335,7 +347,7 @@ def gap_finding(rand: Sweep, seq: Sweep, op: str) -> str | None:
 
 def findings(df: pd.DataFrame, found: list[Sweep]) -> list[str]:
     out = [bandwidth_finding(s) for s in found]
-    out += [f for f in (iops_latency_finding(s) for s in found) if f]
+    out += latency_findings(found)
     by_rw = {s.rw: s for s in found}
     for op in ("read", "write"):
         if f"rand{op}" in by_rw and op in by_rw:
@@ -370,13 +382,12 @@ def render_markdown(df: pd.DataFrame, found: list[Sweep], setup: str,
             marks = flag(r) + (" ● 90%" if r.is_90pct_of_peak and not rising else "") + \
                 ((" ▲ still rising" if rising else " ▲ peak") if r.is_peak else "")
             rows.append([s.label, _kib(r.bs) + marks, md.pm(r.iops_mean, r.iops_ci95),
-                         md.pm(r.bw_MBps_mean, r.bw_MBps_ci95), f"{r.bw_pct_of_peak:.0f}%",
-                         *latency_cells(r)])
-    table = md.table(["pattern", "block size", "IOPS", "MB/s", "of peak MB/s", *LATENCY_HEADER],
-                     rows, ["l", "l"] + ["r"] * 6, grouped=1)
-    note = standard_note(df) + (f" {P99_LEGEND} ● the smallest block size at 90% of the "
-                                "pattern's peak MB/s; ▲ still rising: the peak and ● lie beyond "
-                                "the sweep, and \"of peak\" is of the largest measured.")
+                         md.pm(r.bw_MBps_mean, r.bw_MBps_ci95), *latency_cells(r)])
+    # each size's share of the peak MB/s is in the CSV (bw_pct_of_peak): ● and ▲ mark what
+    # the findings use of it
+    table = md.table(["pattern", "block size", "IOPS", "MB/s", *LATENCY_HEADER],
+                     rows, ["l", "l"] + ["r"] * 5, grouped=1)
+    note = f"{standard_note(df)} {P99_LEGEND} {BS_MARKS_LEGEND}"
     return snippet(f"## {SECTIONS[SECTION].heading}", setup, [_queue_line(df), table, note],
                    [("IOPS by block size", FIG_IOPS), ("MB/s by block size", FIG_BW),
                     ("Mean and p99 latency by block size", FIG_LATENCY)], findings(df, found), link)

@@ -269,7 +269,7 @@ def blocks(b: BurstRun) -> list[str]:
     idle = (f"after {b.idle_s:.0f} s idle" if b.idle_s is not None
             else "after an idle time not recorded")
     return ["### Burst → steady state",
-            (f"{workload(b)} for {r.run_s:.0f} s, {r.written_GiB:.1f} GiB written, per second; "
+            (f"{workload(b)} for {r.run_s:.0f} s, {r.written_GiB:.1f} GiB written; "
              f"it began {idle}, on a drive {b.fill}."),
             table]
 
@@ -314,7 +314,7 @@ def findings(b: BurstRun) -> list[str]:
                       f"; its cause is unknown ({cause.evidence})" if cause else
                       "; its cause is unknown (no health samples around it)") + ".")
     s = r.steady
-    text = f"**Steady state (SNIA PTS rule):** {s.message.rstrip('.')}."
+    text = f"**Steady state (SNIA PTS rule):** {s.message.removeprefix('steady state ').rstrip('.')}."
     if s.round_s < SNIA_ROUND_S:
         text += " An indication only."  # the message names the rounds' length against SNIA's
     out.append(text)
@@ -416,9 +416,9 @@ def record_facts(b: BurstRun, facts: Facts) -> None:
                        f"not reached ({s.reason}); median of the last stretch "
                        f"{md.num(last.median_MBps)} MB/s, an indication only")
     if s.round_s < SNIA_ROUND_S:
-        facts.anomaly("short_burst", f"the burst ran {r.run_s:.0f} s, shorter than 5 SNIA rounds "
-                      f"of {SNIA_ROUND_S:g} s: the steady-state verdict and the cache estimate are "
-                      "indications; the standard profile runs 15 minutes.")
+        facts.anomaly("short_burst", f"the burst ran {r.run_s:.0f} s, not 5 SNIA rounds of "
+                      f"{SNIA_ROUND_S:g} s (the standard profile runs 15 minutes): its steady "
+                      "state and cache estimate are indications.")
     moves = counter_moves(b.health) if not b.health.empty else []
     if moves:
         facts.anomaly("throttle", "the drive throttled during the burst: " + "; ".join(

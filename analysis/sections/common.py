@@ -37,6 +37,7 @@ from analysis.rules.cases import (
     read_section,
     report_left_out,
 )
+from analysis.rules.sweeps import KNEE_GAIN_PCT, KNEE_LATENCY_PCT
 from analysis.rules.write_evidence import drive_written_GiB, since_state
 from analysis.run.host_ceiling import read_ceilings
 from analysis.run.manifest import planned_repeats
@@ -304,6 +305,15 @@ NINES_LEGEND = (
     "bound it from above) and, in parentheses, the number of I/Os above it. A nine is shown only "
     "when at least one I/O lies above it, and as a column only when some point can quote it; "
     "† marks fewer than {count}: too few to quote, run longer for it.")
+BS_MARKS_LEGEND = ("● the smallest block size at 90% of the pattern's peak MB/s; ▲ still "
+                   "rising: the peak and ● lie beyond the sweep.")
+QD_MARKS_LEGEND = ("◆ the knee (first step gaining < {gain}% IOPS while mean latency grows > "
+                   "{latency}%); ● the smallest depth reaching 90% of peak; (search): a point "
+                   "the peak search measured on the sweep's engine and jobs.")
+NINES_POINTER = "Every nine with its interval: `{table}`."
+REGIMES_LEGEND = ("Repetitions that wrote at separate levels have no mean above (one over two "
+                  "states describes neither); each level here:")
+DECLARED_LEGEND = "The regime each write case's ramp declared:"
 
 
 def _matching(template: str, **fields: str) -> str:
@@ -329,7 +339,13 @@ _LEGENDS = re.compile("(?:" + "|".join([
               + re.escape(ONE_REPETITION_LEGEND) + ")",
               tail="(?:" + _matching(TAIL_LEGEND, count=r"\d+") + ")?"),
     _matching(NINES_LEGEND, count=r"\d+"),
-    re.escape(MAX_LEGEND), re.escape(P99_LEGEND)]) + ") ?")
+    re.escape(MAX_LEGEND), re.escape(P99_LEGEND), re.escape(REGIMES_LEGEND),
+    re.escape(DECLARED_LEGEND), re.escape(BS_MARKS_LEGEND),
+    _matching(NINES_POINTER, table=r"tables/\w+\.csv"),
+    # the knee's default thresholds only: a run's own stay under its table, the methodology
+    # stating the defaults
+    _matching(QD_MARKS_LEGEND, gain=f"{KNEE_GAIN_PCT:g}", latency=f"{KNEE_LATENCY_PCT:g}")])
+    + ") ?")
 
 
 def without_legends(snippet: str) -> str:
@@ -487,12 +503,11 @@ def regimes_part(regimes: pd.DataFrame) -> str:
         header = ["pattern", "repetitions in the regime", *(["direction"] if mixed else []),
                   "IOPS", "MB/s", *LATENCY_HEADER]
         align = ["l", "r", *(["l"] if mixed else []), "r", "r"] + ["r"] * len(LATENCY_HEADER)
-        parts += [("Repetitions that wrote at separate levels have no mean above (one over two "
-                  "states describes neither); each level here:"), "",
+        parts += [REGIMES_LEGEND, "",
                   md.table(header, rows, align, grouped=2), ""]
     declared = regimes[~split].drop_duplicates("case")
     if not declared.empty:
-        parts += ["The regime each write case's ramp declared:", ""]
+        parts += [DECLARED_LEGEND, ""]
         parts += [f"- {label(r)}: {r.regime}"
                   for r in declared.itertuples()] + [""]
     return "\n### Write regimes\n\n" + "\n".join(parts)

@@ -29,7 +29,7 @@ HEADLINE_KINDS = {
     "knee": "Queue-depth knee",
     "slc_cache": "Write cache (SLC) estimate",
     "steady_state": "Sustained (steady-state) write MB/s",
-    "cache_recovery": "Write-cache recovery (GiB per idle minute)",
+    "cache_recovery": "Write-cache recovery",  # its text names the unit: GiB per idle minute
     "pts": "SNIA PTS tracking variables (steady-state window)",
 }
 

@@ -468,11 +468,16 @@ def workload(df: pd.DataFrame) -> str:
 
 
 def render_markdown(df: pd.DataFrame, setup: str, link=md.link_from_out) -> str:
-    rows = []
+    rows, split = [], set()
     # a pure mix's rows: its one direction (its total repeats it, its other direction is empty)
     for r in stability_rows(df).itertuples():
         mark = flag(r)
         if r.iops_mean == 0:
+            continue
+        if getattr(r, "regime_split", False) is True:  # no mean in any direction: one row
+            if r.case not in split:
+                split.add(r.case)
+                rows.append([r.mix, mark.strip(), *["–"] * (2 + len(LATENCY_HEADER))])
             continue
         rows.append([r.mix, r.direction + mark, md.pm(r.iops_mean, r.iops_ci95),
                      md.pm(r.bw_MBps_mean, r.bw_MBps_ci95), *latency_cells(r)])

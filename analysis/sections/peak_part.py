@@ -96,10 +96,11 @@ def tail_ratio(top, eff) -> float:
 
 
 def efficient_text(top, eff, pattern: str, bold: str = "**") -> str:
-    """'the efficient configuration: ... (mean, p99)', or that the peak is it."""
+    """'the efficient configuration: ... (mean, p99)', or the peak's own latency when the peak
+    is it (nothing cheaper within reach: no second configuration to name)."""
     lat = f"mean {md.num(eff.lat_us_mean)} µs, p99 {md.num(eff.lat_p99_us)} µs"
     if eff.case == top.case:
-        return f"{lat}; also the efficient configuration"
+        return lat
     return (f"{bold}efficient configuration (the fewest I/Os in flight within "
             f"{peak_search.GAIN_PCT}% of the peak): {metric_text(eff, pattern)} at "
             f"{config_text(eff)}{bold}, {int(eff.outstanding)} in flight against "
@@ -218,4 +219,4 @@ def draw_heatmap(peaks: pd.DataFrame, ws: Workspace) -> list[tuple[str, str]]:
         return []
     heatmap(ws.path(FIG_HEATMAP), panels, xlabel="queue depth per job", ylabel="jobs",
             title="Jobs × depth: every configuration measured (blank: not measured)")
-    return [("Jobs × depth: throughput and p99 of every configuration measured", FIG_HEATMAP)]
+    return [("Jobs × depth: throughput and p99", FIG_HEATMAP)]

@@ -20,6 +20,7 @@ from analysis.sections import SECTIONS, snippet_path
 from analysis.sections.common import (
     LATENCY_HEADER,
     MAX_LEGEND,
+    NINES_POINTER,
     P99_LEGEND,
     SectionRun,
     clat_note,
@@ -75,20 +76,19 @@ def _speed_phrase(latency: float, reference: float) -> str:
 
 
 def random_vs_sequential(op: str, rand, seq) -> str:
-    """MB/s and time per I/O of 128 KiB sequential against 4 KiB random, each tested."""
+    """MB/s and time per I/O of 128 KiB sequential against 4 KiB random, each tested; as
+    ratios, the values being in the table above."""
     bw, lat = adjusted([row_change(seq, rand, "bw_MBps_mean"),
                         row_change(seq, rand, "lat_us_mean")])
     text = (f"**Random vs sequential {op}:** 128 KiB sequential {op} move "
-            f"{md.num(seq.bw_MBps_mean)} MB/s, {seq.bw_MBps_mean / rand.bw_MBps_mean:.1f}× the "
-            f"{md.num(rand.bw_MBps_mean)} MB/s of 4 KiB random {op}")
+            f"{seq.bw_MBps_mean / rand.bw_MBps_mean:.1f}× the MB/s of 4 KiB random {op}")
     if bw.tested and not bw.significant:
         text += f" ({NOT_RESOLVED}: 95% interval of the difference {bw.interval_text()})"
-    text += (f", taking {md.num(seq.lat_us_mean)} µs per I/O against "
-             f"{md.num(rand.lat_us_mean)} µs")
     if lat.tested and not lat.significant:
-        return text + (f": whether a 128 KiB I/O takes longer than a 4 KiB one is {NOT_RESOLVED} "
+        return text + (f"; whether a 128 KiB I/O takes longer than a 4 KiB one is {NOT_RESOLVED} "
                        f"(95% interval {lat.interval_text()}).")
-    return text + f" ({seq.lat_us_mean / rand.lat_us_mean:.1f}× the time for 32× the data)."
+    return text + (f", at {seq.lat_us_mean / rand.lat_us_mean:.1f}× the time per I/O for 32× "
+                   "the data.")
 
 
 def read_vs_write(rr, rw_, target_kind: str, write_cache: str | None = None) -> str:
@@ -147,17 +147,6 @@ def findings(df: pd.DataFrame, target_kind: str = "",
     if rr is not None and rw_ is not None:
         out.append(read_vs_write(rr, rw_, target_kind, write_cache))
 
-    tails = df.assign(p99_ratio=df.lat_p99_us / df.lat_us_mean).dropna(subset=["p99_ratio"])
-    if not tails.empty:
-        # a ratio of a † percentile is not quoted (claims rule 1): the p99.9 only where it holds
-        listed = ", ".join(
-            f"{r.pattern} {r.p99_ratio:.1f}×" + (
-                f" (p99.9 {p999 / r.lat_us_mean:.1f}×)"
-                if (p999 := claims.row_tail(r, "lat_p99_9_us")) is not None else "")
-            for r in tails.itertuples())
-        out.append(f"**Tail to mean:** p99 as a multiple of the mean latency (untested between "
-                   f"patterns): {listed}.")
-
     # a mix's one I/O in flight is a read or a write: the law holds for all of its I/O
     cases = case_rows(df)
     low = cases[cases.little_product < 1 - LITTLE_TOLERANCE]
@@ -179,8 +168,6 @@ def findings(df: pd.DataFrame, target_kind: str = "",
     if not high.empty:
         text += (f" Above 1.10 for {', '.join(high.pattern)}: more than one I/O was in flight, "
                  "a sign of a measurement problem.")
-    if low.empty and high.empty:
-        text += " The latency accounts for the throughput."
     out.append(text)
 
     out.append(stability_finding(df, lambda r: r.pattern))
@@ -202,7 +189,7 @@ def render_markdown(df: pd.DataFrame, setup: str, link=md.link_from_out,
     # the table above (issue 42: a second table of the same p99s doubled them on the page)
     deeper = nines is not None and bool(nines[nines.pct > 99].quotable.astype(bool).any())
     blocks = [table, f"{standard_note(df)} {MAX_LEGEND} {P99_LEGEND}"
-              + (f" Every nine with its interval and the I/Os above it: `{NINES_TABLE}`."
+              + (" " + NINES_POINTER.format(table=NINES_TABLE)
                  if nines is not None and not nines.empty else "")]
     if deeper:
         blocks += [nines_table(nines), nines_note()]

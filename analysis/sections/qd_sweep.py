@@ -24,6 +24,8 @@ from analysis.sections import SECTIONS, snippet_path
 from analysis.sections.common import (
     LATENCY_HEADER,
     MAX_LEGEND,
+    NINES_POINTER,
+    QD_MARKS_LEGEND,
     SectionRun,
     clat_note,
     flag,
@@ -65,7 +67,8 @@ TABLE = "tables/qd_sweep.csv"
 NINES_TABLE = "tables/qd_sweep_nines.csv"
 SNIPPET = snippet_path(SECTION)
 
-DEFAULTS = {"knee_gain_pct": 5, "knee_latency_pct": 20, "slo_p99_us": 1000}
+DEFAULTS = {"knee_gain_pct": sweeps.KNEE_GAIN_PCT, "knee_latency_pct": sweeps.KNEE_LATENCY_PCT,
+            "slo_p99_us": 1000}
 PEAK_FRACTION = 0.9  # "the smallest depth reaching 90% of peak throughput"
 LITTLE_TOLERANCE_PCT = 10  # Little's Law misses beyond this point at a measurement problem
 
@@ -333,8 +336,9 @@ def little_finding(found: list[Sweep]) -> str:
 
 
 def tail_finding(s: Sweep) -> str:
-    """p99 at QD 1, the knee and the deepest depth, and its growth; a † p99 is left out (claims
-    rule 1). The deeper nines are in the CSV and the figures: the table shows p99."""
+    """p99 at QD 1, then its growth at the knee and the deepest depth (their p99s are in the
+    table); a † p99 is left out (claims rule 1). The deeper nines are in the CSV and the
+    figures."""
     first, last = s.rows.iloc[0], s.rows.iloc[-1]
     mid = s.at(s.knee.x) if s.knee is not None else None
 
@@ -343,16 +347,17 @@ def tail_finding(s: Sweep) -> str:
         for name, col in (("p99", "lat_p99_us"),):
             value, base = claims.row_tail(r, col), claims.row_tail(first, col)
             if value is not None:
-                parts.append(f"{name} {md.num(value)} µs" + (
-                    f" (×{value / base:.1f})" if growth and base is not None else ""))
+                # a growth names its nine where QD 1's is stated: "p99 3,228 µs at QD 1, ×2.3"
+                parts.append(f"×{value / base:.1f}" if growth and base is not None
+                             else f"{name} {md.num(value)} µs")
         return " and ".join(parts) or "no percentile with enough I/Os above it"
 
     text = f"**Tails ({s.pattern}):** {nines(first, False)} at {_qd_row(first)}"
     if mid is not None and mid.outstanding not in (first.outstanding, last.outstanding):
-        text += f"; at the knee ({_qd_row(mid)}) {nines(mid, True)}"
+        text += f", {nines(mid, True)} at the knee ({_qd_row(mid)})"
     if len(s.rows) == 1:
         return text + "; one depth swept, so no growth to compare."
-    text += (f"; at {_qd_row(last)} {nines(last, True)}, while IOPS grew "
+    text += (f", {nines(last, True)} at {_qd_row(last)}, while IOPS grew "
              f"×{last.iops_mean / first.iops_mean:.1f}.")
     names = {"p99": "lat_p99_us", "IOPS": "iops_mean"}
     names = {n: c for n, c in names.items() if c == "iops_mean" or (
@@ -392,8 +397,8 @@ def recommendation(s: Sweep, slo_us: float) -> str:
     top = s.top
     if s.efficient is not None:
         e = s.efficient
-        if e.case == top.case:  # the peak's finding has its numbers
-            return f"{head}throughput the peak, {config_text(e)}."
+        if e.case == top.case:  # the peak's finding has its numbers and its configuration
+            return f"{head}throughput the peak (above)."
         share = e.iops_mean / top.iops_mean * 100
         deeper = (f"the peak, {metric_text(top, s.pattern)} at {config_text(top)}, adds "
                   f"{(top.iops_mean / e.iops_mean - 1) * 100:.1f}% for a mean latency of "
@@ -408,6 +413,26 @@ def recommendation(s: Sweep, slo_us: float) -> str:
             f"{t.pct_of_peak:.0f}% of peak at {md.num(t.lat_us_mean)} µs mean); {deeper}.")
 
 
+def _unmet_at_the_peak(s: Sweep) -> bool:
+    """No depth is shown to meet the objective and the peak is the efficient configuration:
+    the recommendation is the shallowest depth and the peak, which says nothing of its own."""
+    return (s.slo_outstanding is None and s.efficient is not None
+            and s.efficient.case == s.top.case)
+
+
+def recommendations(found: list[Sweep], slo_us: float) -> list[str]:
+    """A recommendation per pattern; one for all where each is the shallowest depth (none
+    meeting the objective) and its peak, its p99 judged per pattern."""
+    shallowest = {_qd_row(s.rows.iloc[0]) for s in found}
+    if len(found) < 2 or len(shallowest) > 1 or not all(map(_unmet_at_the_peak, found)):
+        return [recommendation(s, slo_us) for s in found]
+    p99s = "; ".join(f"{s.pattern} {objective_text(s.rows.iloc[0], slo_us)}" for s in found)
+    text = (f"**Recommended depth:** for latency-sensitive work {shallowest.pop()} (no depth is "
+            f"shown to meet p99 ≤ {md.num(slo_us)} µs: {p99s}); for throughput each pattern's "
+            "peak (above).")
+    return [text]
+
+
 def findings(df: pd.DataFrame, found: list[Sweep], settings: dict) -> list[str]:
     out = []
     for s in found:
@@ -417,8 +442,7 @@ def findings(df: pd.DataFrame, found: list[Sweep], settings: dict) -> list[str]:
     out.append(little_finding(found))
     for s in found:
         out.append(tail_finding(s))
-    for s in found:
-        out.append(recommendation(s, settings["slo_p99_us"]))
+    out += recommendations(found, settings["slo_p99_us"])
     out.append(stability_finding(df, lambda r: f"{r.pattern} {_qd_row(r)}"))
     out.append(host_finding(df, lambda r: f"{r.pattern} {_qd_row(r)}"))
     out += clat_note(df)
@@ -441,26 +465,26 @@ def render_markdown(df: pd.DataFrame, found: list[Sweep], settings: dict, setup:
                                      "● 90%" * bool(r.is_90pct_of_peak)) if m)
         rows.append([r.pattern, " ".join([_qd_row(r).removeprefix("QD "), marks]).strip(),
                      md.pm(r.iops_mean, r.iops_ci95), md.pm(r.bw_MBps_mean, r.bw_MBps_ci95),
-                     f"{r.pct_of_peak:.0f}%", *latency_cells(r)])
-    table = md.table(["pattern", "QD", "IOPS", "MB/s", "of peak", *LATENCY_HEADER], rows,
-                     ["l", "l"] + ["r"] * 6, grouped=1)
-    note = standard_note(df) + (
-            f" ◆ the knee (first step gaining < {settings['knee_gain_pct']:g}% IOPS while mean "
-            f"latency grows > {settings['knee_latency_pct']:g}%); ● the smallest depth reaching "
-            "90% of peak; (search): a point the peak search measured on the sweep's engine "
-            f"and jobs. {MAX_LEGEND}")
+                     *latency_cells(r)])
+    # each depth's share of the peak is in the CSV (pct_of_peak); ● and the knee's finding
+    # say what the rules make of it
+    table = md.table(["pattern", "QD", "IOPS", "MB/s", *LATENCY_HEADER], rows,
+                     ["l", "l"] + ["r"] * 5, grouped=1)
+    note = (f"{standard_note(df)} " + QD_MARKS_LEGEND.format(
+        gain=f"{settings['knee_gain_pct']:g}", latency=f"{settings['knee_latency_pct']:g}")
+            + f" {MAX_LEGEND}")
     blocks = [table, note]
     if nines is not None and not nines.empty:
         # the tails' intervals are evidence the findings quote where they judge (the objective);
         # the page points to them rather than printing a second table
-        blocks[-1] += f" Each point's nines with their 95% intervals and I/O counts: `{NINES_TABLE}`."
+        blocks[-1] += " " + NINES_POINTER.format(table=NINES_TABLE)
     return snippet(f"## {SECTIONS[SECTION].heading}", setup, blocks,
                    [("Throughput against latency", FIG_CURVE),
                     ("Throughput by queue depth", FIG_THROUGHPUT),
                     ("Mean latency by queue depth", FIG_LATENCY),
                     ("Latency percentiles by queue depth", FIG_PERCENTILES),
                     ("Tail percentiles at selected depths", FIG_TAILS),
-                    ("Share of I/Os slower than each latency: QD 1, the knee, the deepest",
+                    ("Share of I/Os slower than each latency: QD 1, knee, deepest",
                      exceedance.figure(SECTION)), *more_figures],
                    [*peak_lines, *findings(df, found, settings)], link)
 

@@ -118,15 +118,21 @@ def analyse(results_dir: Path, cases: dict[str, Case], manifest: dict, burst_nam
 
 # --- text ---------------------------------------------------------------------------------------
 def blocks(r: RecoveryRun) -> list[str]:
-    rows = [[f"{row.gap_s:g} s", md.num(row.idle_s), f"{row.probe_s} s", md.num(row.mean_MBps),
+    # probes of one length say it once, above the table; of several, in a column
+    lengths = sorted({row.probe_s for row in r.table.itertuples()})
+    one = len(lengths) == 1  # none: an empty table, whose header keeps the column
+    rows = [[f"{row.gap_s:g} s", md.num(row.idle_s), *([] if one else [f"{row.probe_s} s"]),
+             md.num(row.mean_MBps),
              ("≥ " if row.censored else "") + (f"{row.regained_GiB:.3f}"
                                                if not math.isnan(row.regained_GiB) else "–"),
              ("yes" + (f": {row.note}" if row.note else "")) if row.used else (row.note or "no")]
             for row in r.table.itertuples()]
-    table = md.table(["idle (planned)", "idle measured (s)", "probe", "mean MB/s",
-                      "regained (GiB)", "in the rate"], rows, ["r", "r", "r", "r", "r", "l"])
+    header = ["idle (planned)", "idle measured (s)", *([] if one else ["probe"]), "mean MB/s",
+              "regained (GiB)", "in the rate"]
+    table = md.table(header, rows, ["r"] * (len(header) - 1) + ["l"])
+    probe = f"a {lengths[0]} s probe" if one else "a probe"
     return ["### Write-cache recovery",
-            ("After the burst, idle gaps of growing length, each followed by a probe at full "
+            (f"After the burst, idle gaps of growing length, each followed by {probe} at full "
              "speed; the cache regained is each probe's bytes above the post-cliff speed."),
             table]
 

@@ -31,7 +31,7 @@ from analysis.render.plots import SecondsRow, seconds_grid
 
 COLUMNS = ["case", "shape", "rep", "t_s", "iops", "lat_us_mean"]
 HEADING = "### Each second"
-ALT = "Each second of each case"
+ALT = "Each second"
 
 
 def _weighted_latency(iops, lat) -> np.ndarray:

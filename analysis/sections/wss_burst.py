@@ -302,12 +302,12 @@ def compress_findings(df: pd.DataFrame, target_kind: str,
         text += (f"Every pattern wrote at the same speed (each difference's 95% interval within "
                  f"±{claims.EQUAL_PCT:g}%): this drive shows no compression at this run's "
                  "precision.")
-    elif any(c.tested for c in changes):
-        text += "If the drive compresses, it does not show at this run's precision."
-    else:
+    elif not any(c.tested for c in changes):  # a tested change not shown carries ‡: no more
         text += ("No measurable difference: a drive without compression writes every pattern "
                  "at the same speed, which is what this run shows.")
-    text += compress_state(df, burst, "Every pattern" if apart.empty else "Every one compared")
+    # each part above and below opens with its space: none trails a sentence that ends here
+    text = text.rstrip() + compress_state(df, burst,
+                                          "Every pattern" if apart.empty else "Every one compared")
     text += left_out
     if target_kind == "file":
         text += (" On a file target the filesystem and any virtual disk under it sit between "
@@ -421,8 +421,10 @@ def health_findings(results_dir: Path, cases: dict[str, Case], peak_c: float | N
         if peak_c is not None:
             text += f", peak {peak_c:.0f} °C during the burst"
     moved = [k for k in THROTTLE_KEYS if delta.get(k)]
+    # a drive that keeps no throttle counter (HCTMA bit 0 clear, which §1 and the burst's
+    # finding say) moves none: "no throttle counter moved" would tell nothing
     text += (f"; throttle counters moved: {', '.join(moved)}." if moved else
-             "; no throttle counter moved.")
+             "." if a.get("thermal_management") is False else "; no throttle counter moved.")
     return [text]
 
 
@@ -499,7 +501,7 @@ def produce(run: SectionRun) -> list[str]:
         latency, over_time = draw_wss(wss, cases, run.results_dir, run.ws)
         blocks += ["### Working set", _wss_markdown(wss),
                    md.image("Latency by working set", run.ws.link(latency)),
-                   md.image("Per-second IOPS over time by working set", run.ws.link(over_time))]
+                   md.image("IOPS per second by working set", run.ws.link(over_time))]
         written += [run.ws.show(latency), run.ws.show(over_time)]
         findings += wss_findings(wss, manifest.get("target_kind", ""))
 
@@ -529,12 +531,13 @@ def produce(run: SectionRun) -> list[str]:
 
 
 def _wss_markdown(df: pd.DataFrame) -> str:
-    rows = [[r.pattern + flag(r), md.human_size(r.wss_bytes),
+    # a point's marks in its own cell, so that md.table names each pattern once
+    rows = [[r.pattern, md.human_size(r.wss_bytes) + flag(r),
              md.pm(r.iops_mean, r.iops_ci95), *latency_cells(r),
              "–" if math.isnan(r.iops_per_s_cv) else f"{r.iops_per_s_cv * 100:.1f}%"]
             for r in df.itertuples()]
     return md.table(["pattern (QD 32)", "working set", "IOPS", *LATENCY_HEADER,
-                     "per-second IOPS CV"], rows, ["l", "r"] + ["r"] * 5)
+                     "per-second IOPS CV"], rows, ["l", "r"] + ["r"] * 5, grouped=1)
 
 
 def _compress_markdown(df: pd.DataFrame) -> str:
