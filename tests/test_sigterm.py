@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.toolkit import REPO
+from tests.toolkit import REPO, backs
 
 # The suite's conftest.py in small: the controller loads it too (xdist's workers alone import
 # the test files)
@@ -40,7 +40,7 @@ from tests.toolkit import loop_device
 @pytest.fixture
 def attached(tmp_path):
     with loop_device(tmp_path / "backing.img", size_mb=1, fill=False) as dev:
-        open({said!r}, "w").write(dev)
+        open({said!r}, "w").write(dev + "\\n" + str(tmp_path / "backing.img"))
         yield dev
 
 
@@ -63,21 +63,45 @@ def test_a_terminated_suite_detaches_its_loop_device(workers):
                             stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.monotonic() + 60
-        while not said.exists() or not said.read_text():
+        while not said.exists() or "\n" not in said.read_text():
             assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[0]
             time.sleep(0.1)
-        dev = Path(said.read_text()).name
-        assert (Path("/sys/block") / dev / "loop" / "backing_file").is_file()
+        # the device by its backing file, not its name: once detached, the name may be a device
+        # of a test running beside (losetup -f takes the first free name)
+        dev, backing = said.read_text().split("\n")
+        assert backs(dev, Path(backing))
         os.killpg(proc.pid, signal.SIGTERM)
         out = proc.communicate(timeout=60)[0]
         # 2: pytest's "interrupted"; the loop device was detached by the fixture's finally
         assert proc.returncode == 2, out
-        assert not (Path("/sys/block") / dev / "loop" / "backing_file").exists(), out
+        assert not backs(dev, Path(backing)), out
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-        if said.exists() and said.read_text():  # a failed test's device, not left either
-            subprocess.run(["losetup", "-d", said.read_text()], check=False,
-                           capture_output=True)
+        if said.exists() and "\n" in said.read_text():  # a failed test's device, not left
+            dev, backing = said.read_text().split("\n")
+            if backs(dev, Path(backing)):
+                subprocess.run(["losetup", "-d", dev], check=False, capture_output=True)
         shutil.rmtree(work, ignore_errors=True)
+
+
+@pytest.mark.root
+def test_a_device_detached_inside_its_block_is_not_detached_again_by_name(tmp_path):
+    """v104: a loop device's name is free once detached, and losetup -f hands it to the next
+    test that asks. loop_device detaches on leaving only the device still backed by its own
+    file, so a test that detached it early (test_faults) leaves the next holder of the name
+    alone."""
+    from tests.toolkit import loop_device
+    with loop_device(tmp_path / "first.img", size_mb=1, fill=False) as dev:
+        subprocess.run(["losetup", "-d", dev], check=True)
+        assert not backs(dev, tmp_path / "first.img")
+        other = tmp_path / "second.img"
+        other.write_bytes(bytes(1 << 20))
+        reused = subprocess.run(["losetup", "-f", "--show", str(other)], capture_output=True,
+                                text=True, check=True).stdout.strip()
+    try:
+        assert backs(reused, other)  # still attached after the first block's exit
+    finally:
+        subprocess.run(["losetup", "-d", reused], check=False)
+    assert not backs(reused, other)

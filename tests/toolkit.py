@@ -384,9 +384,23 @@ def tree_digest(root: Path) -> dict[str, str]:
             if p.is_file()}
 
 
+def backs(dev: str, backing: Path) -> bool:
+    """Whether loop device ``dev`` is still attached to ``backing``. A name alone says nothing:
+    once a device is detached, a test running beside may attach its own under the same name
+    (losetup -f takes the first free), and detaching that one by name breaks the other test
+    (v104: test_sigterm saw, then detached, test_alignment's /dev/loop0)."""
+    attached = Path("/sys/block") / Path(dev).name / "loop" / "backing_file"
+    try:
+        # the kernel's path of the file, " (deleted)" appended once it is removed
+        return attached.read_text().strip().removesuffix(" (deleted)") == str(backing.resolve())
+    except OSError:
+        return False
+
+
 @contextlib.contextmanager
 def loop_device(backing: Path, size_mb: int = 96, fill: bool = True, sector_size: int = 512):
-    """A loop device over a file of random data (direct I/O on), detached afterwards."""
+    """A loop device over a file of random data (direct I/O on), detached afterwards unless a
+    test detached it already (its name may then be another test's device: backs)."""
     with open(backing, "wb") as f:
         f.writelines(os.urandom(1 << 20) if fill else bytes(1 << 20) for _ in range(size_mb))
     sectors = [] if sector_size == 512 else ["--sector-size", str(sector_size)]
@@ -395,7 +409,8 @@ def loop_device(backing: Path, size_mb: int = 96, fill: bool = True, sector_size
     try:
         yield dev
     finally:
-        subprocess.run(["losetup", "-d", dev], check=False)
+        if backs(dev, backing):
+            subprocess.run(["losetup", "-d", dev], check=False)
 
 
 @contextlib.contextmanager
