@@ -16,6 +16,7 @@ from analysis.report.build import (
     SectionState,
     Status,
     anomalies,
+    conclusion,
     methodology,
     read_status,
 )
@@ -90,6 +91,23 @@ def test_why_a_section_is_missing():
     assert outside.problem() is None and outside.absent() == why
     assert state(Status(None, 5, "not among --sections qd1"), snippet=None).absent() == \
         "skipped (not among --sections qd1)"
+
+
+def test_the_conclusion_tells_a_section_left_out_from_one_that_failed():
+    """README's first command runs §2 alone (--sections qd1): the sections it leaves out did
+    not fail, and the conclusion says so apart from the one that did (v107 said all four "did not
+    run cleanly")."""
+    why = "not among --sections qd1 qd_sweep"
+    states = [SectionState("qd1", {"profile": "quick"}, "## §2", 0.0, Facts(), Status(0, 1, "")),
+              SectionState("bs_sweep", {}, None, 0.0, Facts(), Status(None, 2, why)),
+              SectionState("mix_rw", {}, None, 0.0, Facts(), Status(None, 3, why)),
+              SectionState("qd_sweep", {}, None, 0.0, Facts(), Status(1, 4, "fio: boom"))]
+    text = "\n".join(conclusion(states))
+    assert ("Incomplete: §5 Queue-depth sweep did not run cleanly (see Anomalies and "
+            "limitations)") in text
+    assert f"Not in this run: §3 Block-size sweep, §4 Read/write mix ({why})." in text
+    # a run that left out nothing it failed on is not called incomplete
+    assert "Incomplete" not in "\n".join(conclusion(states[:3]))
 
 
 def test_a_section_outside_the_profile_is_recorded_so(tmp_path):

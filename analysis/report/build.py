@@ -122,6 +122,11 @@ class SectionState:
                     "has results but no snippet; run 'make analysis'")
         return None
 
+    def left_out(self) -> bool:
+        """Not run because the run did not choose it (--sections): no failure, and no gap the
+        conclusion should call its numbers incomplete for."""
+        return self.status is not None and self.status.exit is None and not self.status.outside
+
     def absent(self) -> str:
         """Why a section without a snippet is not shown: its problem, or its profile's choice."""
         if self.status is not None and self.status.outside:
@@ -383,14 +388,19 @@ def conclusion(states: list[SectionState], between: str = "") -> list[str]:
         if not found:
             rows.append([HEADLINE_KINDS[kind], "–", "not measured"])
         rows += [[HEADLINE_KINDS[kind], label, text] for label, text in found]
-    problems = [s.info.heading for s in states if s.problem()]
-    close = ("" if not problems else
-             f"Incomplete: {', '.join(problems)} did not run cleanly (see Anomalies and "
-             "limitations); the numbers above are from the sections that did.")
+    # a section the run left out is not one that failed: README's first command runs §2 alone
+    problems = [s.info.heading for s in states if s.problem() and not s.left_out()]
+    left_out = [s for s in states if s.problem() and s.left_out()]
+    close = ([] if not problems else
+             [(f"Incomplete: {', '.join(problems)} did not run cleanly (see Anomalies and "
+              "limitations); the numbers above are from the sections that did."), ""])
+    if left_out:
+        why = "; ".join(dict.fromkeys(s.status.message for s in left_out))
+        close += [f"Not in this run: {', '.join(s.info.heading for s in left_out)} ({why}).", ""]
     # a headline named on its first row only
     return ["## Conclusion", "", md.table(["headline", "measured on", "result"], rows,
                                           ["l", "l", "l"], grouped=1), "",
-            *([close, ""] if close else []), *([between, ""] if between else [])]
+            *close, *([between, ""] if between else [])]
 
 
 def environment_text(ws: Workspace, env: dict) -> str:
