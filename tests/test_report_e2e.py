@@ -78,7 +78,7 @@ def test_make_report_quick_on_the_default_target(toolkit, tmp_path):
     assert positions == sorted(positions)  # every part, in the report's order
     assert text.startswith("# SSD performance report")
     # one setup for the whole report; every section ran it, so each says only that
-    assert text.count("**Setup** (of every section") == 1
+    assert text.count("**Setup** (every section's") == 1
     assert "**Setup:** as in the methodology above." not in text  # said once, not per section
     status = record.load(toolkit / "results")["status"]
     assert [(s, st["exit"]) for s, st in status.items()] == [
