@@ -184,10 +184,15 @@ def test_fio_killed_by_sigkill_is_named_and_the_run_goes_on(toolkit, tmp_path):
     proc = start(toolkit, SCRIPT, *ARGS)
     wait_for_line(proc, IN_THE_WRITE_CASE)
     section = toolkit / "results" / SECTION
-    time.sleep(0.4)  # fio is inside the repetition
     kept = good_reps(section)
-    fio = subprocess.run(["pgrep", "-P", str(proc.pid), "-x", "fio"], capture_output=True,
-                         text=True, check=False).stdout.split()
+    # the repetition's fio, as soon as the script has started it: a fixed 0.4 s was not always
+    # enough on a loaded machine (v113: no fio yet)
+    deadline = time.monotonic() + 30
+    while not (fio := subprocess.run(["pgrep", "-P", str(proc.pid), "-x", "fio"],
+                                     capture_output=True, text=True,
+                                     check=False).stdout.split()):
+        assert proc.poll() is None and time.monotonic() < deadline, "no fio under the script"
+        time.sleep(0.02)
     assert len(fio) == 1, fio
     os.kill(int(fio[0]), signal.SIGKILL)  # what the OOM killer does
     err = finish(proc)
