@@ -293,11 +293,12 @@ def latency_findings(found: list[Sweep]) -> list[str]:
     are in the table, so the IOPS are named only where they stay flat for a while): a finding
     per pattern, or one for all where only their growth is to say."""
     swept = [s for s in found if len(s.rows) >= 2]
-    if len(swept) > 1 and not any(_growth_details(s) for s in swept):
+    details = [_growth_details(s) for s in swept]
+    if len(swept) > 1 and not any(details):
         listed = "; ".join(f"{s.label} {_growth_text(s)}" for s in swept)
         return [f"**Latency per doubling of the block:** {listed}."]
     return [f"**{s.label.capitalize()}, latency per doubling of the block:** {_growth_text(s)}"
-            f"{_growth_details(s)}." for s in swept]
+            f"{more}." for s, more in zip(swept, details, strict=True)]
 
 
 def gap_finding(rand: Sweep, seq: Sweep, op: str) -> str | None:
