@@ -131,13 +131,14 @@ PYTEST_ALONE := $(PYTHON) -m pytest -q -p no:xdist
 
 # The lint runs beside the suite at nice 19, on what the tests leave idle: shellcheck -x costs
 # 65 CPU-s, which at nice 0 slowed the CPU-bound first minutes (31 s before the first test
-# started). Never beside the `alone` tests; its output follows the suite's.
+# started). Never beside the `alone` tests; its output follows the suite's. Each part's junit, with
+# each test's CPU seconds, start and worker, is kept in tmp/ (python -m tests.timeline reads it).
 test: install-tests
 	@mkdir -p tmp
 	rc=0; nice -n 19 $(MAKE) --no-print-directory lint >tmp/lint.log 2>&1 & lint=$$!; \
-	$(PYTEST) -rs --durations=15 -m "not long and not alone" tests || rc=$$?; \
+	$(PYTEST) -rs --durations=15 --junitxml=tmp/junit.xml -m "not long and not alone" tests || rc=$$?; \
 	wait $$lint || rc=$$?; cat tmp/lint.log; \
-	$(PYTEST_ALONE) -rs --durations=5 -m "alone and not long" tests || rc=$$?; exit $$rc
+	$(PYTEST_ALONE) -rs --durations=5 --junitxml=tmp/junit-alone.xml -m "alone and not long" tests || rc=$$?; exit $$rc
 
 # The tests marked `long`: the pts profile's known answers (a GC model drive to steady state, the
 # whole profile on the NVMe VM: about 12 minutes), kept out of make test and so out of CI's 20.

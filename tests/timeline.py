@@ -6,9 +6,8 @@ per minute of the suite, how many tests ran on the workers and how many CPU-seco
 each file's wall time, its CPU time and its share of the wall spent not using a CPU (waiting on
 fio's runtime, a lock or the NVMe VM):
 
-    $ make test PYTEST=".venv/bin/python -m pytest -q -n 4 --dist loadfile \\
-          --no-loadscope-reorder --junitxml=tmp/suite.xml"
-    $ .venv/bin/python -m tests.timeline tmp/suite.xml
+    $ make test          # keeps tmp/junit.xml (the parallel part) and tmp/junit-alone.xml
+    $ .venv/bin/python -m tests.timeline tmp/junit.xml
     minute  tests running (of 4 workers)  CPU s in the minute
          0   3.9                           95.2
     ...
