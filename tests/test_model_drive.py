@@ -12,6 +12,7 @@ by ``cleanup``, each leaving no loop device, cgroup, mount or process. About 25 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -31,7 +32,7 @@ from tests.toolkit import fixture_locks, unless_installable
 from tools.model_drive.cache import CacheModel, Event
 from tools.model_drive.cli import main, parse_bytes
 from tools.model_drive.drive import model_drive
-from tools.ram_device import BLKIO, Throttle
+from tools.ram_device import BLKIO, Throttle, backs, ram_loop
 
 MB, MIB, GIB = 10**6, 2**20, 2**30
 # The real drive. 1 GiB at 200 MB/s is 5.4 s of plateau, so the per-second log has whole seconds
@@ -488,3 +489,23 @@ def test_a_loop_device_left_with_small_requests_gets_whole_ones_back():
             assert int((got / "max_sectors_kb").read_text()) > 64
     finally:
         (queue / "max_sectors_kb").write_text(was)
+
+
+@pytest.mark.root
+def test_a_device_that_took_the_freed_name_is_left_alone(tmp_path):
+    """A model drive's loop device is detached on leaving only while its own file backs it:
+    once its name is free (here detached by hand), losetup -f hands that name to the next
+    owner, whose device must survive the drive's exit (the toolkit's tests share loop names)."""
+    with contextlib.ExitStack() as stack:
+        dev, where = ram_loop(stack, MIB)
+        assert backs(dev, where / "drive.img")
+        subprocess.run(["losetup", "-d", dev], check=True)
+        other = tmp_path / "other.img"
+        other.write_bytes(bytes(MIB))
+        taken = subprocess.run(["losetup", "-f", "--show", str(other)], capture_output=True,
+                               text=True, check=True).stdout.strip()
+    try:
+        assert backs(taken, other)
+        assert not where.exists()  # the rest of the drive was removed all the same
+    finally:
+        subprocess.run(["losetup", "-d", taken], check=False)

@@ -28,6 +28,7 @@ import pytest
 from scipy.stats import t as scipy_t
 
 from analysis.core.registry import read_sections, settings
+from tools.ram_device import backs  # re-exported: the tests check their own devices with it
 
 REPO = Path(__file__).resolve().parents[1]
 COPIED = ["env.bash", "report.bash", "serve.bash", "Makefile", "lib", "analysis", "requirements.txt",
@@ -382,19 +383,6 @@ def sha256_of(path: str | Path) -> str:
 def tree_digest(root: Path) -> dict[str, str]:
     return {str(p.relative_to(root)): sha256_of(p) for p in sorted(root.rglob("*"))
             if p.is_file()}
-
-
-def backs(dev: str, backing: Path) -> bool:
-    """Whether loop device ``dev`` is still attached to ``backing``. A name alone says nothing:
-    once a device is detached, a test running beside may attach its own under the same name
-    (losetup -f takes the first free), and detaching that one by name breaks the other test
-    (v104: test_sigterm saw, then detached, test_alignment's /dev/loop0)."""
-    attached = Path("/sys/block") / Path(dev).name / "loop" / "backing_file"
-    try:
-        # the kernel's path of the file, " (deleted)" appended once it is removed
-        return attached.read_text().strip().removesuffix(" (deleted)") == str(backing.resolve())
-    except OSError:
-        return False
 
 
 @contextlib.contextmanager

@@ -157,13 +157,29 @@ def _run(*cmd: str) -> str:
     return done.stdout.strip()
 
 
-def _detach(dev: str) -> None:
-    """Detach a loop device and wait until it is free (udev's probes may hold it a moment, and
-    the file system under it cannot be unmounted before)."""
+def backs(dev: str, backing: Path) -> bool:
+    """Whether loop device ``dev`` is still attached to ``backing``. A name alone says nothing:
+    once a device is detached, another process may attach its own under the same name (losetup
+    -f takes the first free), and detaching that one by name breaks its owner (v104: one test
+    saw, then detached, another's /dev/loop0)."""
+    attached = Path("/sys/block") / Path(dev).name / "loop" / "backing_file"
+    try:
+        # the kernel's path of the file, " (deleted)" appended once it is removed
+        return attached.read_text().strip().removesuffix(" (deleted)") == str(backing.resolve())
+    except OSError:
+        return False
+
+
+def _detach(dev: str, backing: Path) -> None:
+    """Detach loop device ``dev`` if it is still ours (attached to ``backing``) and wait until it
+    is gone (udev's probes may hold it a moment, and the file system under it cannot be unmounted
+    before). A device another process attached under the freed name is neither detached nor
+    waited for."""
+    if not backs(dev, backing):
+        return
     subprocess.run(["losetup", "-d", dev], check=False, capture_output=True)
-    backing = Path("/sys/block") / Path(dev).name / "loop" / "backing_file"
     deadline = time.monotonic() + 10
-    while backing.exists() and time.monotonic() < deadline:
+    while backs(dev, backing) and time.monotonic() < deadline:
         time.sleep(0.05)
 
 
@@ -195,7 +211,7 @@ def ram_loop(stack: contextlib.ExitStack, size: int) -> tuple[str, Path]:
     with open(backing, "wb") as f:             # sparse: RAM is used only where written
         f.truncate(size)
     dev = _run("losetup", "-f", "--show", "--direct-io=on", str(backing))
-    stack.callback(_detach, dev)
+    stack.callback(_detach, dev, backing)
     whole_requests(dev)
     return dev, where
 
@@ -238,11 +254,18 @@ def leftovers() -> dict[str, list[str]]:
         source, target = line.split()[:2]
         if (pid := _owner(source)) and not _alive(pid):
             found["mounts"].append(target)
-    for backing in sorted(Path("/sys/block").glob("loop*/loop/backing_file")):
-        path = backing.read_text().strip()
-        if any(path.startswith(m + "/") for m in found["mounts"]):
-            found["loops"].append("/dev/" + backing.parent.parent.name)
+    found["loops"] = list(_loops_on(found["mounts"]))
     return found
+
+
+def _loops_on(mounts: list[str]) -> dict[str, Path]:
+    """The loop devices whose backing file lies on one of ``mounts``: device → backing file."""
+    loops = {}
+    for attached in sorted(Path("/sys/block").glob("loop*/loop/backing_file")):
+        path = attached.read_text().strip().removesuffix(" (deleted)")
+        if any(path.startswith(m + "/") for m in mounts):
+            loops["/dev/" + attached.parent.parent.name] = Path(path)
+    return loops
 
 
 def clean_leftovers() -> dict[str, list[str]]:
@@ -252,8 +275,8 @@ def clean_leftovers() -> dict[str, list[str]]:
         t = Throttle.__new__(Throttle)
         t.path, t.v2 = Path(path), not path.startswith(str(BLKIO))
         t.remove(wait_s=0, grace_s=1.0)
-    for dev in found["loops"]:
-        _detach(dev)
+    for dev, backing in _loops_on(found["mounts"]).items():
+        _detach(dev, backing)
     for where in found["mounts"]:
         _unmount(Path(where))
         Path(where).rmdir()
