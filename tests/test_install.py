@@ -12,8 +12,10 @@ tests/test_report_e2e.py runs README's first, `make report`, on a copy with no .
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -71,3 +73,24 @@ def test_make_test_installed_every_group():
     """What make test's install step (env.bash --install-only --for-tests) left on this machine:
     every package of the list, as dpkg has it."""
     assert packages("packages_missing", *GROUPS) == []
+
+
+@pytest.mark.root
+def test_the_nvme_vm_is_not_called_ready_without_a_qemu_that_runs(tmp_path):
+    """The VM's set-up checks packages with dpkg, but the VM starts the QEMU on PATH: with
+    qemu-system-* hidden from PATH (every other tool still there, as the issue-40 run that hid
+    it did), setup.bash fails naming it, where it once said "ready" with no QEMU version."""
+    hidden = tmp_path / "bin"
+    hidden.mkdir()
+    for tool in Path("/usr/bin").iterdir():
+        if not tool.name.startswith("qemu-system-"):
+            (hidden / tool.name).symlink_to(tool)
+    path = f"{hidden}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/sbin"
+    done = subprocess.run(["bash", "tools/nvme_vm/setup.bash"], cwd=REPO, capture_output=True,
+                          text=True, env={**os.environ, "PATH": path}, timeout=300, check=False)
+    assert done.returncode == 1, done.stderr
+    assert "qemu-system-x86_64 does not run from this PATH" in done.stderr
+    assert "ready" not in done.stderr
+    ready = subprocess.run(["bash", "tools/nvme_vm/setup.bash"], cwd=REPO, capture_output=True,
+                           text=True, timeout=300, check=False)
+    assert ready.returncode == 0 and re.search(r"ready: .*QEMU emulator version \d", ready.stderr)

@@ -101,7 +101,12 @@ main() {
     install_kernel
     install_virtme
     build_font_cache
-    say "ready: kernel $(cat "$CACHE/kernel"), $("$ROOT/.venv/bin/vng" --version), $(qemu-system-x86_64 --version | head -1)"
+    # Installed by dpkg is not runnable from here: "ready" is said of the QEMU the VM will start.
+    local qemu
+    qemu=$(qemu-system-x86_64 --version 2>/dev/null | head -1) || qemu=""
+    [[ -n $qemu ]] ||
+        fail 1 "qemu-system-x86_64 does not run from this PATH ($PATH), though its package is installed"
+    say "ready: kernel $(cat "$CACHE/kernel"), $("$ROOT/.venv/bin/vng" --version), $qemu"
 }
 
 main "$@"
