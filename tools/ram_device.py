@@ -157,17 +157,22 @@ def _run(*cmd: str) -> str:
     return done.stdout.strip()
 
 
+def backing_file(dev: str) -> Path | None:
+    """The file loop device ``dev`` is attached to (the kernel's path, " (deleted)" dropped once
+    the file is removed), or None for a free name."""
+    try:
+        text = (Path("/sys/block") / Path(dev).name / "loop" / "backing_file").read_text()
+    except OSError:
+        return None
+    return Path(text.strip().removesuffix(" (deleted)"))
+
+
 def backs(dev: str, backing: Path) -> bool:
     """Whether loop device ``dev`` is still attached to ``backing``. A name alone says nothing:
     once a device is detached, another process may attach its own under the same name (losetup
     -f takes the first free), and detaching that one by name breaks its owner (v104: one test
     saw, then detached, another's /dev/loop0)."""
-    attached = Path("/sys/block") / Path(dev).name / "loop" / "backing_file"
-    try:
-        # the kernel's path of the file, " (deleted)" appended once it is removed
-        return attached.read_text().strip().removesuffix(" (deleted)") == str(backing.resolve())
-    except OSError:
-        return False
+    return backing_file(dev) == backing.resolve()
 
 
 def _detach(dev: str, backing: Path) -> None:
@@ -254,18 +259,12 @@ def leftovers() -> dict[str, list[str]]:
         source, target = line.split()[:2]
         if (pid := _owner(source)) and not _alive(pid):
             found["mounts"].append(target)
-    found["loops"] = list(_loops_on(found["mounts"]))
-    return found
-
-
-def _loops_on(mounts: list[str]) -> dict[str, Path]:
-    """The loop devices whose backing file lies on one of ``mounts``: device → backing file."""
-    loops = {}
     for attached in sorted(Path("/sys/block").glob("loop*/loop/backing_file")):
-        path = attached.read_text().strip().removesuffix(" (deleted)")
-        if any(path.startswith(m + "/") for m in mounts):
-            loops["/dev/" + attached.parent.parent.name] = Path(path)
-    return loops
+        dev = "/dev/" + attached.parent.parent.name
+        path = backing_file(dev)
+        if path and any(str(path).startswith(m + "/") for m in found["mounts"]):
+            found["loops"].append(dev)
+    return found
 
 
 def clean_leftovers() -> dict[str, list[str]]:
@@ -275,8 +274,9 @@ def clean_leftovers() -> dict[str, list[str]]:
         t = Throttle.__new__(Throttle)
         t.path, t.v2 = Path(path), not path.startswith(str(BLKIO))
         t.remove(wait_s=0, grace_s=1.0)
-    for dev, backing in _loops_on(found["mounts"]).items():
-        _detach(dev, backing)
+    for dev in found["loops"]:
+        if backing := backing_file(dev):
+            _detach(dev, backing)
     for where in found["mounts"]:
         _unmount(Path(where))
         Path(where).rmdir()
