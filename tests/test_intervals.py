@@ -6,6 +6,7 @@ no fio, no device."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -20,7 +21,9 @@ from analysis.core.stats import (
     tail_intervals,
     tail_ios,
 )
-from analysis.rules.cases import UNSTABLE_HALF_WIDTH
+from analysis.fio.direction import Direction
+from analysis.render.claims import quotable
+from analysis.rules.cases import UNSTABLE_HALF_WIDTH, tail_columns
 from bench.simulations import tails_sim
 
 
@@ -132,3 +135,16 @@ def test_tail_interval_value_is_fios_pooled_percentile_and_counts_the_tail():
     assert tail_intervals([], [99.0]) == {} and tail_intervals([bins[0], {}], [99.0]) == {}
     again = tail_intervals(bins, [99.0, 99.9, 99.99, 99.999])
     assert again == found  # no random draws: a table redrawn from the same results is the same
+
+
+def test_a_percentile_with_no_io_above_it_counts_0_and_is_not_quoted():
+    """p99.9 of 2 x 300 I/Os has none above it: no interval, a count of 0 (†), where NaN would
+    read as "not counted" and be quoted (analysis.render.claims.quotable); p95's 30 are †."""
+    reads = [Direction("read", 300, 300 * 4096, 1000.0, 300.0, 1.2e6, 1e5, 1e5, 1e5, 2e6, 300,
+                       {}, "clat", {100_000 + i * 1000: 1 for i in range(300)}) for _ in (1, 2)]
+    cols = tail_columns([[d] for d in reads])
+    assert cols["lat_p99_9_us_tail_ios"] == 0 and math.isnan(cols["lat_p99_9_us_lo"])
+    assert cols["lat_p95_us_tail_ios"] == 30 and cols["lat_p99_us_tail_ios"] == 6
+    assert not any(quotable(cols[f"lat_p{p}_us_tail_ios"]) for p in ("95", "99", "99_9"))
+    no_bins = [dataclasses.replace(d, bins=None) for d in reads]
+    assert math.isnan(tail_columns([[d] for d in no_bins])["lat_p99_9_us_tail_ios"])

@@ -277,11 +277,13 @@ def script_env(env: dict | None = None) -> dict:
     return full_env
 
 
-def run(root: Path, script: str, *args: str, env: dict | None = None,
-        timeout: float = 300) -> subprocess.CompletedProcess:
+def run(root: Path, script: str, *args: str, env: dict | None = None, timeout: float = 300,
+        wrap=None) -> subprocess.CompletedProcess:
     """The script's run; whatever its exit code, bash must not have met an unset variable (set -u
-    in a command substitution kills only the substitution: the plan went on without its value)."""
-    result = subprocess.run(["bash", str(root / script), *args], capture_output=True, text=True,
+    in a command substitution kills only the substitution: the plan went on without its value).
+    `wrap`: a Throttle's wrap, to run it in that cgroup (tools/ram_device.capped_device)."""
+    cmd = ["bash", str(root / script), *args]
+    result = subprocess.run(wrap(cmd) if wrap else cmd, capture_output=True, text=True,
                             env=script_env(env), timeout=timeout, cwd=root, check=False)
     assert "unbound variable" not in result.stderr, result.stderr
     return result

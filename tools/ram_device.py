@@ -3,10 +3,11 @@
 - a sparse file on a private tmpfs (RAM) attached as a loop device with direct I/O; it writes at
   several GB/s, so the device itself is never the limit;
 - a cgroup (v1 blkio, else v2 io) whose write throttle (bytes/s or I/Os per second) caps this
-  one device for the processes in it (``wrap`` runs a command there); reads are never throttled.
+  one device for the processes in it (``wrap`` runs a command there); reads only where asked.
 
 tools/model_drive/ moves the bandwidth cap as a write cache fills and empties; tools/gc_drive.py
-moves the IOPS cap once the drive's spare area is used. Everything made here is removed by the
+moves the IOPS cap once the drive's spare area is used; ``capped_device`` caps both directions
+for good, a target of known speed for tests. Everything made here is removed by the
 owner's ExitStack, with SIGINT and SIGTERM held back meanwhile; ``clean_leftovers`` removes what
 an owner killed with SIGKILL left. Standard library only.
 """
@@ -22,6 +23,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 SECTOR = 512                      # the unit of the stat file's sector counts
@@ -229,6 +231,35 @@ def whole_requests(dev: str) -> None:
     known answers all wrong."""
     queue = Path("/sys/block") / Path(dev).name / "queue"
     (queue / "max_sectors_kb").write_text((queue / "max_hw_sectors_kb").read_text().strip())
+
+
+@contextlib.contextmanager
+def capped_device(size: int, iops: int, bytes_per_s: int) -> Iterator[tuple[str, Throttle]]:
+    """A RAM loop device of ``size`` bytes whose reads and writes are each capped at ``iops`` I/Os
+    and ``bytes_per_s`` per second for the commands its Throttle wraps: (device, throttle),
+    removed on exit, also on an exception.
+
+    A target of known speed that the machine's load does not move, as long as the CPUs can
+    issue that many I/Os, and on which fio waits for the throttle instead of copying RAM flat
+    out: a test that needs one drive faster than another, but not any particular speed, uses
+    a pair of these rather than a RAM device against a file.
+
+        with capped_device(64 << 20, 2_000, 32_000_000) as (dev, throttle):
+            subprocess.run(throttle.wrap(["fio", "--filename", dev, ...]))
+    """
+    stack = contextlib.ExitStack()
+    try:
+        with _signals_held():
+            dev, _ = ram_loop(stack, size)
+            throttle = Throttle(prefix=PREFIX)
+            stack.callback(throttle.remove)
+            for direction in ("read", "write"):
+                throttle.limit_iops(dev, iops, direction=direction)
+                throttle.limit(dev, bytes_per_s, direction=direction)
+        yield dev, throttle
+    finally:
+        with _signals_held():
+            stack.close()
 
 
 # --------------------------------------------------------------------------- leftovers

@@ -76,11 +76,14 @@ def _test(col: str, a: pd.Series, b: pd.Series, between: Between) -> tuple[str, 
     if na < 2 or nb < 2:
         return "not testable (n<2)", plain
     if col in PERCENTILES:
+        # a count on either side under the minimum (0: no I/O above it) is †; a side with none
+        # (another tool's table) is judged by the other's
+        counts = [c for c in (_f(a.get(col + "_tail_ios")), _f(b.get(col + "_tail_ios")))
+                  if not math.isnan(c)]
+        if counts and min(counts) < MIN_TAIL_IOS:
+            return "too few I/Os above", plain
         la, lb = _f(a.get(col + "_lsd")), _f(b.get(col + "_lsd"))
         if not (math.isnan(la) or math.isnan(lb)) and ma > 0 and mb > 0:
-            thin = min(_f(a.get(col + "_tail_ios")), _f(b.get(col + "_tail_ios")))
-            if thin < MIN_TAIL_IOS:
-                return "too few I/Os above", plain
             if la == 0 and lb == 0 and not between.rel_sd > 0:
                 return ("within one bucket" if within_one_bucket(ma, mb) else
                         "not testable (no spread)"), plain

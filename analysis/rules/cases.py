@@ -28,6 +28,7 @@ from analysis.core.stats import (
     percentiles_from_bins,
     rep_stats,
     tail_intervals,
+    tail_ios,
 )
 from analysis.fio.direction import Direction
 from analysis.fio.log_files import FioLogError, find_logs
@@ -270,14 +271,18 @@ def rep_bins(directions_per_rep: list[list[Direction]]) -> list[dict]:
 
 
 def tail_columns(directions_per_rep: list[list[Direction]]) -> dict:
-    """The tail percentiles' interval (µs) and the I/Os above them; NaN without json+ bins."""
-    found = tail_intervals(rep_bins(directions_per_rep), TAIL_PCTS)
+    """The tail percentiles' interval (µs) and the I/Os above them; NaN without json+ bins.
+    A percentile with no I/O above it (p99.9 of fewer than 1,000 I/Os) has no interval and a
+    count of 0: it is †, where NaN would read as a count not known, and be quoted."""
+    bins = rep_bins(directions_per_rep)
+    found = tail_intervals(bins, TAIL_PCTS)
+    total = sum(sum(b.values()) for b in bins)
     cols = {}
     for p in TAIL_PCTS:
         col, t = PCT_COLUMNS[p], found.get(p)
         cols[col + "_lo"] = t.low / 1000 if t else math.nan
         cols[col + "_hi"] = t.high / 1000 if t else math.nan
-        cols[col + "_tail_ios"] = t.tail if t else math.nan
+        cols[col + "_tail_ios"] = t.tail if t else (tail_ios(total, p) if bins else math.nan)
         cols[col + "_lsd"] = t.log_sd if t else math.nan
     return cols
 
