@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import time
 from contextlib import contextmanager
@@ -34,6 +33,7 @@ from tests.toolkit import (
     sha256_of,
 )
 from tools.gc_drive import gc_drive
+from tools.ram_device import capped_device
 
 MIB = 1 << 20
 # One repetition of tiny's 1 s: these tests check what the state does, not the numbers.
@@ -220,31 +220,29 @@ def test_a_purge_or_state_the_tree_was_not_prepared_with_is_done_or_refused(tool
 
 @pytest.mark.root
 def test_sustained_rounds_each_section_and_what_earlier_sections_wrote(toolkit):
-    """--state sustained on a loop device over a RAM file: the region is written twice
+    """--state sustained on a RAM loop device capped at 4,000 I/Os a second each way
+    (tools/ram_device.capped_device; uncapped, fio's rounds and §4's 15 s ramp ran flat out, 38
+    CPU-s): the region is written twice
     sequentially, then §2's own rounds (4 KiB random writes at QD=1, tracking mean latency)
     until they wrote the region once and five hold steady; then §4 in the same tree runs its own
     rounds (4 KiB random writes at QD 32, tracking IOPS) and its setup line states what §2 wrote
     since the fill, to the byte as fio counted it; a resumed §2 runs its rounds again."""
-    shm = Path("/dev/shm") / f"ssd-toolkit-test-{os.getpid()}"
-    shm.mkdir()
     args = ["--state", "sustained", *SHORT, "--round", "1", "--size", "32M"]
-    try:
-        with loop_device(shm / "ram.img", size_mb=64) as dev:
-            qd1 = run(toolkit, "qd1_test.bash", "--target", dev, "--destroy", dev, *args)
-            # §4's write case as a block after a 15 s ramp: its regime row carries the bytes
-            # the tree wrote since the purge
-            mix = run(toolkit, "mix_rw_test.bash", "--target", dev, "--destroy", dev, *args,
-                      "--mix", "70", "--write-regime", "after-cliff", "--write-ramp", "15")
-            assert qd1.returncode == 0 and mix.returncode == 0, qd1.stderr + mix.stderr
-            # the plan, printed before the engine probe, states the write speed §2's state measured
-            assert re.search(r"in all at least .+ \(at most .+ at the \d+ MB/s this target wrote\)",
-                             mix.stderr), mix.stderr
-            results = toolkit / "results"
-            # a rep lost: the resumed section runs its rounds again before measuring it
-            (results / "qd1" / "randread-4k" / "rep1.json").unlink()
-            again = run(toolkit, "qd1_test.bash", "--target", dev, "--destroy", dev, *args)
-    finally:
-        shutil.rmtree(shm, ignore_errors=True)
+    with capped_device(64 * MIB, 4_000, 200_000_000) as (dev, throttle):
+        target = ["--target", dev, "--destroy", dev]
+        qd1 = run(toolkit, "qd1_test.bash", *target, *args, wrap=throttle.wrap)
+        # §4's write case as a block after a 15 s ramp: its regime row carries the bytes
+        # the tree wrote since the purge
+        mix = run(toolkit, "mix_rw_test.bash", *target, *args, "--mix", "70",
+                  "--write-regime", "after-cliff", "--write-ramp", "15", wrap=throttle.wrap)
+        assert qd1.returncode == 0 and mix.returncode == 0, qd1.stderr + mix.stderr
+        # the plan, printed before the engine probe, states the write speed §2's state measured
+        assert re.search(r"in all at least .+ \(at most .+ at the \d+ MB/s this target wrote\)",
+                         mix.stderr), mix.stderr
+        results = toolkit / "results"
+        # a rep lost: the resumed section runs its rounds again before measuring it
+        (results / "qd1" / "randread-4k" / "rep1.json").unlink()
+        again = run(toolkit, "qd1_test.bash", *target, *args, wrap=throttle.wrap)
     assert again.returncode == 0, again.stderr
     pre = load_json(results / "state" / "precondition.json")
     assert pre["jobs"][0]["write"]["io_bytes"] == 2 * 32 * MIB

@@ -213,21 +213,26 @@ def test_after_the_cliff_every_write_row_is_one_declared_regime_at_the_slow_rate
     assert (reads.regime.isna() | (reads.regime == "")).all()
 
 
+@pytest.mark.root  # a loop device and a cgroup
 def test_a_resumed_block_keeps_its_earlier_ramp_and_counts_its_bytes(toolkit):
     """A write block whose repetition is lost runs its ramp again before it (the cache drained
     in between); the earlier ramp is kept (ramp.1.json), and the bytes before the block's first
-    repetition are that ramp's, as fio counted them, not the later one's."""
-    from tests.toolkit import in_ram, run
-    args = ["--profile", "tiny", "--no-host-ceiling", "--engine", "psync", "--bs", "4k",
-            "--rw", "randwrite", "--repeat", "2", "--runtime", "1", "--size", "16M", "--state", "as-is",
-            "--write-regime", "after-cliff", "--write-ramp", "15"]
-    with in_ram("ramp", 16 << 20) as target:
-        first = run(toolkit, "bs_sweep_test.bash", "--target", str(target), *args)
+    repetition are that ramp's, as fio counted them, not the later one's. On a RAM device capped
+    at 2,000 I/Os a second (tools/ram_device.capped_device): the two 15 s ramps ran fio flat out
+    on a RAM file, 30 CPU-s of a 41 s test; capped, fio waits."""
+    from tests.toolkit import run
+    from tools.ram_device import capped_device
+    with capped_device(16 << 20, 2_000, 100 * MB) as (dev, throttle):
+        args = ["--target", dev, "--destroy", dev, "--profile", "tiny", "--no-host-ceiling",
+                "--engine", "psync", "--bs", "4k", "--rw", "randwrite", "--repeat", "2",
+                "--runtime", "1", "--size", "16M", "--state", "as-is",
+                "--write-regime", "after-cliff", "--write-ramp", "15"]
+        first = run(toolkit, "bs_sweep_test.bash", *args, wrap=throttle.wrap)
         assert first.returncode == 0, first.stderr[-3000:]
         (case_dir,) = [p for p in (toolkit / "results" / "bs_sweep").iterdir()
                        if (p / "ramp.json").is_file()]
         (case_dir / "rep2.json").unlink()
-        again = run(toolkit, "bs_sweep_test.bash", "--target", str(target), *args)
+        again = run(toolkit, "bs_sweep_test.bash", *args, wrap=throttle.wrap)
         assert again.returncode == 0, again.stderr[-3000:]
     assert again.stderr.count(f"ramp of {case_dir.name}:") == 1
     assert {p.name for p in case_dir.glob("ramp*")} >= {"ramp.json", "ramp.1.json",

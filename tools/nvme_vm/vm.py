@@ -110,6 +110,13 @@ def _vng_command(setup: Setup, spec: VmSpec, shared: Path, images: Path, rwdirs,
     # venv wherever it is, as the guest mounts its own /tmp, /var/tmp and /run over the host's,
     # so a clone under one of them (CI's is under /var/tmp) would find no Python there otherwise.
     qemu = qemu_args(spec, images) + _cached_shares(venv)
+    if not kvm:
+        # One host thread emulates both guest CPUs in turn, not one thread each: the guest runs
+        # one process at a time, and with a thread per CPU a guest CPU waiting on a lock the
+        # other holds spins on a host CPU (in turn, its PAUSE hands the turn over). Beside two
+        # busy loops the NVMe tests took 283 and 254 CPU-s against 355 and 340, in 433 and 384 s
+        # against 427 and 412 (alternated; docs/nvme-vm.md).
+        qemu += ["-accel", "tcg,thread=single"]
     if any(any(c.isspace() for c in arg) for arg in qemu):
         # virtme-ng joins --qemu-opts with spaces and splits them again
         raise ValueError(f"QEMU arguments may not hold whitespace: {qemu}")
