@@ -458,10 +458,13 @@ TK_TMP={tmp}
 FLEET_LABELS=(far) FLEET_ADDRS=(10.218.0.2) FLEET_PORTS=(8803)
 fio --client=10.218.0.2,8803 {job} --output-format=json >{tmp}/client.json 2>{tmp}/client.err &
 client=$!
-# the cut comes once the client is connected (a loaded machine started fio's client after 1 s,
-# which then found no route), and the watchdog's knocks after that
+# the cut comes once the server runs the job (its connection's process has forked the job's):
+# fio's client sends the run only after the server answered its probe and took the job. A cut
+# as soon as the client connected (a loaded machine started fio's client after 1 s, which then
+# found no route) came once before the probe's answer, and fio's client gave up by itself
+# after 5 s ("timeout on cmd PROBE"), with no watchdog needed; the watchdog's knocks after that
 for _ in $(seq 300); do
-    [[ -z $(fleet_connection 0) ]] || break
+    [[ -z $(pgrep -P "$(pgrep -d, -P {server})" 2>/dev/null) ]] || break
     sleep 0.1
 done
 echo "connected: $(fleet_connection 0 | wc -l)"
@@ -485,7 +488,8 @@ def test_fleet_watchdog_closes_a_link_cut_before_the_job_starts(tmp_path):
                                   start_new_session=True)
         try:
             time.sleep(1)  # the server listens
-            script = WATCHED_CALL.format(tmp=tmp_path, job=tmp_path / "job.fio", there=there)
+            script = WATCHED_CALL.format(tmp=tmp_path, job=tmp_path / "job.fio", there=there,
+                                         server=server.pid)
             r = subprocess.run(["ip", "netns", "exec", here, "bash", "-c", script], cwd=REPO,
                                capture_output=True, text=True, timeout=100, check=False)
         finally:
