@@ -29,6 +29,34 @@ def test_qualifiers_stay_with_the_number():
     assert free.text == "900 MB/s at QD 32"  # nothing to say: nothing added
 
 
+def test_a_write_headline_names_the_state_it_measured():
+    """Rule 6 (analysis/render/claims.py): §2's write latency in the conclusion says which state
+    of the drive it measured, as its row's regime has it; a read says nothing of the kind."""
+    rows = pd.DataFrame({
+        "case": ["randread-4k", "randwrite-4k", "randwrite-4k"], "pattern": [
+            "4 KiB random read", "4 KiB random write", "4 KiB random write"],
+        "rw": ["randread", "randwrite", "randwrite"], "direction": ["read", "write", "write"],
+        "lat_us_mean": [80.0, 90.0, 95.0], "lat_us_ci95": [4.0, 5.0, 5.0],
+        "lat_us_std": [2.0, 2.5, 2.5], "lat_p99_us": [120.0, 150.0, 160.0],
+        "iops_mean": [12_000.0, 11_000.0, 10_000.0], "little_product": [1.0, 1.0, 1.0],
+        "host_bound": [False] * 3, "regime_split": [False] * 3,
+        "regime": ["", "one level", "after the write cache filled (the ramp fell from 80 to 8 "
+                   "MB/s at 0.45 GiB)"]})
+    for regime, said in (("one level", "as found: cache state not established"),
+                         (rows.regime[2], "after the write cache filled")):
+        facts = Facts()
+        qd1.record_facts(rows[rows.regime.isin(["", regime])], facts)
+        read, write = facts.headlines
+        assert write.text.endswith(f"µs (11,000 IOPS) [{said}]" if regime == "one level"
+                                   else f"µs (10,000 IOPS) [{said}]"), write.text
+        assert read.text.endswith("(12,000 IOPS)"), read.text
+    # the sample's 4 KiB writes followed a 20 s ramp that showed no cliff
+    text = (REPO / "docs" / "sample" / "report.md").read_text()
+    assert ("| 4 KiB random write (§2) | 531 ± 112 µs mean, p99 3,555 µs (1,791 IOPS) [ramp "
+            "showed no cliff] |") in text
+    assert "- 4 KiB random write: no cliff in the ramp's 0.13 GiB at 7.29 MB/s" in text
+
+
 def test_the_samples_conclusion_carries_them():
     """docs/sample/report.md (drawn from its committed results; test_sample_report keeps it
     current): §3's and §5's sequential peaks were host-bound, §5's random peak was cut short by

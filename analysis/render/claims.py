@@ -18,6 +18,9 @@ sentence of the report says more than its evidence:
 4. **A headline keeps its qualifiers** (host-bound, an indication only, still rising).
 5. **An objective is judged with its interval**: a p99 whose interval holds the limit neither
    meets nor misses it.
+6. **A write number names the state it measured** (`write_state`): the regime its ramp
+   declared (after the write cache filled, or no cliff in the ramp), or, for writes as found,
+   that which side of a write cache they stood on was not established.
 
 >>> from analysis.core.effects import change
 >>> difference(change(130, 5, 100, 5, 3, 3))
@@ -38,6 +41,12 @@ False
 "2,103 MB/s [host-bound (fio's CPU)]"
 >>> objective(3_129, 966, 10_159, 1_000)
 'not resolved'
+>>> write_state("no cliff in the ramp's 0.13 GiB at 7.29 MB/s (any write cache is larger)")
+'ramp showed no cliff'
+>>> write_state("after the write cache filled (the ramp fell from 197 to 20 MB/s at 1.6 GiB)")
+'after the write cache filled'
+>>> write_state("one level"), write_state("")
+('as found: cache state not established', '')
 """
 
 from __future__ import annotations
@@ -48,6 +57,8 @@ from collections.abc import Iterable
 from analysis.core.effects import Change
 from analysis.core.stats import MIN_TAIL_IOS
 from analysis.render import markdown as md
+from analysis.rules.cases import ONE_LEVEL
+from analysis.rules.write_ramp import AFTER_CLIFF, NO_CLIFF, NOT_RECORDED
 from analysis.run.host_ceiling import (
     HOST_BOUND_ALL,
     HOST_BOUND_BUSY,
@@ -232,3 +243,17 @@ def objective(value: float, low: float, high: float, limit: float) -> str:
     if not math.isnan(high) and high <= limit:
         return "meets"
     return "not resolved"
+
+
+# --- rule 6: a write number names the state it measured -----------------------------------------
+def write_state(regime) -> str:
+    """A write headline's qualifier from its row's `regime` (analysis.rules.cases.regime_text),
+    short: the section's own table and its write regimes give the details. '' for a row that
+    only reads."""
+    text = regime if isinstance(regime, str) else ""
+    if text.startswith(AFTER_CLIFF):
+        return AFTER_CLIFF
+    if text.startswith(NO_CLIFF):
+        return "ramp showed no cliff"
+    return {"": "", ONE_LEVEL: "as found: cache state not established",
+            NOT_RECORDED: "no ramp recorded"}.get(text, "write state not judged")

@@ -88,6 +88,7 @@ DRIFT_COLUMNS = ["drift_pct", "drift_p", "drifting"]
 # and each regime's own row is in the section's regimes table); "not logged" for a tree whose
 # repetitions logged no write rate; empty for a case that only reads.
 REGIME_COLUMNS = ["regime", "regime_split"]
+ONE_LEVEL = "one level"  # a row's regime: its writes held one level, no ramp declared it
 METRIC_COLUMNS = ["iops_mean", "iops_std", "iops_cv", "bw_MBps_mean", "bw_MBps_std",
                   "lat_us_mean", "lat_us_std", *PCT_COLUMNS.values(), "lat_max_us",
                   *PCT_STD_COLUMNS.values(),
@@ -435,7 +436,7 @@ def regime_text(case: Case) -> str:
         return case.declared
     if found is None:
         return "not logged" if writes(case) else ""
-    return "one level" if found.one_level and found.description != TOO_SHORT else \
+    return ONE_LEVEL if found.one_level and found.description != TOO_SHORT else \
         found.description
 
 

@@ -58,6 +58,9 @@ def earlier_ramps(case_dir: Path) -> list[Path]:
 # toolkit's own steps between back-to-back runs (fio's start and exit, the checks) take about one.
 IDLE_GAP_S = 5.0
 NOT_RECORDED = "no ramp recorded: its repetitions ran without one"
+# how each declared regime begins (analysis.render.claims.write_state shortens them to these)
+AFTER_CLIFF = "after the write cache filled"
+NO_CLIFF = "no cliff in the ramp's"
 
 
 @dataclass(frozen=True)
@@ -119,14 +122,14 @@ def declared(blocks: list[tuple[str, Ramp | None, float | None]]) -> dict[str, s
         follows = (before is not None and before[2] is not None
                    and ramp.start_s - before[2] <= IDLE_GAP_S)
         if ramp.cliff is not None:
-            out[name] = f"after the write cache filled (the ramp {_fell(ramp.cliff)})"
+            out[name] = f"{AFTER_CLIFF} (the ramp {_fell(ramp.cliff)})"
             before = (name, ramp.cliff, last_end)
         elif follows:
-            out[name] = (f"after the write cache filled ({before[0]}'s ramp, just before, "
+            out[name] = (f"{AFTER_CLIFF} ({before[0]}'s ramp, just before, "
                          f"{_fell(before[1])}; this ramp held {mbps_text(ramp.level_MBps)} MB/s)")
             before = (before[0], before[1], last_end)
         else:
-            out[name] = (f"no cliff in the ramp's {ramp.written_GiB:.2g} GiB at "
+            out[name] = (f"{NO_CLIFF} {ramp.written_GiB:.2g} GiB at "
                          f"{mbps_text(ramp.level_MBps)} MB/s (any write cache is larger)")
             before = None
     return out

@@ -231,7 +231,8 @@ def record_facts(df: pd.DataFrame, facts: Facts) -> None:
         facts.headline("qd1_latency", r.pattern,
                        f"{md.pm(r.lat_us_mean, r.lat_us_ci95)} µs mean, p99 {md.num(r.lat_p99_us)} "
                        f"µs ({md.num(r.iops_mean)} IOPS)", r.lat_us_mean, "µs", r.lat_us_std,
-                       ci95=r.lat_us_ci95, qualifiers=(claims.host_qualifier(r),))
+                       ci95=r.lat_us_ci95,
+                       qualifiers=(claims.host_qualifier(r), claims.write_state(r.regime)))
     off = case_rows(df)[(case_rows(df).little_product - 1).abs() > LITTLE_TOLERANCE]
     if not off.empty:
         facts.anomaly("little", "Little's Law at QD=1 (IOPS × mean latency = 1) misses by "
