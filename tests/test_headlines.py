@@ -40,8 +40,8 @@ def test_a_write_headline_names_the_state_it_measured():
         "lat_us_std": [2.0, 2.5, 2.5], "lat_p99_us": [120.0, 150.0, 160.0],
         "iops_mean": [12_000.0, 11_000.0, 10_000.0], "little_product": [1.0, 1.0, 1.0],
         "host_bound": [False] * 3, "regime_split": [False] * 3,
-        "regime": ["", "one level", "after the write cache filled (the ramp fell from 80 to 8 "
-                   "MB/s at 0.45 GiB)"]})
+        "regime": ["", "one level", ("after the write cache filled (the ramp fell from 80 to 8 "
+                                     "MB/s at 0.45 GiB)")]})
     for regime, said in (("one level", "as found: cache state not established"),
                          (rows.regime[2], "after the write cache filled")):
         facts = Facts()
