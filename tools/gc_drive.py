@@ -26,11 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tools.ram_device import (
-    PREFIX,
     Throttle,
     _signals_held,
-    ram_loop,
+    held_stack,
     read_stat,
+    throttled_loop,
 )
 
 POLL_S = 0.02
@@ -66,13 +66,10 @@ def _watch(drive: GcDrive, stop: threading.Event) -> None:
 @contextlib.contextmanager
 def gc_drive(size: int, fast_iops: int, slow_iops: int, after_ios: int) -> Iterator[GcDrive]:
     """A drive (see the module's docstring), removed on exit, also on an exception."""
-    stack = contextlib.ExitStack()
     stop = threading.Event()
-    try:
+    with held_stack() as stack:
         with _signals_held():
-            dev, _ = ram_loop(stack, size)
-            throttle = Throttle(prefix=PREFIX)
-            stack.callback(throttle.remove)
+            dev, _, throttle = throttled_loop(stack, size)
             throttle.limit_iops(dev, fast_iops)
             drive = GcDrive(dev, size, fast_iops, slow_iops, after_ios, throttle)
             watcher = threading.Thread(target=_watch, args=(drive, stop), daemon=True,
@@ -81,6 +78,3 @@ def gc_drive(size: int, fast_iops: int, slow_iops: int, after_ios: int) -> Itera
             stack.callback(watcher.join, 5)
             stack.callback(stop.set)
         yield drive
-    finally:
-        with _signals_held():
-            stack.close()

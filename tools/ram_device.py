@@ -233,6 +233,27 @@ def whole_requests(dev: str) -> None:
     (queue / "max_sectors_kb").write_text((queue / "max_hw_sectors_kb").read_text().strip())
 
 
+def throttled_loop(stack: contextlib.ExitStack, size: int) -> tuple[str, Path, Throttle]:
+    """``ram_loop``'s device and a cgroup of its own to throttle it (named with PREFIX, so that
+    ``clean_leftovers`` finds it), each removed by ``stack``: (device, mount point, throttle)."""
+    dev, where = ram_loop(stack, size)
+    throttle = Throttle(prefix=PREFIX)
+    stack.callback(throttle.remove)
+    return dev, where, throttle
+
+
+@contextlib.contextmanager
+def held_stack() -> Iterator[contextlib.ExitStack]:
+    """An ExitStack for a drive's parts, closed with SIGINT and SIGTERM held back so that the
+    cleanup runs to the end; set the parts up under ``_signals_held()`` too."""
+    stack = contextlib.ExitStack()
+    try:
+        yield stack
+    finally:
+        with _signals_held():
+            stack.close()
+
+
 @contextlib.contextmanager
 def capped_device(size: int, iops: int, bytes_per_s: int) -> Iterator[tuple[str, Throttle]]:
     """A RAM loop device of ``size`` bytes whose reads and writes are each capped at ``iops`` I/Os
@@ -247,19 +268,13 @@ def capped_device(size: int, iops: int, bytes_per_s: int) -> Iterator[tuple[str,
         with capped_device(64 << 20, 2_000, 32_000_000) as (dev, throttle):
             subprocess.run(throttle.wrap(["fio", "--filename", dev, ...]))
     """
-    stack = contextlib.ExitStack()
-    try:
+    with held_stack() as stack:
         with _signals_held():
-            dev, _ = ram_loop(stack, size)
-            throttle = Throttle(prefix=PREFIX)
-            stack.callback(throttle.remove)
+            dev, _, throttle = throttled_loop(stack, size)
             for direction in ("read", "write"):
                 throttle.limit_iops(dev, iops, direction=direction)
                 throttle.limit(dev, bytes_per_s, direction=direction)
         yield dev, throttle
-    finally:
-        with _signals_held():
-            stack.close()
 
 
 # --------------------------------------------------------------------------- leftovers

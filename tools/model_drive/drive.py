@@ -41,13 +41,13 @@ from pathlib import Path
 
 from tools.model_drive.cache import IDLE_S, POLL_S, CacheModel, Event
 from tools.ram_device import (
-    PREFIX,
     Terminated,
     Throttle,
     _raise_terminated,
     _signals_held,
-    ram_loop,
+    held_stack,
     read_stat,
+    throttled_loop,
 )
 
 
@@ -134,9 +134,7 @@ class ModelDrive:
 def _set_up(stack: contextlib.ExitStack, size: int, cache: int, fast: int, slow: int,
             recover: int, idle_s: float, poll_s: float,
             on_event: Callable[[Event], None] | None) -> ModelDrive:
-    dev, where = ram_loop(stack, size)
-    throttle = Throttle(prefix=PREFIX)
-    stack.callback(throttle.remove)
+    dev, where, throttle = throttled_loop(stack, size)
     throttle.limit(dev, fast)
     t0 = time.monotonic()
     model = CacheModel(cache, fast, slow, recover, device_bytes=size, idle_s=idle_s,
@@ -165,16 +163,12 @@ def model_drive(size: int = 1 << 30, cache: int = 1 << 30, fast: int = 400_000_0
         signal.signal(signal.SIGTERM, _raise_terminated)
     terminated = False
     try:
-        stack = contextlib.ExitStack()
-        try:
-            # A signal held back during setup arrives as the block ends: still inside the try.
+        with held_stack() as stack:
+            # A signal held back during setup arrives as the block ends: still inside the with.
             with _signals_held():
                 drive = _set_up(stack, size, cache, fast, slow, recover, idle_s, poll_s,
                                 on_event)
             yield drive
-        finally:
-            with _signals_held():
-                stack.close()
         drive.check()
     except Terminated:
         terminated = True
