@@ -7,7 +7,7 @@ direct) runs inside its cgroup; fio's own per-second bandwidth log and JSON, rea
 nothing but ``json`` and ``str.split``, must show the cache, the cliff and the refill after an idle
 gap where the model's parameters put them, and a blkdiscard must refill the cache. Then the
 command line: ``run`` and ``start``, a command's exit code, Ctrl-C, SIGTERM, and SIGKILL followed
-by ``cleanup``, each leaving no loop device, cgroup, mount or process. About 25 s as root.
+by ``cleanup``, each leaving no loop device, cgroup, mount or process. About 28 s as root.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from statistics import median
 import pytest
 
 from tests.conftest import REPO
-from tests.toolkit import fixture_locks, unless_installable
+from tests.toolkit import PUNCTUAL, fixture_locks, unless_installable
 from tools.model_drive.cache import CacheModel, Event
 from tools.model_drive.cli import main, parse_bytes
 from tools.model_drive.drive import model_drive
@@ -99,6 +99,22 @@ def test_recovery_is_capped_at_the_cache_and_needs_idle_s():
         t = feed(m, t, t + 0.2, 0)
         t = feed(m, t, t + 0.1, SLOW)
     assert m.free == 0 and m.limit == SLOW and "fast" not in kinds(m)
+
+
+def test_a_write_waiting_in_the_throttle_is_not_idle():
+    """A poll with nothing completed but a write waiting (submitted, held by the throttle) is
+    busy: a request that takes longer than idle_s at SLOW regains nothing while it waits."""
+    m = CacheModel(CACHE, FAST, SLOW, RECOVER, idle_s=0.25)
+    t = feed(m, 0, 6, FAST)                                    # past the cliff
+    for _ in range(5):                                         # 1 MiB at 1 MB/s: 1.05 s each
+        for _ in range(52):
+            t = round(t + 0.02, 9)
+            m.step(t, m.written, waiting=MIB)
+        t = round(t + 0.02, 9)
+        m.step(t, m.written + MIB, waiting=MIB)                # done; the next one waits
+    assert kinds(m) == ["start", "slow"] and m.free == 0 and m.limit == SLOW
+    t = feed(m, t, t + 1, 0)                                   # nothing waiting: idle at last
+    assert kinds(m)[-1] == "fast" and m.available(t) == pytest.approx(RECOVER, rel=0.03)
 
 
 def test_a_partial_cache_keeps_its_rest_and_writing_slowly_never_regains():
@@ -213,8 +229,10 @@ def fio_write(drive, work: Path, name: str, runtime_s: int) -> Write:
            "--iodepth=32", "--ioengine=libaio", "--direct=1", "--time_based",
            f"--runtime={runtime_s}", f"--write_bw_log={name}", "--log_avg_msec=1000",
            "--output-format=json", f"--output={name}.json"]
-    done = subprocess.run(drive.wrap(cmd), check=False, cwd=work, capture_output=True,
-                          text=True, timeout=runtime_s + 60)
+    # at real-time priority, as every rate-capped known answer's fio (tests/toolkit.PUNCTUAL): a
+    # writer held off the CPU for idle_s (0.25 s) leaves the drive idle, and it regains cache
+    done = subprocess.run(drive.wrap(PUNCTUAL + cmd), check=False, cwd=work,
+                          capture_output=True, text=True, timeout=runtime_s + 60)
     assert done.returncode == 0, done.stderr[-400:]
     job = json.loads((work / f"{name}.json").read_text())["jobs"][0]["write"]
     return Write(read_bw_log(work / f"{name}_bw.1.log"), job["io_bytes"], job["runtime"] / 1000)
@@ -346,6 +364,39 @@ def alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@pytest.mark.root
+def test_a_request_longer_than_idle_s_keeps_the_drive_busy(tmp_path):
+    """Known answer: 8 MiB of cache at 20 MB/s, then 1 MB/s; 1 MiB requests at QD 1 each wait
+    1.05 s in the throttle after the cliff, four times idle_s, and the model counts them busy
+    (rule 4): after the switch to SLOW no idle and no other switch, so the bytes past the cache
+    take their time at 1 MB/s. (Completions alone made each wait an idle gap: the cache regained,
+    the limit went back to FAST and the write went at once.) The throttle's count before the wait
+    is cgroup v1's."""
+    if not cgroups_available():
+        pytest.skip("no blkio (v1) or io (v2) cgroup controller here")
+    if not (BLKIO / "blkio.throttle.io_service_bytes").exists():
+        pytest.skip("cgroup v2 counts a write only once its throttle lets it go (no v1 blkio)")
+    fast, slow, total = 20 * MB, MB, 12 * MIB   # FAST's slice (0.1 s) lets 2 MB past the cache
+    with model_drive(size=64 * MIB, cache=8 * MIB, fast=fast, slow=slow,
+                     recover=RECOVER) as drive:
+        cmd = ["fio", "--name=w", f"--filename={drive.device}", "--rw=write", "--bs=1M",
+               "--iodepth=1", "--ioengine=psync", "--direct=1", f"--size={total}",
+               "--output-format=json"]
+        done = subprocess.run(drive.wrap(PUNCTUAL + cmd), check=False, capture_output=True,
+                              text=True, timeout=60, cwd=tmp_path)
+        events = drive.events
+    assert done.returncode == 0, done.stderr[-400:]
+    write = json.loads(done.stdout)["jobs"][0]["write"]
+    assert write["io_bytes"] == total
+    found = [e.kind for e in events]
+    # before the write, fio's start may be an idle gap (a resume); after the switch, nothing
+    assert found.count("slow") == 1 and found[-1] == "slow", [e.describe() for e in events]
+    burst = events[-1].burst
+    assert 8 * MIB <= burst <= 8 * MIB + fast * 0.1 and total - burst >= 2 * MIB
+    # at the switch the request waiting goes at once (Throttle.limit, afresh); the rest at SLOW
+    assert write["runtime"] / 1000 >= (total - burst - MIB) / slow - 0.1
 
 
 @pytest.mark.root

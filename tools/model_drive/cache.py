@@ -11,7 +11,9 @@ native flash (the cliff of §6), and regains cache while it is idle. The model, 
    written since the cache was last refilled, i.e. the truth a cache estimate is checked against).
 3. Writing never regains cache, at either speed (a drive folding SLC at full load has no spare
    time).
-4. Idle means no write for at least ``idle_s`` (0.25 s). Once the device has been idle that long,
+4. Idle means no write for at least ``idle_s`` (0.25 s): none completing and none waiting (a
+   write the drive has been given and not yet done keeps it busy, as a queued command keeps an
+   SSD busy, however long the throttle holds it). Once the device has been idle that long,
    the whole gap counts, from the last write: after idling t seconds, free cache is
    ``min(C, free + RECOVER * t)`` (free being what was left when writing stopped; 0 after a
    cliff). A gap shorter than ``idle_s`` regains nothing. As soon as an idle gap is confirmed and
@@ -85,9 +87,9 @@ class CacheModel:
         self.discarded = 0             # bytes discarded since the last purge
         self._discard_seen = 0
         self.burst = 0                 # bytes written since the cache was last refilled
-        self.last_write = t0           # time of the last poll that saw writes
+        self.last_write = t0           # time of the last poll that saw writes, done or waiting
         self.prev_t = t0
-        self.quiet = True              # the last poll saw no writes
+        self.quiet = True              # the last poll saw no writes, done or waiting
         self.events: list[Event] = []
         self._event("start", t0)
 
@@ -104,9 +106,10 @@ class CacheModel:
             return self.free
         return min(self.cache, self.free + self.recover * gap)
 
-    def step(self, t: float, written: int, discarded: int = 0) -> int:
-        """The counters at time t (bytes written and discarded since start, cumulative): update
-        the cache and return the write limit to apply now, in bytes/s."""
+    def step(self, t: float, written: int, discarded: int = 0, waiting: int = 0) -> int:
+        """The counters at time t (bytes written and discarded since start, cumulative; bytes of
+        writes submitted and not yet done, now): update the cache and return the write limit to
+        apply now, in bytes/s."""
         new_discard = discarded - self._discard_seen
         self._discard_seen = discarded
         if new_discard > 0 and self.device_bytes:
@@ -117,7 +120,7 @@ class CacheModel:
                 self._event("purge", t)
         d = written - self.written
         self.written = written
-        if d > 0:
+        if d > 0 or waiting > 0:
             if self.quiet:
                 # Writing resumed in (prev_t, t]: the middle is the best guess of when.
                 gap = (self.prev_t + t) / 2 - self.last_write

@@ -64,8 +64,9 @@ def _parser() -> argparse.ArgumentParser:
 The model (C = --cache):
   the cache starts with C bytes free and the write limit is --fast; every byte written takes a
   byte of free cache; when none is left the limit is --slow. Writing never regains cache. After
-  at least 0.25 s without writes, the whole idle gap regains cache at --recover bytes/s from the
-  last write, up to C, and the limit is --fast again: after a cliff and t s of idle the next
+  at least 0.25 s without writes (none done, none waiting in the throttle: cgroup v1 tells),
+  the whole idle gap regains cache at --recover bytes/s from the last write, up to C, and the
+  limit is --fast again: after a cliff and t s of idle the next
   write gets min(C, recover*t) bytes at --fast. A discard of the whole device (blkdiscard) empties
   the cache at once. Reads are never throttled.
 
@@ -98,7 +99,8 @@ Needs root. Exit codes: `run` exits with CMD's code; 1 the model drive failed; 2
         sp.add_argument("--recover", default=DEFAULTS["recover"],
                         help="cache regained per second of idle (default %(default)s)")
         sp.add_argument("--idle", type=float, default=IDLE_S,
-                        help="seconds without writes before idle counts (default %(default)s)")
+                        help="seconds without writes, done or waiting, before idle counts "
+                             "(default %(default)s)")
         sp.add_argument("--poll", type=float, default=POLL_S,
                         help="seconds between polls of the device's counters "
                              "(default %(default)s)")

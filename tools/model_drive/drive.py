@@ -17,8 +17,12 @@ in the throttle (at most the writer's queue depth) go at once. The true values a
 events. The start and end of an idle gap are each known to within one poll interval (the gap is
 timed from the last poll that saw writes to the middle of the poll interval in which writing
 resumed). All writes to the device count, including those of processes outside the cgroup, but
-only the cgroup's are throttled. A writer whose every request takes longer than ``idle_s`` at
-the throttled speed (e.g. 4 MiB blocks at 10 MB/s) looks idle between them.
+only the cgroup's are throttled. A write waiting in the throttle is not idle (rule 4): the
+watcher sees it as the cgroup's submitted bytes (``Throttle.submitted``) less the device's
+written ones. Only cgroup v1 counts a bio before the throttle lets it go; under v2, a writer
+whose every request waits longer than ``idle_s`` (1 MiB at 1 MB/s) looks idle between them, and
+so does one whose writes a loaded host held back that long (0.26 s, once in the suite). A writer
+that submits nothing for ``idle_s`` (held off the CPU) leaves the drive idle under either.
 
 Everything made (the mount, the file, the loop device, the cgroup, the watcher) is removed when the
 context manager exits, also on an exception, Ctrl-C or SIGTERM (setup and cleanup run with
@@ -62,6 +66,10 @@ class Watcher(threading.Thread):
         self.error: BaseException | None = None
         self._stop_flag = threading.Event()
         self._base = read_stat(self.block)[:2]
+        self._sent0 = throttle.submitted(dev)
+        # submitted - written, at its lowest so far: the level with nothing waiting. Writes by
+        # processes outside the cgroup count only as written and lower it for good.
+        self._lag_floor = 0
 
     def run(self) -> None:
         try:
@@ -71,7 +79,9 @@ class Watcher(threading.Thread):
             while not self._stop_flag.wait(sleep):
                 t = time.monotonic()
                 written, discarded, _ = read_stat(self.block)
-                limit = self.model.step(t, written - self._base[0], discarded - self._base[1])
+                written -= self._base[0]
+                limit = self.model.step(t, written, discarded - self._base[1],
+                                        self._waiting(written))
                 if limit != applied:
                     self.throttle.limit(self.dev, limit, afresh=True)
                     applied = limit
@@ -82,6 +92,16 @@ class Watcher(threading.Thread):
                 sleep = self.model.next_poll(t)
         except BaseException as exc:  # noqa: BLE001 - kept and re-raised by the owner
             self.error = exc
+
+    def _waiting(self, written: int) -> int:
+        """Bytes the cgroup's writers have submitted that the device has not yet written: the
+        writes waiting in the throttle (0 where the cgroup cannot say, v2)."""
+        sent = self.throttle.submitted(self.dev)
+        if sent is None or self._sent0 is None:
+            return 0
+        lag = (sent - self._sent0) - written
+        self._lag_floor = min(self._lag_floor, lag)
+        return lag - self._lag_floor
 
     def stop(self) -> None:
         self._stop_flag.set()
