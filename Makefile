@@ -121,12 +121,14 @@ sample-report: install-nvme-vm
 	$(PYTHON) -m tools.nvme_vm.demo --results results/sample
 	$(PYTHON) -m analysis.report.sample --results results/sample --dest docs/sample
 
-# Four workers, a file each at a time (module-scoped runs stay shared within a file): most tests wait
-# on fio's runtime. The files go in the order tests/conftest.py gives them (the NVMe VM's first,
+# Six workers, a file each at a time (module-scoped runs stay shared within a file): most tests wait
+# on fio's runtime, and four left the CPUs a quarter idle in the suite's second half, where the
+# model drives' throttled writes hold workers (769 s of pytest on six, 874 s on four, one after
+# the other; tests/README.md). The files go in the order tests/conftest.py gives them (the NVMe VM's first,
 # the unit tests beside it). The tests marked `alone` (known answers that a neighbour's load could
 # move) run afterwards, one at a time: among the others, each waited for every worker to drain
 # first (tests/toolkit.py), and the CPUs stood 60-85% idle for six minutes of the suite.
-PYTEST := $(PYTHON) -m pytest -q -n 4 --dist loadfile --no-loadscope-reorder
+PYTEST := $(PYTHON) -m pytest -q -n 6 --dist loadfile --no-loadscope-reorder
 PYTEST_ALONE := $(PYTHON) -m pytest -q -p no:xdist
 
 # The lint runs beside the suite at nice 19, on what the tests leave idle: shellcheck -x costs

@@ -274,7 +274,7 @@ def pytest_collection_modifyitems(config, items):
     # (test_write_regimes_e2e.py ran alone for the suite's last two minutes, 1,060 to 1,179 s;
     # test_pts_e2e.py, whose resumed test takes 70 s, last from 1,035 to 1,101 s: v68's timeline)
     slow = {"test_wss_burst_e2e.py", "test_wss_burst_model.py", "test_write_regimes_e2e.py",
-            "test_pts_e2e.py"}
+            "test_write_regimes_after_cliff_e2e.py", "test_pts_e2e.py"}
 
     def turn(item):
         kinds = marked[item.path]
@@ -319,7 +319,7 @@ def pytest_runtest_setup(item):
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     """Each test's CPU seconds (the worker's and every child it waited for: fio under a script,
-    the NVMe VM's QEMU), as the junit property cpu_s. The suite is CPU-bound on this machine (4
+    the NVMe VM's QEMU), as the junit property cpu_s. The suite is CPU-bound on this machine (6
     workers on 2 vCPUs), so its time is cut where these sum highest, not where a test waits
     longest (tests/README.md). A module fixture's setup counts to its first test. With it, when
     the test started (epoch s) and on which worker: the suite's timeline, where a worker waited

@@ -1,8 +1,6 @@
-"""Write regimes end to end (issue 41): §2's quick profile on a model drive whose write cache
-runs out part-way through the section, so that a write case's repetitions stand on both sides
-of the cliff (tools/model_drive: a RAM-backed loop device, its cgroup throttle at FAST until C
-bytes are written, then at SLOW; it regains cache at RECOVER bytes/s while idle, here almost
-nothing).
+"""Write regimes end to end (issue 41), as found: §2's quick profile on a model drive whose write
+cache runs out part-way through the section (tests/write_regimes_run.py), so that a write case's
+repetitions stand on both sides of the cliff; and a resumed write block.
 
 As found (--write-regime as-found: the write cases' repetitions in the rounds among the reads):
 C is three write repetitions' worth at FAST (4 s each): §2 runs two write cases three times each,
@@ -10,19 +8,13 @@ in rounds, so the cache runs out in the second round and each write case's later
 run at SLOW. Before the regimes, each write row was one mean over both levels, describing
 neither; now a case whose repetitions stood at both is split, its row keeps no mean, and each
 regime's own row in tables/qd1_regimes.csv is at FAST or at SLOW, over its own repetitions.
-
-After the cliff (--write-regime after-cliff, the quick profile's default): each write case runs
-as one block, a 20 s ramp of its own workload, then its repetitions back to back. With a cache
-of 6 s at FAST, the first block's ramp passes the cliff (found by the burst rule: 6 s before
-it, 14 s after), so every write repetition runs at SLOW: each write row is one regime, its
-mean at most the throttle's cap (load on the machine can only slow it), and says which regime.
+After the cliff, each write case one block: tests/test_write_regimes_after_cliff_e2e.py.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import subprocess
 
 import numpy as np
 import pandas as pd
@@ -30,59 +22,15 @@ import pytest
 
 from analysis.core.regimes import ALONE_RATIO
 from analysis.rules.cases import read_section
-from tests.toolkit import script_env
-from tools.model_drive.drive import model_drive
+from tests.write_regimes_run import FAST, MB, SLICE_S, SLOW, kept_run
 
-MB = 1_000_000
-FAST = 80 * MB     # 4 KiB at QD 1 reaches it (20 K IOPS) on the RAM-backed loop device
-SLOW = 8 * MB
 CACHE = 3 * 4 * FAST
-RECOVER = 100_000  # idle between the writes (the reads' turns) regains next to nothing
-
-
-RAMP_CACHE = 6 * FAST  # the first ramp's cliff at about 6 s of its 20
-SLICE_S = 0.1  # the kernel's throttle slice (tools/model_drive/drive.py, "Precision")
-
-
-def run_section_2(cache: float, regime: str, ramp: str):
-    """§2 quick on a fresh model drive: (the toolkit's copy, the script's result, the model's
-    events); the caller removes the copy."""
-    from tests.toolkit import make_copy
-    tk = make_copy()
-    with model_drive(size=512 * 2**20, cache=cache, fast=FAST, slow=SLOW,
-                     recover=RECOVER) as drive:
-        dev = drive.device
-        cmd = ["bash", str(tk / "qd1_test.bash"), "--profile", "quick", "--target", dev,
-               "--destroy", dev, "--size", "256M", "--no-prefill", "--state", "as-is",
-               "--repeat", "3", "--runtime", "4", "--ramp", ramp, "--no-host-ceiling",
-               "--engine", "libaio", "--seed", "1", "--write-regime", regime]
-        result = subprocess.run(drive.wrap(cmd), capture_output=True, text=True,
-                                env=script_env(), timeout=400, cwd=tk, check=False)
-        return tk, result, drive.events
-
-
-def kept_run(cache: float, regime: str, ramp: str):
-    """run_section_2's result for a module fixture, its copy removed after the module."""
-    tk = None
-    try:
-        tk, result, events = run_section_2(cache, regime, ramp)
-        yield tk, result, events
-    finally:
-        if tk is not None:
-            subprocess.run(["rm", "-rf", str(tk)], check=False)
 
 
 @pytest.fixture(scope="module")
 def section_2(tmp_path_factory):
     # no warm-up: the cache's bytes are the repetitions' alone
     yield from kept_run(CACHE, "as-found", "0")
-
-
-@pytest.fixture(scope="module")
-def section_2_after_cliff(tmp_path_factory):
-    # the quick profile's 1 s warm-up: a new fio's first second (a throttle slice's budget
-    # dispatched at once) is fio's ramp, not a measured second
-    yield from kept_run(RAMP_CACHE, "after-cliff", "1")
 
 
 @pytest.mark.root
@@ -153,61 +101,6 @@ def test_a_case_across_the_cliff_is_split_and_each_regime_is_one_level(section_2
     findings = text[text.index("### Findings"):text.index("### Write regimes")]
     assert "nan" not in findings
     # reads are unaffected: one row each, with its mean
-    reads = table[table.rw.isin(["read", "randread"])]
-    assert reads.iops_mean.notna().all() and not reads.regime_split.any()
-    assert (reads.regime.isna() | (reads.regime == "")).all()
-
-
-@pytest.mark.root
-def test_after_the_cliff_every_write_row_is_one_declared_regime_at_the_slow_rate(
-        section_2_after_cliff):
-    tk, result, events = section_2_after_cliff
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "ramps    2 write case(s)" in result.stderr and "2 x 20s" in result.stderr
-    assert [e.kind for e in events].count("slow") >= 1, [e.describe() for e in events]
-    table = pd.read_csv(tk / "tables" / "qd1_baseline.csv")
-    writes = table[table.rw.isin(["write", "randwrite"])].set_index("case")
-    assert not writes.regime_split.any(), writes[["bw_MBps_mean", "regime"]].to_string()
-    # the throttle is a cap: load on the machine can slow a repetition, never lift it above.
-    # A new fio's first writes pass in one throttle slice, so a 4 s repetition's mean may stand
-    # a little above the cap (8.46 MB/s measured); the regime's level, the median of its
-    # seconds, may not
-    assert (writes.bw_MBps_mean * MB <= 1.25 * SLOW).all(), writes.bw_MBps_mean.to_string()
-    assert (writes.bw_MBps_mean * MB > 0.5 * SLOW).all(), writes.bw_MBps_mean.to_string()
-    # the first block's ramp fell at the cliff; the second found the drive past it
-    first, second = writes.loc["randwrite-4k", "regime"], writes.loc["write-128k", "regime"]
-    fell = re.fullmatch(r"after the write cache filled \(the ramp fell from ([\d.]+) to "
-                        r"([\d.]+) MB/s at ([\d.]+) GiB\)", first)
-    assert fell, first
-    # from the cache's level (at most FAST, less on a busy machine) to the cap SLOW, after the
-    # cache's bytes (the model's CACHE, give or take a throttle slice)
-    assert 2 * SLOW < float(fell[1]) * MB <= 1.05 * FAST, first
-    assert float(fell[2]) * MB <= 1.05 * SLOW, first
-    assert float(fell[3]) * 2**30 == pytest.approx(RAMP_CACHE, rel=0.1), first
-    assert second.startswith("after the write cache filled (randwrite-4k's ramp, just before"), \
-        second
-    # the ramps are beside the repetitions, never one of them
-    cases = {c.name: c for c in read_section(tk / "results" / "qd1")}
-    for name in writes.index:
-        assert (tk / "results" / "qd1" / name / "ramp.json").is_file()
-        assert cases[name].numbers == (1, 2, 3)
-    regimes = pd.read_csv(tk / "tables" / "qd1_regimes.csv").set_index("case")
-    assert set(regimes.index) == set(writes.index)
-    assert (regimes.regime == writes.regime).all()
-    # the median second too stood above the cap under the suite's load (8.46 MB/s: the block
-    # layer's throttle dispatches in slices, late on a busy CPU, and a 1 s window then holds
-    # more than a second's budget); 10% above SLOW is still a tenth of FAST
-    assert (regimes.regime_MBps * MB <= 1.10 * SLOW).all(), regimes.regime_MBps.to_string()
-    # the evidence: the first block's ramp wrote ~0.6 GiB before its first repetition, and
-    # the second block followed with no idle, so all of it counts since the last idle
-    before = regimes.written_before_GiB
-    assert 0.4 < before["randwrite-4k"] < 0.8, regimes.to_string()
-    assert before["write-128k"] > before["randwrite-4k"], regimes.to_string()
-    assert regimes.written_since_idle_GiB.equals(before), regimes.to_string()
-    assert regimes.drive_written_GiB.isna().all()  # a loop device counts no host writes
-    text = (tk / "out" / "section_2_qd1.md").read_text()
-    assert "### Write regimes" in text and "after the write cache filled" in text
-    # reads are unaffected: in rounds, each with its mean, no regime
     reads = table[table.rw.isin(["read", "randread"])]
     assert reads.iops_mean.notna().all() and not reads.regime_split.any()
     assert (reads.regime.isna() | (reads.regime == "")).all()

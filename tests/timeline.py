@@ -8,7 +8,7 @@ fio's runtime, a lock or the NVMe VM):
 
     $ make test          # keeps tmp/junit.xml (the parallel part) and tmp/junit-alone.xml
     $ .venv/bin/python -m tests.timeline tmp/junit.xml
-    minute  tests running (of 4 workers)  CPU s in the minute
+    minute  tests running (of 6 workers)  CPU s in the minute
          0   3.9                           95.2
     ...
     file                       wall s   cpu s  started  ended

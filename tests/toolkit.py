@@ -115,7 +115,7 @@ def fio_workdir(prefix: str):
 # slots, a lock file each: the guest's later scenarios judge no rate either. During the boot, two
 # such tests beside it had slowed it from 321 s to 580 s, so the slots open only after §6.
 LOCKS = REPO / "tmp" / ".tests"
-SLOTS = 3  # every worker but the VM's (make test runs four)
+SLOTS = 3  # three of make test's six workers beside the VM (QEMU takes one of the two CPUs)
 _SLOT: list = []  # the slots' files while the VM's fixture holds them closed
 
 
