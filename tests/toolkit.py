@@ -98,7 +98,7 @@ def fio_workdir(prefix: str):
         shutil.rmtree(work, ignore_errors=True)
 
 
-# `make test` runs the suite on three workers (pytest-xdist, a file at a time): most tests wait on
+# `make test` runs the suite on six workers (pytest-xdist, a file at a time): most tests wait on
 # fio's runtime, and two workers kept the two CPUs about half busy. A test that measures an
 # answer a neighbour's load could move (whether a CPU is saturated, an engine's latency), or that
 # uses /dev/zram0 (the toolkit's lock lets one run at a time on a target), runs alone: every
