@@ -34,6 +34,12 @@ CGROUP2 = Path("/sys/fs/cgroup")
 
 # --------------------------------------------------------------------------- the cgroup throttle
 
+def _maj_min(dev: str) -> str:
+    """The device's number as the cgroup files name it (MAJ:MIN)."""
+    rdev = os.stat(dev).st_rdev
+    return f"{os.major(rdev)}:{os.minor(rdev)}"
+
+
 class Throttle:
     """A cgroup that caps write bandwidth per block device (v1 blkio, else v2 io), removed
     afterwards. Commands given through ``wrap`` run in it."""
@@ -63,8 +69,7 @@ class Throttle:
         would make that advance be paid back at the new rate, a pause of up to 0.1 s x old/new
         (0.36 s measured from 200 to 50 MB/s); without a cap for a moment, the bios waiting in
         the throttle (at most the queue depth) go at once instead."""
-        rdev = os.stat(dev).st_rdev
-        mm = f"{os.major(rdev)}:{os.minor(rdev)}"
+        mm = _maj_min(dev)
         if self.v2:
             if afresh:
                 (self.path / "io.max").write_text(f"{mm} {direction[0]}bps=max")
@@ -79,8 +84,7 @@ class Throttle:
         """Cap write I/Os to ``dev`` at ``ios_per_s`` (whatever their size); or its reads, with
         ``direction="read"`` (a RAM device reads as fast as the CPUs copy, which moves with the
         machine's load; capped, its reads have a known level)."""
-        rdev = os.stat(dev).st_rdev
-        mm = f"{os.major(rdev)}:{os.minor(rdev)}"
+        mm = _maj_min(dev)
         if self.v2:
             (self.path / "io.max").write_text(f"{mm} {direction[0]}iops={int(ios_per_s)}")
         else:
@@ -95,8 +99,7 @@ class Throttle:
         v2, whose io.stat counts a bio only when the throttle lets it go."""
         if self.v2:
             return None
-        rdev = os.stat(dev).st_rdev
-        row = f"{os.major(rdev)}:{os.minor(rdev)} Write "
+        row = f"{_maj_min(dev)} Write "
         for line in (self.path / "blkio.throttle.io_service_bytes").read_text().splitlines():
             if line.startswith(row):
                 return int(line.split()[2])

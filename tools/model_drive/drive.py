@@ -97,7 +97,7 @@ class Watcher(threading.Thread):
         """Bytes the cgroup's writers have submitted that the device has not yet written: the
         writes waiting in the throttle (0 where the cgroup cannot say, v2)."""
         sent = self.throttle.submitted(self.dev)
-        if sent is None or self._sent0 is None:
+        if sent is None:
             return 0
         lag = (sent - self._sent0) - written
         self._lag_floor = min(self._lag_floor, lag)
