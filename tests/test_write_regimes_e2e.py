@@ -22,7 +22,7 @@ import pytest
 
 from analysis.core.regimes import ALONE_RATIO
 from analysis.rules.cases import read_section
-from tests.write_regimes_run import FAST, MB, SLICE_S, SLOW, kept_run
+from tests.write_regimes_run import FAST, MB, SLICE_S, SLOW, kept_run, most_MBps
 
 CACHE = 3 * 4 * FAST
 
@@ -61,7 +61,8 @@ def test_a_case_across_the_cliff_is_split_and_each_regime_is_one_level(section_2
         level = rows[rows.regime_MBps.notna()]
         fell = rows[rows.regime_MBps.isna()]
         assert len(fell) <= 1 and fell.bw_MBps_mean.isna().all(), rows.to_string()
-        # the throttle is a cap: load never lifts the cache's level above FAST. It does slow
+        # the throttle is a cap, kept to within slices: a second may hold up to 1.3 x it after
+        # slow seconds (most_MBps), and so may the median of its seconds. Load does slow
         # 4 KiB at QD 1, which is CPU-bound here (v88, one CPU busy beside the suite: a level of
         # 48.6 MB/s, a mean of 39.8), so no share of FAST is a load-proof floor, and a loaded
         # repetition's seconds are noisy enough that the rule may miss a late crossing (v89: 80,
@@ -70,7 +71,7 @@ def test_a_case_across_the_cliff_is_split_and_each_regime_is_one_level(section_2
         # above anything the slow state lets through (SLOW, a late slice lifting a second about
         # 2x: ALONE_RATIO)
         first = level.regime_MBps.iloc[0] * MB
-        assert ALONE_RATIO * SLOW < first <= 1.05 * FAST, rows.to_string()
+        assert ALONE_RATIO * SLOW < first <= most_MBps(FAST, 1) * MB, rows.to_string()
         slow = level[level.regime_MBps * MB < 0.3 * FAST]
         assert len(slow) + len(fell) >= 1, rows.to_string()
         for r in slow.itertuples():  # a mean over one state: at the slow rate, no fast second

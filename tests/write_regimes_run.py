@@ -20,6 +20,14 @@ RECOVER = 100_000  # idle between the writes (the reads' turns) regains next to 
 SLICE_S = 0.1  # the kernel's throttle slice (tools/model_drive/drive.py, "Precision")
 
 
+def most_MBps(rate: float, seconds: float) -> float:
+    """The most MB/s a writer at the throttle's cap ``rate`` (B/s) shows over ``seconds``: the
+    cap kept to within three slices (tools/model_drive/drive.py, "Precision"), so one second may
+    hold 1.3 x it, which a loaded host reaches (CI on ce7a711: the seconds before a ramp's cliff
+    at a median of 84.5 MB/s under 80, slow seconds between them), and 6 s 1.05 x."""
+    return rate * (1 + 3 * SLICE_S / seconds) / MB
+
+
 def run_section_2(cache: float, regime: str, ramp: str):
     """§2 quick on a fresh model drive: (the toolkit's copy, the script's result, the model's
     events); the caller removes the copy."""
