@@ -87,18 +87,29 @@ class SteadyState:
         return self.round_s == SNIA_ROUND_S
 
 
-def window_stats(values: Sequence[float]) -> tuple[float, float, float]:
-    """(mean, range %, slope excursion %) of one window of round values (at least 2)."""
+def window_line(values: Sequence[float]) -> tuple[float, float]:
+    """The window's least-squares line through its rounds 0, 1, ...: (its value at the first
+    round, its slope per round), the line the rule judges and the PTS page draws.
+
+    >>> window_line([100, 102, 104, 106, 108])
+    (100.0, 2.0)
+    """
     n = len(values)
     if n < 2:
         raise ValueError("a steady-state window needs at least 2 rounds")
-    mean = sum(values) / n
-    if not mean > 0:
-        return mean, math.inf, math.inf
-    x_mean = (n - 1) / 2
+    mean, x_mean = sum(values) / n, (n - 1) / 2
     slope = (sum((i - x_mean) * (v - mean) for i, v in enumerate(values))
              / sum((i - x_mean) ** 2 for i in range(n)))
-    return mean, 100.0 * (max(values) - min(values)) / mean, 100.0 * abs(slope) * (n - 1) / mean
+    return mean - slope * x_mean, slope
+
+
+def window_stats(values: Sequence[float]) -> tuple[float, float, float]:
+    """(mean, range %, slope excursion %) of one window of round values (at least 2)."""
+    _, slope = window_line(values)
+    mean = sum(values) / len(values)
+    if not mean > 0:
+        return mean, math.inf, math.inf
+    return mean, 100.0 * (max(values) - min(values)) / mean, 100.0 * abs(slope) * (len(values) - 1) / mean
 
 
 def rounds_kind(round_s: float) -> str:

@@ -22,11 +22,10 @@ import math
 import sys
 from pathlib import Path
 
-from scipy.stats import linregress
-
 from analysis.core.pts import read_pts
 from analysis.core.pts import test as pts_test
 from analysis.core.stats import MIN_TAIL_IOS
+from analysis.core.steady import window_line
 from analysis.core.workspace import Workspace
 from analysis.render import claims
 from analysis.render import markdown as md
@@ -117,9 +116,9 @@ def window_figure(r: TestResult, path: Path) -> Path:
                        label=f"±{pct}% of the average")
             ax.axhline(avg * (1 - pct / 100), color="C3", ls=style, lw=0.8)
         if len(x) >= 2:
-            fit = linregress(x, y)
-            ax.plot(x, [fit.intercept + fit.slope * v for v in x], color="C2",
-                    label=f"fitted line, slope {md.num(fit.slope)} per round")
+            start, slope = window_line(y)
+            ax.plot(x, [start + slope * (v - first) for v in x], color="C2",
+                    label=f"fitted line, slope {md.num(slope)} per round")
         ax.set_title(name, fontsize=9)
         ax.set_xticks(x)
         ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
