@@ -135,12 +135,20 @@ PYTEST_ALONE := $(PYTHON) -m pytest -q -p no:xdist
 # 65 CPU-s, which at nice 0 slowed the CPU-bound first minutes (31 s before the first test
 # started). Never beside the `alone` tests; its output follows the suite's. Each part's junit, with
 # each test's CPU seconds, start and worker, is kept in tmp/ (python -m tests.timeline reads it).
+# A file the tests leave in the repository (outside its git-ignored folders) fails the run: a
+# test's files go under tmp/, or a commit picks them up (a fio run in the repository's root left
+# its logs there).
 test: install-tests
 	@mkdir -p tmp
+	git ls-files --others --exclude-standard 2>/dev/null | sort >tmp/untracked-before; \
 	rc=0; nice -n 19 $(MAKE) --no-print-directory lint >tmp/lint.log 2>&1 & lint=$$!; \
 	$(PYTEST) -rs --durations=15 --junitxml=tmp/junit.xml -m "not long and not alone" tests || rc=$$?; \
 	wait $$lint || rc=$$?; cat tmp/lint.log; \
-	$(PYTEST_ALONE) -rs --durations=5 --junitxml=tmp/junit-alone.xml -m "alone and not long" tests || rc=$$?; exit $$rc
+	$(PYTEST_ALONE) -rs --durations=5 --junitxml=tmp/junit-alone.xml -m "alone and not long" tests || rc=$$?; \
+	git ls-files --others --exclude-standard 2>/dev/null | sort | comm -13 tmp/untracked-before - >tmp/left-behind; \
+	if [ -s tmp/left-behind ]; then \
+		echo "make test: the tests left these in the repository (a test's files go under tmp/):"; \
+		cat tmp/left-behind; rc=1; fi; exit $$rc
 
 # The tests marked `long`: the pts profile's known answers (a GC model drive to steady state, the
 # whole profile on the NVMe VM: about 12 minutes), kept out of make test and so out of CI's 20.

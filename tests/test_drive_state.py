@@ -400,8 +400,9 @@ def test_sequential_jobs_read_disjoint_stripes(toolkit):
         os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
     finally:
         os.close(fd)
+    # in tmp/: the jobfile names its logs relative to the case's folder, where the section runs it
     out = subprocess.run(["fio", "--output-format=json", str(jobfile)], capture_output=True,
-                         text=True, timeout=120, check=True).stdout
+                         text=True, timeout=120, check=True, cwd=jobfile.parent).stdout
     doc = json.loads(out[out.index("{"):])
     assert doc["jobs"][0]["read"]["io_bytes"] == region  # 4 jobs x their stripe, once
     resident = json.loads(subprocess.run(["fincore", "-J", "-b", str(target)],
