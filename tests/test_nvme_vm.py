@@ -79,3 +79,21 @@ def test_unavailable_says_what_is_missing_and_how_to_add_it(tmp_path, monkeypatc
     monkeypatch.setattr(vm_module, "CACHE", tmp_path / "no-cache")
     why = vm_module.available(root=tmp_path)
     assert why is not None and "env.bash --nvme-vm" in why
+
+
+def test_the_venvs_base_python_is_shared_cached_only_outside_usr(tmp_path):
+    """pyvenv.cfg's home names the base interpreter's bin folder: its prefix holds the standard
+    library, which the guest reads cached (a share of its own) unless /usr, shared already, does."""
+    venv = tmp_path / "venv"
+    venv.mkdir()
+    assert vm_module.base_prefix(venv) is None  # no pyvenv.cfg: nothing said
+    cfg = venv / "pyvenv.cfg"
+    cfg.write_text("home = /root/.pyenv/versions/3.11.7/bin\nversion = 3.11.7\n")
+    assert vm_module.base_prefix(venv) == Path("/root/.pyenv/versions/3.11.7")
+    shares = vm_module._cached_shares(venv)
+    assert f"local,id={vm_module.BASE_TAG},path=/root/.pyenv/versions/3.11.7,security_model=none," \
+           "readonly=on" in shares
+    for home in ("/usr/bin", "/usr/local/bin"):
+        cfg.write_text(f"home = {home}\n")
+        assert vm_module.base_prefix(venv) is None
+        assert not any(vm_module.BASE_TAG in arg for arg in vm_module._cached_shares(venv))

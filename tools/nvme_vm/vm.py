@@ -45,7 +45,10 @@ MPL_CACHE = CACHE / "matplotlib"
 # write-cache --help` 9 s, then 5.6-7.3 s. The toolkit copies the guest writes into stay
 # virtme-ng's (uncached: the host reads what the guest wrote).
 NINEP_CACHED = "ro,trans=virtio,version=9p2000.L,msize=524288,cache=loose"
-VENV_TAG, USR_TAG = "tkvenv", "tkusr"  # the cached shares' 9p tags (_cached_shares)
+# the cached shares' 9p tags (_cached_shares): the venv, /usr, and the venv's base Python where
+# /usr does not hold it (pyenv's, here and in this CI: its standard library was read uncached,
+# a bare Python start 1.3-2.4 s in the guest)
+VENV_TAG, USR_TAG, BASE_TAG = "tkvenv", "tkusr", "tkbase"
 
 
 class Unavailable(RuntimeError):
@@ -105,9 +108,9 @@ def available(root: Path = REPO) -> str | None:
 
 def _vng_command(setup: Setup, spec: VmSpec, shared: Path, images: Path, rwdirs, kvm: bool,
                  guest_command: str, venv: Path) -> list[str]:
-    # The toolkit's venv and /usr (Python's standard library, fio, the tools), shared read-only
-    # by devices of our own, which the guest mounts cached (NINEP_CACHED, _guest_script): the
-    # venv wherever it is, as the guest mounts its own /tmp, /var/tmp and /run over the host's,
+    # The toolkit's venv, /usr (fio, the tools, the distribution's Python) and the venv's base
+    # Python where it is elsewhere (pyenv's), shared read-only by devices of our own, which the
+    # guest mounts cached (NINEP_CACHED, _guest_script): the venv wherever it is, as the guest mounts its own /tmp, /var/tmp and /run over the host's,
     # so a clone under one of them (CI's is under /var/tmp) would find no Python there otherwise.
     qemu = qemu_args(spec, images) + _cached_shares(venv)
     if not kvm:
@@ -133,12 +136,29 @@ def _vng_command(setup: Setup, spec: VmSpec, shared: Path, images: Path, rwdirs,
     return cmd + ["--exec", guest_command]
 
 
+def base_prefix(venv: Path) -> Path | None:
+    """Where the venv's base Python lives (pyvenv.cfg's ``home``, its bin folder, up one), the
+    standard library under it; None where /usr holds it (shared cached already) or the venv does
+    not say."""
+    cfg = venv / "pyvenv.cfg"
+    lines = cfg.read_text().splitlines() if cfg.is_file() else []
+    home = next((v.strip() for k, _, v in (line.partition("=") for line in lines)
+                 if k.strip() == "home"), "")
+    prefix = Path(home).parent if home else None
+    if prefix is None or prefix == Path("/usr") or Path("/usr") in prefix.parents:
+        return None
+    return prefix
+
+
 def _cached_shares(venv: Path) -> list[str]:
-    """QEMU's arguments for the read-only shares the guest mounts cached: the venv (VENV_TAG)
-    and /usr (USR_TAG), on the root bus of the q35 machine virtme-ng starts without KVM (QEMU
-    would otherwise pick the last bus, a controller's NUMA bridge, which takes no device)."""
+    """QEMU's arguments for the read-only shares the guest mounts cached: the venv (VENV_TAG),
+    /usr (USR_TAG) and the venv's base Python outside /usr (BASE_TAG), on the root bus of the q35
+    machine virtme-ng starts without KVM (QEMU would otherwise pick the last bus, a controller's
+    NUMA bridge, which takes no device)."""
     out = []
-    for tag, path in ((VENV_TAG, venv), (USR_TAG, Path("/usr"))):
+    base = base_prefix(venv)
+    shares = [(VENV_TAG, venv), (USR_TAG, Path("/usr"))] + ([(BASE_TAG, base)] if base else [])
+    for tag, path in shares:
         out += ["-fsdev", f"local,id={tag},path={path},security_model=none,readonly=on",
                 "-device", f"virtio-9p-pci,fsdev={tag},mount_tag={tag},bus=pcie.0"]
     return out
@@ -150,11 +170,16 @@ def _guest_script(spec: VmSpec, shared: Path, command: str, cwd: Path | None,
     namespace, run the command with its output and exit code in the shared folder."""
     exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in env.items())
     want = spec.namespace_count
+    base = base_prefix(venv)
+    base_mount = "" if base is None else (
+        f"mount -t 9p -o {NINEP_CACHED} {BASE_TAG} {shlex.quote(str(base))} ||\n"
+        f"    echo \"nvme-vm: {base} left uncached (its cached mount failed)\" >&2\n")
     return f"""#!/bin/bash
 # Written by tools/nvme_vm/vm.py; runs inside the guest.
 shared={shlex.quote(str(shared))}
 export PATH={GUEST_PATH}
-# the venv, where the toolkit's scripts look for it, and /usr over the root's, both cached
+# the venv, where the toolkit's scripts look for it, /usr over the root's, and the venv's base
+# Python where /usr does not hold it, all cached
 if ! {{ mkdir -p {shlex.quote(str(venv))} &&
        mount -t 9p -o {NINEP_CACHED} {VENV_TAG} {shlex.quote(str(venv))}; }}; then
     echo "nvme-vm: could not mount the toolkit's venv at {venv} in the guest" >"$shared/stderr"
@@ -163,7 +188,7 @@ if ! {{ mkdir -p {shlex.quote(str(venv))} &&
 fi
 mount -t 9p -o {NINEP_CACHED} {USR_TAG} /usr ||
     echo "nvme-vm: /usr left uncached (its cached mount failed)" >&2
-# the host's root is read-only here: matplotlib's font cache is the one setup.bash built (a
+{base_mount}# the host's root is read-only here: matplotlib's font cache is the one setup.bash built (a
 # shared folder), which matplotlib would otherwise build anew in each guest (a minute under TCG)
 export MPLCONFIGDIR={shlex.quote(str(MPL_CACHE))}
 exec >"$shared/stdout" 2>"$shared/stderr"
