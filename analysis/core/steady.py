@@ -109,7 +109,8 @@ def window_stats(values: Sequence[float]) -> tuple[float, float, float]:
     mean = sum(values) / len(values)
     if not mean > 0:
         return mean, math.inf, math.inf
-    return mean, 100.0 * (max(values) - min(values)) / mean, 100.0 * abs(slope) * (len(values) - 1) / mean
+    excursion = 100.0 * abs(slope) * (len(values) - 1) / mean
+    return mean, 100.0 * (max(values) - min(values)) / mean, excursion
 
 
 def rounds_kind(round_s: float) -> str:

@@ -110,8 +110,9 @@ def _vng_command(setup: Setup, spec: VmSpec, shared: Path, images: Path, rwdirs,
                  guest_command: str, venv: Path) -> list[str]:
     # The toolkit's venv, /usr (fio, the tools, the distribution's Python) and the venv's base
     # Python where it is elsewhere (pyenv's), shared read-only by devices of our own, which the
-    # guest mounts cached (NINEP_CACHED, _guest_script): the venv wherever it is, as the guest mounts its own /tmp, /var/tmp and /run over the host's,
-    # so a clone under one of them (CI's is under /var/tmp) would find no Python there otherwise.
+    # guest mounts cached (NINEP_CACHED, _guest_script): the venv wherever it is, as the guest
+    # mounts its own /tmp, /var/tmp and /run over the host's, so a clone under one of them (CI's
+    # is under /var/tmp) would find no Python there otherwise.
     qemu = qemu_args(spec, images) + _cached_shares(venv)
     if not kvm:
         # One host thread emulates both guest CPUs in turn, not one thread each: the guest runs
@@ -172,8 +173,9 @@ def _guest_script(spec: VmSpec, shared: Path, command: str, cwd: Path | None,
     want = spec.namespace_count
     base = base_prefix(venv)
     base_mount = "" if base is None else (
-        f"mount -t 9p -o {NINEP_CACHED} {BASE_TAG} {shlex.quote(str(base))} ||\n"
-        f"    echo \"nvme-vm: {base} left uncached (its cached mount failed)\" >&2\n")
+        f"{{ mkdir -p {shlex.quote(str(base))} &&\n"
+        f"  mount -t 9p -o {NINEP_CACHED} {BASE_TAG} {shlex.quote(str(base))}; }} ||\n"
+        f"    echo \"nvme-vm: {base} left uncached (its cached mount failed)\" >&2")
     return f"""#!/bin/bash
 # Written by tools/nvme_vm/vm.py; runs inside the guest.
 shared={shlex.quote(str(shared))}
@@ -188,7 +190,8 @@ if ! {{ mkdir -p {shlex.quote(str(venv))} &&
 fi
 mount -t 9p -o {NINEP_CACHED} {USR_TAG} /usr ||
     echo "nvme-vm: /usr left uncached (its cached mount failed)" >&2
-{base_mount}# the host's root is read-only here: matplotlib's font cache is the one setup.bash built (a
+{base_mount}
+# the host's root is read-only here: matplotlib's font cache is the one setup.bash built (a
 # shared folder), which matplotlib would otherwise build anew in each guest (a minute under TCG)
 export MPLCONFIGDIR={shlex.quote(str(MPL_CACHE))}
 exec >"$shared/stdout" 2>"$shared/stderr"
