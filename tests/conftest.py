@@ -221,6 +221,16 @@ def kinds_of(item) -> set[str]:
     return {m for m in ("alone", "e2e", "device") if item.get_closest_marker(m)}
 
 
+def exclusive(item) -> bool:
+    """Whether the test holds the machine lock exclusively (tests/toolkit.py): an `alone` one,
+    but for a `paced` one in a session of `paced` tests only (make test's), where two run at once:
+    each waits on a block-layer throttle with a few CPU-seconds of its own, and what dipped their
+    throttles was the suite's busy workers, none of which is in that session."""
+    if "alone" not in kinds_of(item):
+        return False
+    return not all(i.get_closest_marker("paced") for i in item.session.items)
+
+
 def scripts_mode(item) -> str | None:
     """How a test holds the scripts lock (tests/toolkit.py, beside_others): not at all (a unit
     test), shared, or shared or in a slot beside the NVMe VM (marked `beside_vm`)."""
@@ -344,7 +354,7 @@ def pytest_fixture_setup(fixturedef, request):
         return
     locks = getattr(fixturedef.func, "tk_locks", None)
     if locks is None:
-        locks = ("alone" in kinds_of(item), scripts_mode(item))
+        locks = (exclusive(item), scripts_mode(item))
     with beside_others(alone=locks[0], scripts=locks[1]):
         yield
 
@@ -352,10 +362,10 @@ def pytest_fixture_setup(fixturedef, request):
 @pytest.fixture(autouse=True)
 def machine_lock(request):
     """Every test holds the machine lock (tests/toolkit.py): shared, or exclusive for a test
-    marked `alone`, so that nothing runs beside it on another worker; and, but for the unit
-    tests, the scripts lock shared, so that none runs beside the NVMe VM (a `beside_vm` test: but
-    one in each slot, once the guest's §6 has run)."""
-    with beside_others(alone="alone" in kinds_of(request.node), scripts=scripts_mode(request.node)):
+    marked `alone` (exclusive()), so that nothing runs beside it on another worker; and, but for
+    the unit tests, the scripts lock shared, so that none runs beside the NVMe VM (a `beside_vm`
+    test: but one in each slot, once the guest's §6 has run)."""
+    with beside_others(alone=exclusive(request.node), scripts=scripts_mode(request.node)):
         yield
 
 

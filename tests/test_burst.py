@@ -301,7 +301,8 @@ RUN_S, CUT_S = 12, 6
 
 @pytest.mark.root
 @pytest.mark.alone  # the block layer's throttle keeps its pace only while its workers get a CPU:
-def test_real_cliff_on_a_throttled_loop_device():  # beside the suite, a dip at 3 s read as the cliff
+@pytest.mark.paced  # beside the suite, a dip at 3 s read as the cliff; beside the gc drive, none
+def test_real_cliff_on_a_throttled_loop_device():
     """Two 128 KiB sequential writes at QD 32, 12 s each, on two loop devices capped by the
     block layer at 32 MiB/s; after 6 s one of them is cut to 8 MiB/s. fio's own logs must show
     the cliff at 6 s (fio starts its clock a little after it is launched: within 1.5 s), the

@@ -294,7 +294,8 @@ def cpu_times() -> tuple[int, int]:
 
 
 @pytest.mark.root
-@pytest.mark.alone  # the throttle's IOPS dipped beside the suite's load (rounds at 685 and 942)
+@pytest.mark.alone  # the throttle's IOPS dipped beside the suite's load (rounds at 685 and 942),
+@pytest.mark.paced  # not beside the throttled cliff's (test_burst.py: 1 CPU-s)
 def test_sustained_state_declared_after_the_drop_not_on_the_fresh_plateau(toolkit):
     """A drive whose writes drop from 1,000 to 400 IOPS for good once it has completed 10,000
     write I/Os (tools/gc_drive.py: its spare area used up). The speed probe and the sequential

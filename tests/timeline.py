@@ -6,7 +6,8 @@ per minute of the suite, how many tests ran on the workers and how many CPU-seco
 each file's wall time, its CPU time and its share of the wall spent not using a CPU (waiting on
 fio's runtime, a lock or the NVMe VM):
 
-    $ make test          # keeps tmp/junit.xml (the parallel part) and tmp/junit-alone.xml
+    $ make test          # keeps tmp/junit.xml (the parallel part), tmp/junit-paced.xml and
+    #                      tmp/junit-alone.xml (the `alone` tests, paced two at a time, then the rest)
     $ .venv/bin/python -m tests.timeline tmp/junit.xml
     minute  tests running (of 6 workers)  CPU s in the minute
          0   3.9                           95.2
