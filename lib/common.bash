@@ -293,9 +293,13 @@ resolve_results_tree() { # [DIR]
 # look through /proc, 3 ms), and a run that takes the lock stops those of an earlier run killed
 # whole. fio never inherits the lock's descriptor, so a leftover cannot hold the target's lock
 # either.
+# Every fio starts with the tree's clock (TK_FIO_CLOCK, choose_fio_clock in lib/engine.bash) once
+# it is chosen: fio then skips its own test of the TSC at start.
+TK_FIO_CLOCK=""
 run_fio() { # STDERR_FILE FIO_ARG...
     local rc=0 err=$1 run="$$.${EPOCHREALTIME/[.,]/}"
     shift
+    [[ -z $TK_FIO_CLOCK ]] || set -- "--clocksource=$TK_FIO_CLOCK" "$@"
     if [[ -n ${TK_LOCK_FD:-} ]]; then
         TK_FIO_RUN=$run TK_FIO_LOCK=$TK_LOCK fio "$@" 2>"$err" {TK_LOCK_FD}>&- &
     else

@@ -145,12 +145,15 @@ section_main() {
 }
 
 # Once the plan is printed and the writes allowed: the run's temporaries and traps, the lock on
-# the target, the file target created, the engine that works (a section's and the pts profile's).
+# the target, fio's clock, the file target created, the engine that works (a section's and the pts
+# profile's).
 start_run() {
     TK_TMP=$(mktemp -d "${TMPDIR:-/tmp}/ssd-toolkit.XXXXXX")
     trap on_exit EXIT
     trap on_interrupt INT TERM
     acquire_lock
+    choose_fio_clock
+    [[ -z $TK_FIO_CLOCK ]] || info "fio's clock: $TK_FIO_CLOCK ($FIO_CLOCK_NOTE)"
     mkdir -p "$TK_ROOT/tmp/$SECTION"
     [[ -z $TARGET_CREATE ]] || create_file_target
     choose_engine

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import doctest
 import hashlib
 import json
 import os
@@ -231,6 +232,16 @@ def test_hipri_is_left_out_of_a_case_whose_block_the_target_splits(tmp_path):
             assert ("hipri" in ceiling[case]) == (case in kept), (where, case)
             said = "hipri left out: a 128k block is more than one request of the target (64 KiB)"
             assert (said in text) == (case not in kept), (where, case, text)
+
+
+def test_the_ceilings_fio_starts_with_the_trees_clock(monkeypatch):
+    """The ceiling's fio is timed by the clock the section's tree chose (TK_FIO_CLOCK, which the
+    script exports), as the cases it judges are; the docstring's examples included."""
+    assert doctest.testmod(host_ceiling).failed == 0
+    monkeypatch.setenv("TK_FIO_CLOCK", "cpu")
+    assert host_ceiling.fio_clock() == ["--clocksource=cpu"]
+    monkeypatch.delenv("TK_FIO_CLOCK")
+    assert host_ceiling.fio_clock() == []
 
 
 def test_the_ceilings_jobfile_is_rendered_from_the_cases(tmp_path):

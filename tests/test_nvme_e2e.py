@@ -38,6 +38,7 @@ from tests.toolkit import (
     make_copy,
     open_the_slot,
     script_env,
+    tree_fio_clock,
     unless_installable,
     when_it_exists,
 )
@@ -340,6 +341,10 @@ def test_section_2_runs_on_the_4k_namespace(guest):
             assert not drive.exists(), drive
     text = (tk / "out" / "qd1-4k" / "section_2_qd1.md").read_text()
     assert "QEMU NVMe Ctrl" in text
+    # the guest's emulated CPUs have no invariant TSC: fio's clock is clock_gettime, untested
+    assert tree_fio_clock(tk / "results" / "qd1-4k") == "clock_gettime"
+    chosen = _json(tk / "results" / "qd1-4k" / "run.json")["fio_clock"]
+    assert chosen["note"] == "the CPU has no invariant TSC (constant_tsc, nonstop_tsc)"
 
 
 def test_the_host_ceiling_is_measured_on_null_blk(guest):

@@ -25,6 +25,7 @@ from tests.toolkit import (
     loop_device,
     rep_files,
     run,
+    tree_fio_clock,
 )
 
 EXPECTED = {  # case -> (rw, bs, direction)
@@ -103,6 +104,9 @@ def test_default_file_target(toolkit):
     assert f"nines: p99 needs 10000 I/Os a case; at {rate} IOPS at QD=1" in result.stderr
     assert "nines    --nines 2: --runtime sized for 100 I/Os above p99" in result.stderr
     assert "randread-4k" in result.stdout and "wrote tables/qd1_baseline.csv" in result.stdout
+    # fio's clock, chosen once for the tree (fio's TSC test), is the one every repetition ran on
+    clock = tree_fio_clock(toolkit / "results")
+    assert f"fio's clock: {clock} (" in result.stderr
     # The run loop's per-CPU load (analysis/run/cpu_load.py): rep<k>.cpu beside each
     # rep<k>.json, spanning fio's run, never taken for a repetition; the table names the busiest
     # CPU. --cpus 0: every job pinned, and the placement recorded where a reader looks for it.

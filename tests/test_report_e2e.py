@@ -16,7 +16,7 @@ import pandas as pd
 from analysis.render import markdown as md
 from analysis.run import record
 from tests.browser import check_in_browser, find_chromium
-from tests.toolkit import REPO, SETTINGS, table_rows, unless_installable
+from tests.toolkit import REPO, SETTINGS, table_rows, tree_fio_clock, unless_installable
 
 # Every section, each as small as it can honestly be: two repetitions of 1 s, short lists; no
 # host ceiling, one engine and no peak search (each tested where it is: test_host.py,
@@ -83,6 +83,9 @@ def test_make_report_quick_on_the_default_target(toolkit, tmp_path):
     status = record.load(toolkit / "results")["status"]
     assert [(s, st["exit"]) for s, st in status.items()] == [
         (s, 0) for s in ("env", "qd1", "bs_sweep", "mix_rw", "qd_sweep", "wss_burst")]
+    # one clock for fio across the tree: the first section chose it, the others kept it
+    clock = tree_fio_clock(toolkit / "results")
+    assert result.stderr.count(f"fio's clock: {clock} (") == 5
 
     # The headline numbers are the sections' own, as their tables hold them.
     rows = conclusion_rows(text)

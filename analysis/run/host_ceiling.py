@@ -148,6 +148,19 @@ def _stop(proc: subprocess.Popen, marker: str) -> None:
     proc.communicate()
 
 
+def fio_clock() -> list[str]:
+    """fio's clock as the results tree chose it (TK_FIO_CLOCK, set by the section's script:
+    choose_fio_clock in lib/engine.bash), so that the ceiling is timed as the cases it judges are.
+
+    >>> os.environ["TK_FIO_CLOCK"] = "clock_gettime"; fio_clock()
+    ['--clocksource=clock_gettime']
+    >>> del os.environ["TK_FIO_CLOCK"]; fio_clock()
+    []
+    """
+    clock = os.environ.get("TK_FIO_CLOCK")
+    return [f"--clocksource={clock}"] if clock else []
+
+
 def run_jobs(jobfile: Path, jobs: list[str], device: str | None,
              seconds: float = CALIBRATION_SECONDS) -> dict[str, dict]:
     """One fio run of these jobs of the jobfile (one after another: each is stonewalled), on
@@ -163,7 +176,7 @@ def run_jobs(jobfile: Path, jobs: list[str], device: str | None,
     with tempfile.TemporaryDirectory(prefix="host-ceiling-") as tmp:
         out = Path(tmp) / "ceiling.json"
         env["TK_CEILING_LOG"] = str(Path(tmp) / "log")  # the jobs' per-second logs, thrown away
-        with subprocess.Popen(["fio", "--output-format=json", f"--output={out}",
+        with subprocess.Popen(["fio", *fio_clock(), "--output-format=json", f"--output={out}",
                                *(f"--section={j}" for j in jobs), str(jobfile)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                               env=env) as proc:

@@ -8,6 +8,7 @@ and holds the decisions the tree's sections share and the report run's outcome:
      "engines":     {"target", "direct", "qd1", "deep", "note"},   the engines probed once
      "io_uring":    {"target", "direct", "options", "note"},       io_uring's options probed once
      "write_speed": {"target", "direct", "MBps"},                  the state's sequential write
+     "fio_clock":   {"target", "direct", "clocksource", "note"},   fio's clock, chosen once
      "steps":       {"state/purge": "what was done, when", "state/written", "state/precondition",
                      "<section>/prefill": what wrote its region, "wss_burst/precondition",
                      "hosts/<host>/<section>/prefill": a fleet host's},
@@ -48,7 +49,7 @@ VERSION = 2
 NAME = "run.json"
 # The decisions kept per target: their fields, which bash sets and reads by name.
 CHOICES = {"engines": ("qd1", "deep", "note"), "io_uring": ("options", "note"),
-           "write_speed": ("MBps",)}
+           "write_speed": ("MBps",), "fio_clock": ("clocksource", "note")}
 
 
 class RecordError(ValueError):
