@@ -134,9 +134,11 @@ PYTEST := $(PYTHON) -m pytest -q -n 6 --dist loadfile --no-loadscope-reorder
 PYTEST_PACED := $(PYTHON) -m pytest -q -n 2 --dist loadfile
 PYTEST_ALONE := $(PYTHON) -m pytest -q -p no:xdist
 
-# The lint runs beside the suite at nice 19, on what the tests leave idle: shellcheck -x costs
-# 65 CPU-s, which at nice 0 slowed the CPU-bound first minutes (31 s before the first test
-# started). Never beside the `alone` tests; its output follows the suite's. Each part's junit, with
+# The lint (shellcheck -x: 66 CPU-s) runs at nice 19 beside the `paced` tests, whose CPUs stand
+# three-quarters idle while their throttles pace them, and ends before them (35 s against their
+# 36-38, both tests passing as before). Beside the parallel part, whose CPUs stand busy, even at
+# nice 19 it took those CPU-seconds from the tests. Never beside the other `alone` tests; its
+# output follows the paced ones'. Each part's junit, with
 # each test's CPU seconds, start and worker, is kept in tmp/ (python -m tests.timeline reads it).
 # A file the tests leave in the repository (outside its git-ignored folders) fails the run: a
 # test's files go under tmp/, or a commit picks them up (a fio run in the repository's root left
@@ -148,12 +150,12 @@ PYTEST_ALONE := $(PYTHON) -m pytest -q -p no:xdist
 test: install-tests
 	@mkdir -p tmp
 	set -o pipefail; git ls-files --others --exclude-standard 2>/dev/null | sort >tmp/untracked-before; \
-	rc=0; nice -n 19 $(MAKE) --no-print-directory lint >tmp/lint.log 2>&1 & lint=$$!; \
-	env -u PYTHONDONTWRITEBYTECODE $(PYTHON) -m pytest -q -p no:xdist --collect-only \
+	rc=0; env -u PYTHONDONTWRITEBYTECODE $(PYTHON) -m pytest -q -p no:xdist --collect-only \
 		-m "alone and not long" tests | sed -n 's/::.*//p' | sort -u >tmp/alone-files || rc=$$?; \
 	$(PYTEST) -rs --durations=15 --junitxml=tmp/junit.xml -m "not long and not alone" tests || rc=$$?; \
-	wait $$lint || rc=$$?; cat tmp/lint.log; \
+	nice -n 19 $(MAKE) --no-print-directory lint >tmp/lint.log 2>&1 & lint=$$!; \
 	$(PYTEST_PACED) -rs --junitxml=tmp/junit-paced.xml -m "paced and not long" $$(cat tmp/alone-files) || rc=$$?; \
+	wait $$lint || rc=$$?; cat tmp/lint.log; \
 	$(PYTEST_ALONE) -rs --durations=5 --junitxml=tmp/junit-alone.xml -m "alone and not paced and not long" \
 		$$(cat tmp/alone-files) || rc=$$?; \
 	git ls-files --others --exclude-standard 2>/dev/null | sort | comm -13 tmp/untracked-before - >tmp/left-behind; \
