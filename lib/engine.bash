@@ -10,18 +10,18 @@ readonly ENGINE_PROBE_MS=400 ENGINE_TIE_PCT=5
 # --- fio's clock ------------------------------------------------------------------------------
 # fio times each I/O with the CPU's TSC where the CPU has an invariant one and fio's test finds it
 # in step on every CPU, else with clock_gettime(2) (fio's HOWTO, clocksource): a TSC reading costs
-# less (fio's null engine here: 17 ns per I/O against 30). fio runs that test at every start (70 ms
-# of CPU), and where the TSC is nearly in step its verdict changes from start to start: on this
-# project's 2-vCPU VM `fio --cpuclock-test` passed 2 runs of 4, and fio's null engine ran at 6.3 M
-# IOPS in some starts and 4.5 M in others, so a host ceiling and the cases judged against it could
-# be timed by different clocks. The clock is therefore chosen once per results tree, by one run of
-# fio's own test (`fio --cpuclock-test`, exit 0 when it passes; stricter than the one at each
-# start: 100,000 readings per CPU), and kept in the tree's record: every fio of the tree starts
-# with it (run_fio; the host ceiling's, analysis/run/host_ceiling.py) and skips its own test.
-# Without an invariant TSC (cpuinfo's constant_tsc and nonstop_tsc, what fio's x86 test requires
-# first: the NVMe VM's emulated CPUs) fio never uses the TSC, so neither does the tree, untested.
-# A fleet run leaves the clock to each host's fio, and so does a CPU other than x86-64 (whose
-# timer fio judges by other means).
+# less (fio's null engine here: 17-22 ns per I/O against 30-31). fio runs that test at every start
+# (70 ms of CPU), and where the TSC is nearly in step its verdict changes from start to start: on
+# this project's 2-vCPU VM `fio --cpuclock-test` passed 2 runs of 4, and fio's null engine ran at
+# 6.3 M IOPS in some starts and 4.5 M in others, so a host ceiling and the cases judged against it
+# could be timed by different clocks. The clock is therefore chosen once per results tree, by one
+# run of fio's own test (`fio --cpuclock-test`, exit 0 when it passes; stricter than the one at each
+# start: 100,000 readings per CPU), and kept in the tree's record: every fio of the tree starts with
+# it (run_fio; the host ceiling's, analysis/run/host_ceiling.py) and skips its own test. Without an
+# invariant TSC (cpuinfo's constant_tsc and nonstop_tsc, what fio's x86 test requires first: the
+# NVMe VM's emulated CPUs) fio never uses the TSC, so neither does the tree, untested. A fleet run
+# leaves the clock to each host's fio, and so does a CPU other than x86-64 (whose timer fio judges
+# by other means).
 choose_fio_clock() {
     TK_FIO_CLOCK="" FIO_CLOCK_NOTE=""
     [[ -z $HOSTS && $(uname -m) == x86_64 ]] || return 0
@@ -37,7 +37,7 @@ choose_fio_clock() {
         clock=clock_gettime note="fio's test (fio --cpuclock-test) found the TSC out of step between CPUs"
     fi
     [[ -n $kept ]] || DIRECT=1 remember_tree_choice fio_clock "$clock" "$note"
-    # shellcheck disable=SC2034  # FIO_CLOCK_NOTE: the plan and the log say it
+    # shellcheck disable=SC2034  # FIO_CLOCK_NOTE: lib/run.bash logs it
     TK_FIO_CLOCK=$clock FIO_CLOCK_NOTE=$note
     export TK_FIO_CLOCK
 }
