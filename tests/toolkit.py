@@ -270,20 +270,6 @@ def in_ram(name: str, size: int):
         path.unlink(missing_ok=True)
 
 
-def tree_fio_clock(results: Path) -> str:
-    """The clock the results tree chose for fio (run.json's fio_clock: choose_fio_clock in
-    lib/engine.bash), after checking that every repetition's fio JSON under it was timed with
-    it: fio's own record of the run, its global options."""
-    chosen = json.loads((results / "run.json").read_text())["fio_clock"]
-    clock = chosen["clocksource"]
-    assert clock in ("cpu", "clock_gettime"), chosen
-    reps = sorted(results.glob("*/*/rep[0-9]*.json"))
-    assert reps, f"no repetition under {results}"
-    for rep in reps:
-        assert json.loads(rep.read_text())["global options"].get("clocksource") == clock, rep
-    return clock
-
-
 def script_env(env: dict | None = None) -> dict:
     full_env = {k: v for k, v in os.environ.items()
                 if k not in SETTINGS}
@@ -463,6 +449,20 @@ def fio_reps(tree: Path, case: str, direction: str) -> list[dict]:
     'read' (or 'write') object of rep<k>.json in TREE/<case>/ (not rep<k>.failed.json)."""
     paths = sorted(p for p in tree.joinpath(case).glob("rep*.json") if p.stem[3:].isdigit())
     return [load_json(p)["jobs"][0][direction] for p in paths]
+
+
+def tree_fio_clock(results: Path) -> str:
+    """The clock the results tree chose for fio (run.json's fio_clock: choose_fio_clock in
+    lib/engine.bash), after checking that every finished repetition's fio JSON under it was
+    timed with it: fio's own record of the run, its global options."""
+    chosen = load_json(results / "run.json")["fio_clock"]
+    clock = chosen["clocksource"]
+    assert clock in ("cpu", "clock_gettime"), chosen
+    reps = sorted(p for p in results.glob("*/*/rep*.json") if p.stem[3:].isdigit())
+    assert reps, f"no repetition under {results}"
+    for rep in reps:
+        assert load_json(rep)["global options"].get("clocksource") == clock, rep
+    return clock
 
 
 def assert_row_is_fios(row, reps: list[dict]) -> None:
