@@ -23,12 +23,21 @@ add_case() {
     CASE_OPTS+=("$*")
 }
 
-case_option() { # INDEX KEY: the value of a fio option in the case, empty if not set
+# case_value INDEX KEY: the value of a fio option in the case into REPLY, empty if not set. The
+# questions below are asked for every case at each repetition's progress line and plan: answered
+# in REPLY, not on stdout, they cost no fork (about 0.6 ms each here, far more in the NVMe VM).
+case_value() {
     local opt
+    REPLY=""
     for opt in ${CASE_OPTS[$1]}; do
-        [[ $opt == "$2="* ]] && printf '%s' "${opt#*=}" && return 0
+        [[ $opt == "$2="* ]] && REPLY=${opt#*=} && return 0
     done
     return 0
+}
+
+case_option() { # INDEX KEY: the same on stdout
+    case_value "$1" "$2"
+    printf '%s' "$REPLY"
 }
 
 # set_case_repeat INDEX N: the case gets N repetitions in all (--until-stable adds them).
@@ -39,23 +48,23 @@ set_case_repeat() {
 }
 
 case_repeat() { # INDEX: how many repetitions the case gets
-    local r
-    r=$(case_option "$1" @repeat)
-    echo "${r:-$REPEAT}"
+    case_value "$1" @repeat
+    echo "${REPLY:-$REPEAT}"
 }
 
 case_ms() { # INDEX: planned milliseconds of one repetition (runtime, ramp, fio's own overhead)
-    local runtime ramp
-    runtime=$(case_option "$1" runtime)
-    ramp=$(case_option "$1" ramp_time)
-    echo $(((${runtime:-$RUNTIME} + ${ramp:-$RAMP}) * 1000 + FIO_RUN_OVERHEAD_MS))
+    local runtime
+    case_value "$1" runtime
+    runtime=${REPLY:-$RUNTIME}
+    case_value "$1" ramp_time
+    echo $(((runtime + ${REPLY:-$RAMP}) * 1000 + FIO_RUN_OVERHEAD_MS))
 }
 
 case_writes() { # INDEX: true when the case writes (anything but a pure read pattern or a 100/0 mix)
-    local rw
-    rw=$(case_option "$1" rw)
-    [[ $rw != read && $rw != randread && -n $rw ]] || return 1
-    [[ $(case_option "$1" rwmixread) != 100 ]]
+    case_value "$1" rw
+    [[ $REPLY != read && $REPLY != randread && -n $REPLY ]] || return 1
+    case_value "$1" rwmixread
+    [[ $REPLY != 100 ]]
 }
 
 section_writes() {
