@@ -23,8 +23,10 @@ import pandas as pd
 import pytest
 
 from analysis.fio.output import FioOutputError
+from analysis.report import hosts
 from analysis.run import fleet, record
 from tests.toolkit import (
+    REPO,
     TINY,
     assert_row_is_fios,
     fio_reps,
@@ -598,3 +600,34 @@ def test_probe_reads_the_server_version_and_a_refusal(client_output):
     assert result.returncode != 0
     assert fleet.probe(out.read_text()) == (
         f"\tunreachable\tfailed to connect to 127.0.0.1:{port}")
+
+
+def test_the_hosts_analyses_run_in_one_process_and_name_what_failed(tmp_path, capsys):
+    """A fleet run's analysis (lib/fleet.bash): `python -m analysis hosts SECTION --analyse HOST`
+    draws each host's own tables, figures and snippet in this process, then the hosts side by
+    side. A host whose analysis fails is named and fails the command, unless it is excused (it
+    dropped out); the comparison is drawn either way. The arguments after -- reach each host's
+    analysis. No fio runs: the committed fixture tree (real fio output) is one host's."""
+    results = tmp_path / "results"
+    shutil.copytree(REPO / "tests" / "fixtures" / "results", results / "hosts" / "lab1")
+    (results / "hosts" / "lab2").mkdir()  # no qd1 of its own: its analysis exits 2
+    tree = ["--root", str(tmp_path), "--results", str(results)]
+
+    assert hosts.main(["qd1", *tree, "--analyse", "lab1", "--analyse", "lab2"]) == 1
+    err = capsys.readouterr().err
+    assert "analysis of host lab1:" in err and "analysis of host lab2:" in err
+    assert err.splitlines()[-1] == "hosts: the analysis failed for host lab2 (see above)"
+    own = {p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*lab1/*") if p.is_file()}
+    assert {"tables/hosts/lab1/qd1_baseline.csv", "figs/hosts/lab1/qd1_iops.png",
+            "out/hosts/lab1/section_2_qd1.md"} <= own, own
+    compared = pd.read_csv(tmp_path / "tables" / "qd1_hosts.csv")
+    baseline = pd.read_csv(tmp_path / "tables" / "hosts" / "lab1" / "qd1_baseline.csv")
+    assert set(compared.host) == {"lab1"}
+    assert sorted(compared.iops_mean) == sorted(baseline.iops_mean)
+
+    assert hosts.main(["qd1", *tree, "--analyse", "lab2", "--excused", "lab2"]) == 0
+    capsys.readouterr()
+    assert hosts.main(["qd1", *tree, "--analyse", "lab1", "--", "--no-such-threshold", "5"]) == 1
+    err = capsys.readouterr().err
+    assert "unrecognized arguments: --no-such-threshold 5" in err
+    assert err.splitlines()[-1] == "hosts: the analysis failed for host lab1 (see above)"

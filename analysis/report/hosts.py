@@ -1,4 +1,5 @@
-"""A section across a fleet's hosts: `python -m analysis hosts SECTION [--root R] [--results T]`.
+"""A section across a fleet's hosts: `python -m analysis hosts SECTION [--root R] [--results T]`
+(a fleet run adds `--analyse HOST` for each host, whose own analysis comes first, in this process).
 
 A fleet run (HOSTS= or --hosts) keeps each host's results in a tree of its own,
 T/hosts/<host>/<section>/, which the section's own analysis reads like any tree (its tables,
@@ -18,6 +19,7 @@ side by side:
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from pathlib import Path
@@ -29,6 +31,7 @@ from analysis.core.workspace import Workspace
 from analysis.render import markdown as md
 from analysis.render.bars import BarSet, grouped_bars
 from analysis.render.plots import Panel, Series, line_chart
+from analysis.report.redraw import run_step
 from analysis.rules.cases import UNSTABLE_HALF_WIDTH, read_manifest, section_frame
 from analysis.run import record
 from analysis.sections import SECTIONS, snippet_path
@@ -191,38 +194,85 @@ def host_facts(ws: Workspace, trees: list[Path], section: str) -> Facts:
     return out
 
 
+def analyse_hosts(ws: Workspace, section: str, hosts: list[str], excused: list[str],
+                  passed: list[str]) -> list[str]:
+    """Each named host's own analysis of the section (its tables, figures and snippet under
+    hosts/<host>), run in this process as `python -m analysis <section> --results
+    T/hosts/<host>` runs it, `passed` its arguments (the section's thresholds). A fleet run's
+    analyses come here together with the comparison: one interpreter imports pandas and
+    matplotlib once for all the hosts, where a process each paid about 1 CPU-s apiece for them
+    (analysis.report.redraw does the same for `make analysis`). Returns the hosts whose
+    analysis failed, but for those excused: a host that dropped out may have a point left with
+    no repetition, and its analysis says so without failing the run."""
+    analyse = importlib.import_module(f"analysis.sections.{section}").main
+    failed = []
+    for host in hosts:
+        print(f"analysis of host {host}:", file=sys.stderr)
+        argv = ["--root", str(ws.root), "--results", str(ws.results / "hosts" / host), *passed]
+        if run_step(analyse, argv) != 0 and host not in excused:
+            failed.append(f"host {host}")
+    return failed
+
+
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m analysis hosts",
-                                     description="Compare a section's results across the hosts of a fleet run.")
+    parser = argparse.ArgumentParser(
+        prog="python -m analysis hosts",
+        usage="python -m analysis hosts SECTION [--analyse HOST]... [--excused HOST]... "
+              "[--root R] [--results T] [-- ARG...]",
+        description="Compare a section's results across the hosts of a fleet run. With "
+                    "--analyse, first each named host's own analysis of the section (what the "
+                    "fleet run does); the arguments after -- are passed on to those.")
     parser.add_argument("section", choices=list(SECTIONS))
+    parser.add_argument("--analyse", metavar="HOST", action="append", default=[],
+                        help="first the section's own analysis of T/hosts/HOST, in this process; "
+                             "repeatable")
+    parser.add_argument("--excused", metavar="HOST", action="append", default=[],
+                        help="a host that dropped out: its analysis failing does not fail this "
+                             "command")
     workspace.add_arguments(parser)
-    args = parser.parse_args(argv)
+    # split by hand: argparse gives a trailing positional list nothing once SECTION is taken
+    passed = argv[argv.index("--") + 1:] if "--" in argv else []
+    args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
     ws = Workspace.from_args(args)
-    trees = host_trees(ws.results, args.section)
-    table = fleet_table(trees, args.section)
+    failed = analyse_hosts(ws, args.section, args.analyse, args.excused, passed)
+    if not args.analyse:
+        return compare(ws, args.section)
+    # as a step of its own, as the hosts' are: a failure in it still names theirs
+    if run_step(lambda _: compare(ws, args.section), []) != 0:
+        failed.append("the comparison of the hosts")
+    if failed:
+        print(f"hosts: the analysis failed for {', '.join(failed)} (see above)", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def compare(ws: Workspace, section: str) -> int:
+    """The hosts side by side: the table, figure, snippet and facts of the module's docstring;
+    2 when no host has finished repetitions of the section."""
+    trees = host_trees(ws.results, section)
+    table = fleet_table(trees, section)
     if table.empty:
         print(f"hosts: no host in {ws.results / 'hosts'} has finished repetitions of "
-              f"{args.section}; run the section with HOSTS= first", file=sys.stderr)
+              f"{section}; run the section with HOSTS= first", file=sys.stderr)
         return 2
-    dropped = dropouts(trees, args.section)
+    dropped = dropouts(trees, section)
     spread = spread_rows(table)
     written = []
-    for rel, df in ((f"tables/{args.section}_hosts.csv", table),):
+    for rel, df in ((f"tables/{section}_hosts.csv", table),):
         path = ws.path(rel)
         path.parent.mkdir(parents=True, exist_ok=True)
         df.to_csv(path, index=False, float_format="%.10g")
         written.append(ws.show(rel))
-    figure = draw(ws, args.section, table)
+    figure = draw(ws, section, table)
     written.append(ws.show(figure))
-    text = snippet(ws, args.section, trees, table, spread, dropped, figure)
-    ws.path(snippet_path(args.section)).parent.mkdir(parents=True, exist_ok=True)
-    ws.path(snippet_path(args.section)).write_text(text)
-    written.append(ws.show(snippet_path(args.section)))
-    facts = host_facts(ws, trees, args.section)
+    text = snippet(ws, section, trees, table, spread, dropped, figure)
+    ws.path(snippet_path(section)).parent.mkdir(parents=True, exist_ok=True)
+    ws.path(snippet_path(section)).write_text(text)
+    written.append(ws.show(snippet_path(section)))
+    facts = host_facts(ws, trees, section)
     for host, why in dropped.items():
-        facts.anomaly("host_dropped", f"{SECTIONS[args.section].heading}: host {host} dropped out ({why}).")
-    facts_path = f"tables/{args.section}_facts.json"
-    facts_file.write(ws.path(facts_path), args.section, facts)
+        facts.anomaly("host_dropped", f"{SECTIONS[section].heading}: host {host} dropped out ({why}).")
+    facts_path = f"tables/{section}_facts.json"
+    facts_file.write(ws.path(facts_path), section, facts)
     written.append(ws.show(facts_path))
     print(text)
     print(f"wrote {', '.join(written)}")
