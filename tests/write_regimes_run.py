@@ -28,11 +28,11 @@ def most_MBps(rate: float, seconds: float) -> float:
     return rate * (1 + 3 * SLICE_S / seconds) / MB
 
 
-def run_section_2(cache: float, regime: str, ramp: str):
-    """§2 quick on a fresh model drive: (the toolkit's copy, the script's result, the model's
-    events); the caller removes the copy."""
+def run_section_2(cache: float, regime: str, ramp: str, fast: float = FAST):
+    """§2 quick on a fresh model drive, its cache taking `cache` bytes at `fast` B/s: (the
+    toolkit's copy, the script's result, the model's events); the caller removes the copy."""
     tk = make_copy()
-    with model_drive(size=512 * 2**20, cache=cache, fast=FAST, slow=SLOW,
+    with model_drive(size=512 * 2**20, cache=cache, fast=fast, slow=SLOW,
                      recover=RECOVER) as drive:
         dev = drive.device
         cmd = ["bash", str(tk / "qd1_test.bash"), "--profile", "quick", "--target", dev,
@@ -44,11 +44,11 @@ def run_section_2(cache: float, regime: str, ramp: str):
         return tk, result, drive.events
 
 
-def kept_run(cache: float, regime: str, ramp: str):
+def kept_run(cache: float, regime: str, ramp: str, fast: float = FAST):
     """run_section_2's result for a module fixture, its copy removed after the module."""
     tk = None
     try:
-        tk, result, events = run_section_2(cache, regime, ramp)
+        tk, result, events = run_section_2(cache, regime, ramp, fast)
         yield tk, result, events
     finally:
         if tk is not None:
