@@ -50,7 +50,7 @@ option_in_scope() { # INDEX SCOPES: SCOPES is a space-separated list, e.g. "comm
 # value of PROFILE's (standard when no profile applies; quick's for a profile with none of its own:
 # tiny sets only the run's size). In REPLY, as check_option's answer: parse_options asks both of
 # every option at every script start, and an answer on stdout costs a fork each (about 0.6 ms
-# here, 40 of them a start; many times that in the NVMe VM's emulated CPUs).
+# here, 63 of them a start; many times that in the NVMe VM's emulated CPUs).
 option_default() { # INDEX -> REPLY
     local default=${OPT_DEFAULT[$1]} word profile
     REPLY=$default

@@ -200,7 +200,7 @@ def analyse_hosts(ws: Workspace, section: str, hosts: list[str], excused: list[s
     hosts/<host>), run in this process as `python -m analysis <section> --results
     T/hosts/<host>` runs it, `passed` its arguments (the section's thresholds). A fleet run's
     analyses come here together with the comparison: one interpreter imports pandas and
-    matplotlib once for all the hosts, where a process each paid about 1 CPU-s apiece for them
+    matplotlib once for all the hosts, where a process per host paid about 1 CPU-s for them
     (analysis.report.redraw does the same for `make analysis`). Returns the hosts whose
     analysis failed, but for those excused: a host that dropped out may have a point left with
     no repetition, and its analysis says so without failing the run."""
