@@ -231,12 +231,12 @@ def main(argv: list[str]) -> int:
                              "command")
     workspace.add_arguments(parser)
     # split by hand: argparse gives a trailing positional list nothing once SECTION is taken
-    passed = argv[argv.index("--") + 1:] if "--" in argv else []
-    args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args = parser.parse_args(argv[:cut])
     ws = Workspace.from_args(args)
-    failed = analyse_hosts(ws, args.section, args.analyse, args.excused, passed)
     if not args.analyse:
         return compare(ws, args.section)
+    failed = analyse_hosts(ws, args.section, args.analyse, args.excused, argv[cut + 1:])
     # as a step of its own, as the hosts' are: a failure in it still names theirs
     if run_step(lambda _: compare(ws, args.section), []) != 0:
         failed.append("the comparison of the hosts")
