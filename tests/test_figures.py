@@ -14,14 +14,16 @@ once each figure is laid out and saved:
 - no legend entry for a shading that renders as another colour (two filled shadings overlapping).
 
 The checks are this file's own (not analysis.render.plots's placement code), and each is shown
-to fail on a figure made wrong on purpose. No fio: the sample's results are fio's JSON already.
+to fail on a figure made wrong on purpose. The same drawing, written out as the sample, must equal
+the committed docs/sample (its report, tables and figures' names). No fio: the sample's results
+are fio's JSON already.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
@@ -39,7 +41,7 @@ from matplotlib.patches import Rectangle
 
 from analysis.core.stats import MIN_TAIL_IOS
 from analysis.render import bars, exceedance, plots
-from analysis.report import redraw
+from analysis.report.sample import render
 from tests.toolkit import REPO
 
 SAMPLE = REPO / "docs" / "sample"
@@ -197,13 +199,19 @@ def problems(fig) -> list[str]:
 DAGGERS: dict[str, int] = {}  # per figure of the sample, the † marks beside its points
 
 
+@dataclass
+class Drawn:
+    figures: dict[str, list[str]]   # each figure's name: the problems the checks found in it
+    sample: Path                    # the sample written from the drawing, as docs/sample is
+
+
 @pytest.fixture(scope="module")
-def drawn(tmp_path_factory) -> dict[str, list[str]]:
-    """The sample's tree drawn again (`python -m analysis all`), each figure checked once saved
-    (its † marks counted in DAGGERS)."""
-    root = tmp_path_factory.mktemp("figures")
-    tree = root / "results" / "sample"
-    shutil.copytree(SAMPLE / "results", tree)
+def drawn(tmp_path_factory) -> Drawn:
+    """The sample drawn again from its committed tree as `make sample-report` draws it
+    (analysis.report.sample.render: `python -m analysis all`, then the copy), each figure
+    checked once saved (its † marks counted in DAGGERS). One drawing serves the figures' checks
+    and the comparison with the committed sample: each is a whole analysis."""
+    sample = tmp_path_factory.mktemp("sample")
     seen: dict[str, list[str]] = {}
     saving: list[str] = []
     original, close = plots._save, plt.close
@@ -225,17 +233,33 @@ def drawn(tmp_path_factory) -> dict[str, list[str]]:
         mp.setattr(bars, "_save", save)
         mp.setattr(exceedance, "_save", save)
         mp.setattr(plt, "close", check_then_close)
-        assert redraw.main(["--root", str(root), "--results", str(tree)]) == 0
-    return seen
+        render(SAMPLE / "results", sample)
+    return Drawn(seen, sample)
 
 
 def test_every_figure_of_the_sample_is_drawn(drawn):
     committed = {p.name for p in (SAMPLE / "figs").glob("*.png")}
-    assert committed <= set(drawn), committed - set(drawn)
+    assert committed <= set(drawn.figures), committed - set(drawn.figures)
+
+
+def test_committed_sample_is_current(drawn, request):
+    """docs/sample/report.md equals what today's analysis draws from docs/sample/results (in
+    another folder, another process and another day than the committed one: the drawing is
+    reproducible): a change to the analysis shows in the sample's diff. After a change that is
+    meant, rerun with --update-golden (or `python -m analysis.report.sample --render`) and read
+    the diff."""
+    if request.config.getoption("--update-golden"):
+        render(SAMPLE / "results", SAMPLE)
+        return
+    assert (drawn.sample / "report.md").read_text() == (SAMPLE / "report.md").read_text()
+    figures = {p.name for p in (drawn.sample / "figs").rglob("*.png")}
+    assert figures == {p.name for p in (SAMPLE / "figs").rglob("*.png")}
+    tables = {p.name: p.read_text() for p in (drawn.sample / "tables").iterdir()}
+    assert tables == {p.name: p.read_text() for p in (SAMPLE / "tables").iterdir()}
 
 
 def test_no_figure_has_a_problem_a_reader_would_see(drawn):
-    bad = {name: found for name, found in drawn.items() if found}
+    bad = {name: found for name, found in drawn.figures.items() if found}
     assert not bad, "\n".join(f"{n}: {'; '.join(f)}" for n, f in sorted(bad.items()))
 
 

@@ -11,7 +11,7 @@ The run's results tree is committed too, as docs/sample/results/ (fio's JSON and
 tree's record run.json; not the history database: a tree an older toolkit wrote gets its
 record written from the files it kept, as the toolkit's first change would write it), and the
 report is always rendered from that committed
-tree, never copied from the run's own out/: tests/test_sample_report.py renders it again and
+tree, never copied from the run's own out/: tests/test_figures.py renders it again and
 compares, so a change to the analysis shows in the sample's diff (`--render` redraws it, as
 `--update-golden` does for the snippets), and only a change of method needs a new measurement.
 
