@@ -205,23 +205,44 @@ class Write:
                 return end
         return math.inf
 
-    def bytes_at_fast_from_log(self) -> float:
-        """Bytes written before the drop: the whole seconds at the plateau, plus the part of the
-        second the drop falls in that was at the plateau's speed (its bandwidth is f * P +
-        (1 - f) * S: a second of the log is not split at the drop)."""
+    def drop(self) -> int:
+        """The index of the first second from which every second stays below the midpoint of
+        the two levels: the second the cliff falls in when less than half of it was at the
+        plateau, else the next one. Not merely the first second below it: load can slow a
+        second at the plateau (in CI on a029a58, two read 157 and 106 MB/s, then 203 and 198
+        again, before the cliff at the cache), but nothing lifts a second after the cliff above
+        the slow cap."""
+        midpoint = sum(self.levels()) / 2
+        return next(i for i in range(len(self.log))
+                    if all(v < midpoint for _, v in self.log[i:]))
+
+    def _at_fast(self):
+        """Per second before the cliff's two (the drop's and the one before it), its whole
+        length; for those two, the part of it at the plateau's speed (a second's bandwidth there
+        is f * P + (1 - f) * S: the log does not split a second at the cliff). (seconds, bytes)
+        written at the fast level, whatever speed load let the writer reach before the cliff:
+        all of it went into the cache."""
         p, s = self.levels()
-        total, start = 0.0, 0.0
-        for end, v in self.log:
-            f = min(1.0, max(0.0, (v - s) / (p - s)))
-            total += f * p * MB * (end - start)
+        d = self.drop()
+        seconds = written = start = 0.0
+        for i, (end, v) in enumerate(self.log[:d + 1]):
+            f = 1.0 if i < d - 1 else min(1.0, max(0.0, (v - s) / (p - s)))
+            seconds += f * (end - start)
+            written += (v if i < d - 1 else f * p) * MB * (end - start)
             start = end
-        return total
+        return seconds, written
+
+    def bytes_at_fast_from_log(self) -> float:
+        """Bytes written before the cliff, from the log alone (_at_fast)."""
+        return self._at_fast()[1]
 
     def bytes_at_fast_from_json(self) -> float:
-        """The same from fio's JSON alone: io_bytes = F + S * (T - F / P), so
-        F = (io_bytes - S * T) / (1 - S / P)."""
-        p, s = self.levels()
-        return (self.io_bytes - s * MB * self.runtime_s) / (1 - s / p)
+        """The same from fio's JSON totals, split at the cliff's time in the log: io_bytes =
+        F + S * (T - t), so F = io_bytes - S * (T - t). (F = (io_bytes - S * T) / (1 - S / P),
+        from the JSON alone, held only while the writer kept up with P: each second load slowed
+        before the cliff took S's bytes from F.)"""
+        _, s = self.levels()
+        return self.io_bytes - s * MB * (self.runtime_s - self._at_fast()[0])
 
 
 def fio_write(drive, work: Path, name: str, runtime_s: int) -> Write:
@@ -287,14 +308,7 @@ def test_sequential_write_gets_the_cache_at_fast_then_slow(scenario):
     plateau, after = first.levels()
     assert plateau == pytest.approx(FAST / MB, rel=0.1), log
     assert after == pytest.approx(SLOW / MB, rel=0.1), log
-    # The drop: the end of the first second from which every second stays below the midpoint of
-    # the two levels (the one the cliff falls in when less than half of it was at the plateau,
-    # else the next one). Not merely the first second below it: load can slow a second at the
-    # plateau, and in CI (a029a58) two of them read 157 and 106 MB/s, then 203 and 198 again,
-    # before the cliff at the cache; nothing lifts a second after the cliff above the slow cap.
-    midpoint = (plateau + after) / 2
-    drop = next(end for i, (end, _) in enumerate(first.log)
-                if all(v < midpoint for _, v in first.log[i:]))
+    drop = first.log[first.drop()][0]  # the end of the second the log fell to SLOW for good
     # Not before C / FAST, which the throttle enforces whatever the load; and at most one log
     # interval after the one in which the log's own bytes reached C. The wall-clock bound C / FAST +
     # 1.5 held only while the host kept up with FAST: on a loaded machine the bytes came later
