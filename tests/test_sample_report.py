@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from analysis.core.workspace import Workspace
-from analysis.report.sample import SampleError, relink, render, stamp, write_sample
+from analysis.report.sample import LINK, SampleError, relink, render, stamp, write_sample
 
 ENV = {"kernel": "Linux 6.1.0 #1 SMP x86_64 GNU/Linux", "fio_version": "fio-3.33",
        "collected_at": "2026-11-23T10:48:11Z",
@@ -99,7 +99,7 @@ def test_render_from_a_committed_tree_is_dated_by_its_run(tmp_path):
     written = render(tree, tmp_path / "a")
     text = (tmp_path / "a" / "report.md").read_text()
     assert "# SSD performance report (2026-11-23)\n" in text
-    linked = set(re.findall(r"\]\((figs/[^) ]+\.png)", text))
+    linked = {path for path, _ in LINK.findall(text)}  # the report links figures only
     assert linked and all((tmp_path / "a" / f).is_file() for f in linked)
     assert len(written) > 1 and all(p.is_file() for p in written)
 
