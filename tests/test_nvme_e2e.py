@@ -20,7 +20,9 @@ exclusive), the unit tests may.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -446,31 +448,42 @@ def test_no_vm_is_left_behind(guest):
 
 
 def test_ctrl_c_stops_the_vm_and_leaves_nothing():
-    """The CLI interrupted while its guest runs: exit 130, QEMU gone, the VM's folder removed."""
+    """The CLI interrupted while its guest runs, with a QEMU slow to exit: exit 130 only once QEMU
+    is gone, the VM's folder removed. QEMU is stopped (SIGSTOP) first, so TERM cannot end it: under
+    load QEMU took seconds to exit after TERM, and in CI (5d0b782) it still ran after the CLI had
+    returned; the CLI must KILL what TERM did not end."""
     unless_installable(available())
     before = set((REPO / "tmp").glob("nvme-vm-*"))
     proc = subprocess.Popen([str(REPO / ".venv/bin/python"), "-m", "tools.nvme_vm", "run",
                              "--size", "64M", "--", "sleep", "600"], cwd=REPO,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    qemus: list[int] = []
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:  # until QEMU runs this VM's images
             made = set((REPO / "tmp").glob("nvme-vm-*")) - before
-            if made and _qemu_of(made.pop()):
+            if made and (qemus := _qemus_of(made.pop())):
                 break
             time.sleep(0.5)
         else:
             pytest.fail("QEMU never started")
+        for pid in qemus:
+            os.kill(pid, signal.SIGSTOP)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
+        left = _our_qemus()  # before the clean-up below ends them
     finally:
         proc.kill()
+        for pid in qemus:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
     assert proc.returncode == 130, err
     assert "interrupted; the VM was stopped" in err
     assert set((REPO / "tmp").glob("nvme-vm-*")) == before
-    assert _our_qemus() == ""
+    assert left == ""
 
 
-def _qemu_of(work: Path) -> bool:
-    return bool(subprocess.run(["pgrep", "-f", f"qemu-system-x86_64.*{work.name}"],
-                               capture_output=True, check=False).stdout)
+def _qemus_of(work: Path) -> list[int]:
+    found = subprocess.run(["pgrep", "-f", f"qemu-system-x86_64.*{work.name}"],
+                           capture_output=True, text=True, check=False).stdout
+    return [int(pid) for pid in found.split()]

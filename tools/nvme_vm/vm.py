@@ -218,17 +218,31 @@ sync
 
 
 def _stop(proc: subprocess.Popen) -> None:
-    """TERM then KILL the whole session virtme-ng and QEMU run in."""
-    if proc.poll() is not None:
-        return
+    """TERM then KILL the whole session virtme-ng and QEMU run in, until none of it is left.
+    Waiting on vng alone is not enough: it dies at once on TERM while QEMU, under load, may take
+    seconds more to exit (CI on 5d0b782 found QEMU still running after the CLI had returned)."""
     for sig, wait in ((signal.SIGTERM, 5), (signal.SIGKILL, 5)):
+        if proc.poll() is not None and not _group_alive(proc.pid):
+            return
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, sig)
-        try:
-            proc.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            if proc.poll() is not None and not _group_alive(proc.pid):
+                return
+            time.sleep(0.1)
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether a process of group `pgid` still runs. A zombie does not count: one reparented to
+    init waits on init to reap it, and is gone in all but name."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            text = stat.read_text()
+            state, _ppid, pgrp = text[text.rindex(")") + 2:].split()[:3]  # proc(5): comm may hold spaces
+            if int(pgrp) == pgid and state != "Z":
+                return True
+    return False
 
 
 def _wait(proc: subprocess.Popen, timeout: float, follow: Path | None) -> None:
