@@ -74,9 +74,10 @@ HOST_ANALYSIS = (("wss_burst", "results/burst"), ("qd1", "results/qd1-4k"))
 
 def scenarios(tk: Path) -> list[Scenario]:
     """Each scenario's command; rc-* files record the exit codes of commands that should fail."""
-    # no idle before the burst (the quick profile's is 5 s): nothing wrote before it since boot
+    # no idle before the burst (the quick profile's is 5 s): nothing wrote before it since boot;
+    # 30 s: a guest slowed by the suite's load beside it (70 MB/s) reaches the cliff at 20 s
     burst = ("--target /dev/nvme0n1 --destroy /dev/nvme0n1 --profile quick --size 512M "
-             "--no-prefill --state as-is --parts burst --duration 20 --burst-idle 0 "
+             "--no-prefill --state as-is --parts burst --duration 30 --burst-idle 0 "
              "--no-host-ceiling --engine libaio --results results/burst")
     # §2 on the 4 KiB namespace, on io_uring with its options probed (hipri with a poll queue),
     # and its host ceiling on null_blk, which this machine's kernel lacks and the guest's has
@@ -398,10 +399,16 @@ def test_section_6_finds_the_cliff_and_the_cache_of_qemus_throttle(guest):
     assert results["burst"].returncode == 0, results["burst"].stderr[-3000:]
     facts = _json(tk / "tables" / "burst" / "wss_burst_facts.json")
     head = {h["kind"]: h for h in facts["headlines"]}
-    # QEMU's bucket: fast x burst_s bytes, filling at fast - slow while writing at fast
-    assert head["slc_cache"]["unit"] == "GiB"
+    assert head["slc_cache"]["unit"] == "GiB", (head["slc_cache"]["text"], _mbps(tk))
+    # QEMU's bucket holds fast x burst_s bytes and drains at slow: it is full, and the cliff
+    # comes, once the bytes written less slow x the time reach it, at whatever speed the guest
+    # wrote. Beside the suite's unit tests QEMU under TCG wrote 70-157 MB/s, not 200, and the
+    # cache then held more than fast x burst_s x fast / (fast - slow), which assumes 200 MB/s.
     cache = head["slc_cache"]["value"] * GIB
-    assert cache == pytest.approx(CACHE.cache_bytes, rel=0.15), (cache, CACHE.cache_bytes)
+    levels = pd.read_csv(tk / "tables" / "burst" / "wss_burst_levels.csv").set_index("phase")
+    cliff_s = levels.loc["after_cliff", "start_s"]
+    bucket = cache - CACHE.slow * cliff_s
+    assert bucket == pytest.approx(CACHE.bucket_bytes, rel=0.15), (cache, cliff_s, _mbps(tk))
     assert head["steady_state"]["unit"] == "MB/s"
     assert head["steady_state"]["value"] * 1e6 == pytest.approx(CACHE.slow, rel=0.15)
     text = (tk / "out" / "burst" / "section_6_wss_burst.md").read_text()
@@ -417,8 +424,15 @@ def test_section_6_finds_the_cliff_and_the_cache_of_qemus_throttle(guest):
     assert "Not thermal" not in text and "Heat is not ruled out" in text
     # QEMU reports no NAND writes: the write amplification says so, never a number
     assert "**Write amplification:** not known: the drive reports no NAND writes" in text
-    print(f"cache {cache / 1e6:,.0f} MB against QEMU's {CACHE.cache_bytes / 1e6:,.0f} MB; steady "
+    print(f"cache {cache / 1e6:,.0f} MB, the cliff at {cliff_s:g} s: QEMU's bucket "
+          f"{bucket / 1e6:,.0f} MB against {CACHE.bucket_bytes / 1e6:,.0f}; steady "
           f"{head['steady_state']['value']} MB/s against {CACHE.slow / 1e6:g}")
+
+
+def _mbps(tk: Path) -> list[int]:
+    """The burst's MB/s second by second, for a failure's message."""
+    table = tk / "tables" / "burst" / "wss_burst_burst.csv"
+    return [round(x) for x in pd.read_csv(table).bw_MBps] if table.exists() else []
 
 
 def test_the_health_samples_come_from_the_live_smart_log(guest):
