@@ -452,7 +452,12 @@ def test_the_health_samples_come_from_the_live_smart_log(guest):
 def _our_qemus() -> str:
     """QEMU processes of this checkout's VMs (their images are under its tmp/): another checkout
     on the machine may run a VM of its own."""
-    return subprocess.run(["pgrep", "-f", f"qemu-system-x86_64.*{REPO / 'tmp'}/nvme-vm-"],
+    return _pgrep_qemu(f"{REPO / 'tmp'}/nvme-vm-")
+
+
+def _pgrep_qemu(images: str) -> str:
+    """pgrep's lines for the QEMU processes whose command line names `images`."""
+    return subprocess.run(["pgrep", "-f", f"qemu-system-x86_64.*{images}"],
                           capture_output=True, text=True, check=False).stdout
 
 
@@ -498,6 +503,4 @@ def test_ctrl_c_stops_the_vm_and_leaves_nothing():
 
 
 def _qemus_of(work: Path) -> list[int]:
-    found = subprocess.run(["pgrep", "-f", f"qemu-system-x86_64.*{work.name}"],
-                           capture_output=True, text=True, check=False).stdout
-    return [int(pid) for pid in found.split()]
+    return [int(pid) for pid in _pgrep_qemu(work.name).split()]

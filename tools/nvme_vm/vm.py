@@ -221,15 +221,16 @@ def _stop(proc: subprocess.Popen) -> None:
     """TERM then KILL the whole session virtme-ng and QEMU run in, until none of it is left.
     Waiting on vng alone is not enough: it dies at once on TERM while QEMU, under load, may take
     seconds more to exit (CI on 5d0b782 found QEMU still running after the CLI had returned)."""
+    def over() -> bool:  # poll() reaps vng, the session's leader, once it has exited
+        return proc.poll() is not None and not _group_alive(proc.pid)
+
     for sig, wait in ((signal.SIGTERM, 5), (signal.SIGKILL, 5)):
-        if proc.poll() is not None and not _group_alive(proc.pid):
+        if over():
             return
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, sig)
         deadline = time.monotonic() + wait
-        while time.monotonic() < deadline:
-            if proc.poll() is not None and not _group_alive(proc.pid):
-                return
+        while not over() and time.monotonic() < deadline:
             time.sleep(0.1)
 
 
