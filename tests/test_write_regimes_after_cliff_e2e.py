@@ -76,7 +76,19 @@ def test_after_the_cliff_every_write_row_is_one_declared_regime_at_the_slow_rate
         (first, ramp.MBps)
     after = ramp.MBps[cliff.index + 1:]  # whole seconds after the cliff's
     assert after.mean() <= most_MBps(SLOW, after.size), (first, ramp.MBps)
-    assert float(fell[3]) * GIB == pytest.approx(RAMP_CACHE, rel=0.1), first
+    # the cache found: the ramp's whole seconds before its cliff, against the model's truth, the
+    # bytes its cache took before it switched to SLOW (its first slow event; the drive was fresh,
+    # so all of them this ramp's). Whole seconds cannot split the one in which the cache ran out,
+    # and the rule gives it to either side: the truth less that second's cache part (under one
+    # second at FAST's cap) or plus its slow part (at most one at SLOW's). Idle, the switch falls
+    # on a second's edge (144.0 MB found, 144.03 true); CI on 43b3a01, loaded, found 0.12 GiB,
+    # under the 0.9 x RAMP_CACHE that an older check asked of the page's two digits
+    truth = next(e for e in events if e.kind == "slow").burst
+    found = cliff.written_GiB * GIB
+    assert truth >= RAMP_CACHE, [e.describe() for e in events]
+    assert truth - most_MBps(FAST, 1) * MB < found <= truth + most_MBps(SLOW, 1) * MB, \
+        (first, truth, ramp.MBps)
+    assert fell[3] == f"{cliff.written_GiB:.2g}", first
     assert second.startswith("after the write cache filled (randwrite-4k's ramp, just before"), \
         second
     # the ramps are beside the repetitions, never one of them
