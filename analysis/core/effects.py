@@ -117,10 +117,11 @@ def welch_arrays(mean_a, std_a, n_a, mean_b, std_b, n_b, between: Between = NO_B
 
 
 def difference_interval(mean_a: float, std_a: float, n_a: float, mean_b: float, std_b: float,
-                        n_b: float, between: Between = NO_BETWEEN) -> tuple[float, float]:
-    """The 95% interval of mean_b - mean_a that Welch's test (with the spread between runs)
-    stands on; NaN where it is not testable."""
-    diff, se, df, bad = _parts(mean_a, std_a, n_a, mean_b, std_b, n_b, between, None)
+                        n_b: float, between: Between = NO_BETWEEN,
+                        scale: float | None = None) -> tuple[float, float]:
+    """The 95% interval of mean_b - mean_a that Welch's test (with the spread between runs, at
+    `scale` as in welch_arrays) stands on; NaN where it is not testable."""
+    diff, se, df, bad = _parts(mean_a, std_a, n_a, mean_b, std_b, n_b, between, scale)
     if bool(bad):
         return math.nan, math.nan
     half = float(t_quantile(float(df))) * float(se)
@@ -128,15 +129,16 @@ def difference_interval(mean_a: float, std_a: float, n_a: float, mean_b: float, 
 
 
 def welch(mean_a: float, std_a: float, n_a: float, mean_b: float, std_b: float, n_b: float,
-          between: Between = NO_BETWEEN) -> tuple[float, float, float]:
+          between: Between = NO_BETWEEN, scale: float | None = None) -> tuple[float, float, float]:
     """Welch's unequal-variance t-test of B against A: (t, df, two-sided p); NaN throughout when
     not testable: a value missing, n < 2 on either side (no sample std), or neither side has any
     spread (pooled percentiles snap to fio's buckets: two constants would make a one-bucket move
-    infinitely significant)."""
+    infinitely significant). On logs, `scale` is 1: a relative spread between runs is a spread
+    of the log itself (log(1.05) = 0.049), whatever unit the values were in."""
     values = (mean_a, std_a, n_a, mean_b, std_b, n_b)
     if any(v is None for v in values):
         return math.nan, math.nan, math.nan
-    return welch_arrays(*values, between=between)
+    return welch_arrays(*values, between=between, scale=scale)
 
 
 def bh_adjust(p, axis: int = -1):

@@ -117,11 +117,13 @@ def compare_rows(a: pd.Series, b: pd.Series,
         spread = math.nan  # the sd between runs used, in % of A's level
         if test.startswith("welch"):
             log = test == "welch-log"
-            t, df, p = welch(xa, ya, na, xb, yb, nb, run)
+            # a relative spread between runs applies to a log as it is (the log's own sd), not
+            # to the log's value, which depends on the unit (ln of 38 µs is 3.6, of 38,000 ns 10.6)
             level = 1.0 if log else xa
+            t, df, p = welch(xa, ya, na, xb, yb, nb, run, scale=level)
             spread = (run.rel_sd if run.rel_sd > 0 else
                       run.ratio * math.hypot(ya, yb) / math.sqrt(2) / abs(level)) * 100
-            low, high = difference_interval(xa, ya, na, xb, yb, nb, run)
+            low, high = difference_interval(xa, ya, na, xb, yb, nb, run, scale=level)
             if log:
                 low, high = math.expm1(low) * 100, math.expm1(high) * 100
             else:
