@@ -3,8 +3,9 @@ device whose cgroup write throttle runs at FAST until C bytes have been written,
 and regains cache at RECOVER bytes/s while idle. wss_burst_test.bash (quick profile, the burst
 and recovery parts) runs inside that cgroup; what it reports is checked against the model:
 
-- the cache (SLC) estimate within 10% of the bytes the model let through at FAST from the
-  burst's first write (cache_granted: C, plus what a stall inside the burst regained);
+- the cache (SLC) estimate within the second in which the cache ran out of the bytes the model
+  let through at FAST from the burst's first write (cache_granted: C, plus what a stall inside
+  the burst regained);
 - the level after the cliff at SLOW ±10%, and the steady state reached there unless the
   seconds after the cliff stood apart (a busy CPU delays the throttle's slices);
 - the recovery rate within 20% of RECOVER.
@@ -23,6 +24,7 @@ import pandas as pd
 import pytest
 
 from tests.toolkit import ahead_of_load, script_env
+from tests.write_regimes_run import most_MBps
 from tools.model_drive.drive import model_drive
 
 MIB = 2**20
@@ -67,10 +69,15 @@ def test_cache_steady_state_and_recovery_of_a_model_drive(toolkit):
 
     facts = json.loads((toolkit / "tables" / "wss_burst_facts.json").read_text())
     head = {h["kind"]: h for h in facts["headlines"]}
-    # the cache: what was written before the cliff
+    # the cache: what was written before the cliff, in the log's whole seconds, so to within the
+    # second in which the cache ran out, which the rule gives to either side (docs/methodology.md):
+    # up to one second at FAST's cap short (here 15% of the cache), one at SLOW's over. Its 10%
+    # held while that second began 0.7 s before the cliff and went to the fast side; a loaded
+    # host moves the edge (tests/test_write_regimes_after_cliff_e2e.py failed so in CI)
     assert head["slc_cache"]["unit"] == "GiB", (head["slc_cache"], [e.describe() for e in events])
-    assert head["slc_cache"]["value"] * GIB == pytest.approx(truth_cache, rel=0.10), (
-        [e.describe() for e in events])
+    found = head["slc_cache"]["value"] * GIB
+    assert truth_cache - most_MBps(FAST, 1) * 1e6 < found <= truth_cache + most_MBps(SLOW, 1) * 1e6, (
+        found, truth_cache, [e.describe() for e in events])
     # the steady state after the cliff. Its level, the median second after it, is SLOW: the
     # throttle caps it, and 128 KiB at 20 MB/s asks little of a CPU, so load moves neither
     levels = pd.read_csv(toolkit / "tables" / "wss_burst_levels.csv").set_index("phase")
