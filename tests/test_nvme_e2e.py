@@ -5,7 +5,7 @@ copy of the toolkit that the guest shares with the host; the tests then judge on
 the guest left there. The guest has two controllers:
 
 - nvme0 (serial TKBURST01): namespace 1, 1 GiB of 512 B blocks behind QEMU's write throttle (a
-  write cache that fills: 200 MB/s until the bucket is full, then 20 MB/s); namespace 2, 64 MiB,
+  write cache that fills: 40 MB/s until the bucket is full, then 8 MB/s); namespace 2, 64 MiB,
   partitioned and mounted for the safety refusals (small: the guest hashes it whole, twice).
 - nvme1 (serial TKWARN01): 512 MiB of 4 KiB blocks, critical warning 0x02 (temperature) set from
   boot, behind a pxb-pcie bridge on guest NUMA node 1; §2 runs there on io_uring with its options
@@ -50,7 +50,12 @@ from tools.nvme_vm.scenarios import Scenario, run_scenarios
 
 pytestmark = [pytest.mark.root, pytest.mark.e2e]
 
-CACHE = WriteCache(fast=200_000_000, slow=20_000_000, burst_s=5)
+# A cache at a rate a loaded guest holds: under TCG the guest writes at what its QEMU thread gets,
+# and beside the suite's unit tests that was 68-188 MB/s second to second (v170); at 200 MB/s
+# those seconds fell and rose around the cap, and once two slow ones made a cliff at 5 s, 634 MB
+# in, where QEMU's bucket had not filled (v165: no cliff at all). At 40 MB/s the guest holds the
+# cap and the bucket (320 MB) fills at 10 s, whatever the load beside it.
+CACHE = WriteCache(fast=40_000_000, slow=8_000_000, burst_s=8)
 SPEC = VmSpec(controllers=(
     Controller(namespaces=(Namespace("1G", 512, CACHE), Namespace("64M", 512)),
                serial="TKBURST01"),
@@ -75,7 +80,7 @@ HOST_ANALYSIS = (("wss_burst", "results/burst"), ("qd1", "results/qd1-4k"))
 def scenarios(tk: Path) -> list[Scenario]:
     """Each scenario's command; rc-* files record the exit codes of commands that should fail."""
     # no idle before the burst (the quick profile's is 5 s): nothing wrote before it since boot;
-    # 30 s: a guest slowed by the suite's load beside it (70 MB/s) reaches the cliff at 20 s
+    # 30 s: the cliff at 10 s (CACHE), 20 s after it for the steady state
     burst = ("--target /dev/nvme0n1 --destroy /dev/nvme0n1 --profile quick --size 512M "
              "--no-prefill --state as-is --parts burst --duration 30 --burst-idle 0 "
              "--no-host-ceiling --engine libaio --results results/burst")
@@ -402,8 +407,7 @@ def test_section_6_finds_the_cliff_and_the_cache_of_qemus_throttle(guest):
     assert head["slc_cache"]["unit"] == "GiB", (head["slc_cache"]["text"], _mbps(tk))
     # QEMU's bucket holds fast x burst_s bytes and drains at slow: it is full, and the cliff
     # comes, once the bytes written less slow x the time reach it, at whatever speed the guest
-    # wrote. Beside the suite's unit tests QEMU under TCG wrote 70-157 MB/s, not 200, and the
-    # cache then held more than fast x burst_s x fast / (fast - slow), which assumes 200 MB/s.
+    # wrote (fast x burst_s x fast / (fast - slow) assumes it wrote at fast).
     cache = head["slc_cache"]["value"] * GIB
     levels = pd.read_csv(tk / "tables" / "burst" / "wss_burst_levels.csv").set_index("phase")
     cliff_s = levels.loc["after_cliff", "start_s"]
