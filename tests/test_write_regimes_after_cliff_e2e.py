@@ -18,7 +18,7 @@ import pytest
 
 from analysis.rules.cases import read_section
 from analysis.rules.write_ramp import read_ramp
-from tests.write_regimes_run import MB, SLOW, kept_run, most_MBps
+from tests.write_regimes_run import MB, SLOW, cache_found_bounds, kept_run, most_MBps
 
 # The cache's rate here, a third of the as-found file's FAST: the rule finds the cliff where the
 # rate falls for good, so the seconds before it must stay at the cap whatever the suite does
@@ -86,8 +86,8 @@ def test_after_the_cliff_every_write_row_is_one_declared_regime_at_the_slow_rate
     truth = next(e for e in events if e.kind == "slow").burst
     found = cliff.written_GiB * GIB
     assert truth >= RAMP_CACHE, [e.describe() for e in events]
-    assert truth - most_MBps(FAST, 1) * MB < found <= truth + most_MBps(SLOW, 1) * MB, \
-        (first, truth, ramp.MBps)
+    low, high = cache_found_bounds(truth, FAST, SLOW)
+    assert low < found <= high, (first, truth, ramp.MBps)
     assert fell[3] == f"{cliff.written_GiB:.2g}", first
     assert second.startswith("after the write cache filled (randwrite-4k's ramp, just before"), \
         second

@@ -24,7 +24,7 @@ import pandas as pd
 import pytest
 
 from tests.toolkit import ahead_of_load, script_env
-from tests.write_regimes_run import most_MBps
+from tests.write_regimes_run import cache_found_bounds
 from tools.model_drive.drive import model_drive
 
 MIB = 2**20
@@ -76,8 +76,8 @@ def test_cache_steady_state_and_recovery_of_a_model_drive(toolkit):
     # host moves the edge (tests/test_write_regimes_after_cliff_e2e.py failed so in CI)
     assert head["slc_cache"]["unit"] == "GiB", (head["slc_cache"], [e.describe() for e in events])
     found = head["slc_cache"]["value"] * GIB
-    assert truth_cache - most_MBps(FAST, 1) * 1e6 < found <= truth_cache + most_MBps(SLOW, 1) * 1e6, (
-        found, truth_cache, [e.describe() for e in events])
+    low, high = cache_found_bounds(truth_cache, FAST, SLOW)
+    assert low < found <= high, (found, truth_cache, [e.describe() for e in events])
     # the steady state after the cliff. Its level, the median second after it, is SLOW: the
     # throttle caps it, and 128 KiB at 20 MB/s asks little of a CPU, so load moves neither
     levels = pd.read_csv(toolkit / "tables" / "wss_burst_levels.csv").set_index("phase")

@@ -28,6 +28,14 @@ def most_MBps(rate: float, seconds: float) -> float:
     return rate * (1 + 3 * SLICE_S / seconds) / MB
 
 
+def cache_found_bounds(truth: float, fast: float, slow: float) -> tuple[float, float]:
+    """(low, high) bytes for a cache estimate, the log's whole seconds before its cliff, against
+    the model's `truth`: the second in which the cache ran out goes to either side, so up to one
+    second at the `fast` cap short or one at the `slow` cap over (docs/methodology.md); a found
+    value must lie in (low, high]."""
+    return truth - most_MBps(fast, 1) * MB, truth + most_MBps(slow, 1) * MB
+
+
 def run_section_2(cache: float, regime: str, ramp: str, fast: float = FAST):
     """§2 quick on a fresh model drive, its cache taking `cache` bytes at `fast` B/s: (the
     toolkit's copy, the script's result, the model's events); the caller removes the copy."""
