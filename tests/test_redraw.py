@@ -29,8 +29,8 @@ def analysis(*args: str) -> subprocess.CompletedProcess:
 
 
 def tree_copy(root: Path, sections: tuple[str, ...] = ()) -> list[str]:
-    """A toolkit folder with a copy of the fixture tree (only SECTIONS' folders, if named); the
-    --root/--results that name it."""
+    """A toolkit folder with a copy of the fixture tree (only the named sections' folders, if
+    any are named); the --root/--results that name it."""
     keep = shutil.ignore_patterns(*(set(SECTIONS) - set(sections))) if sections else None
     shutil.copytree(FIXTURE, root / "results", ignore=keep)
     return ["--root", str(root), "--results", str(root / "results")]
