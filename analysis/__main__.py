@@ -1,12 +1,15 @@
 """`python -m analysis <command> ...`: the toolkit's Python entry point.
 
 Commands import their module only when called, so the small ones the scripts call often (safety,
-record, runner) start fast, without numpy, pandas or matplotlib.
+record, runner) start fast, without numpy, pandas or matplotlib. With TK_ANALYSIS_SERVER set to
+the socket of `python -m analysis serve SOCKET`, the commands that only read and draw files run
+in a worker forked from that preloaded process (analysis/core/preload.py: the test suite's).
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 from analysis.core.registry import read_sections
@@ -36,14 +39,39 @@ COMMANDS = {
     "options": ("analysis.core.registry", "docs/options.md from lib/options.tsv (make docs)"),
 }
 
+# The commands a preloaded process may run for its caller: each reads files and writes tables,
+# figures and snippets. Not those that measure the host, touch a device or serve the run loop:
+# a worker runs in the server's cgroup and on its CPUs, not the caller's.
+PRELOADED = {*read_sections(), "summarize", "env", "health-log", "compare", "all", "report",
+             "hosts", "targets", "history", "peak-next"}
+
 
 def usage() -> str:
     lines = ["usage: python -m analysis <command> [args...]", "", "commands:"]
     lines += [f"  {name:<10} {desc}" for name, (_, desc) in COMMANDS.items()]
+    lines.append(f"  {'serve':<10} preload the analysis, run others' commands: serve SOCKET "
+                 "(TK_ANALYSIS_SERVER=SOCKET in their environment)")
     return "\n".join(lines)
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["serve"]:
+        if len(argv) != 2:
+            print("usage: python -m analysis serve SOCKET", file=sys.stderr)
+            return 2
+        from analysis.core import preload
+        preload.serve(argv[1], run, [COMMANDS[c][0] for c in sorted(PRELOADED)])
+        return 0
+    if argv[:1] and argv[0] in PRELOADED and os.environ.get("TK_ANALYSIS_SERVER"):
+        from analysis.core import preload
+        code = preload.forward(os.environ["TK_ANALYSIS_SERVER"], argv)
+        if code is not None:
+            return code
+    return run(argv)
+
+
+def run(argv: list[str]) -> int:
+    """The command itself, in this process."""
     if not argv or argv[0] in ("-h", "--help"):
         print(usage(), file=sys.stdout if argv else sys.stderr)
         return 0 if argv else 2

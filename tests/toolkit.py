@@ -19,6 +19,7 @@ import signal
 import socket
 import statistics
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -80,6 +81,44 @@ def make_copy() -> Path:
     for d in ("results", "tables", "figs", "out", "tmp"):
         (root / d).mkdir()
     return root
+
+
+@contextlib.contextmanager
+def preloaded_analysis(wait: bool = True):
+    """`python -m analysis serve` on a socket of its own (analysis/core/preload.py), for callers
+    given TK_ANALYSIS_SERVER: yields (socket, server). With wait, once it answers; without, at
+    once (a call before then runs in its caller's process, as without a server). The server, its
+    calls and their workers are killed afterwards, also when a test fails."""
+    folder = Path(tempfile.mkdtemp(prefix="tk-analysis-"))  # /tmp: a socket path is short
+    sock = folder / "analysis.sock"
+    env = {k: v for k, v in os.environ.items() if k != "TK_ANALYSIS_SERVER"}
+    env["PYTHONPATH"] = str(REPO)
+    with (folder / "server.log").open("w") as log:
+        server = subprocess.Popen([sys.executable, "-m", "analysis", "serve", str(sock)], cwd=REPO,
+                                  env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                  start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while wait and not sock.exists():
+            assert server.poll() is None, (folder / "server.log").read_text()
+            assert time.monotonic() < deadline, "the preloaded analysis did not start in 120 s"
+            time.sleep(0.1)
+        yield sock, server
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGKILL)
+        server.wait()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU seconds of a process and of every child it has waited for (/proc/PID/stat: utime,
+    stime, cutime, cstime); 0 once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
 @contextlib.contextmanager
