@@ -197,15 +197,18 @@ def _handle(conn: socket.socket, run: Callable[[list[str]], int], own: dict) -> 
         _work(request, fds, run)
     for fd in fds:
         os.close(fd)
-    lines.send({"run": True})
     pidfd = os.pidfd_open(worker)
-    while pidfd not in select.select([conn, pidfd], [], [])[0]:
-        message = lines.receive()
-        if message is None:  # the caller is gone (kill -9): so is its command
-            os.kill(worker, signal.SIGKILL)
-            os.waitpid(worker, 0)
-            return
-        os.kill(worker, message["signal"])
+    try:
+        lines.send({"run": True})
+        while pidfd not in select.select([conn, pidfd], [], [])[0]:
+            message = lines.receive()
+            if message is None:
+                raise ConnectionResetError("the caller closed its end")
+            os.kill(worker, message["signal"])
+    except OSError:  # the caller died (kill -9), perhaps before it heard: so does its command
+        os.kill(worker, signal.SIGKILL)
+        os.waitpid(worker, 0)
+        return
     _, status = os.waitpid(worker, 0)
     if os.WIFSIGNALED(status):
         lines.send({"signal": os.WTERMSIG(status)})
