@@ -323,7 +323,7 @@ PRELOADED: list[int] = []  # the session's preloaded analysis (its pid), while i
 def preloaded_analysis_for_the_session():
     """Every `python -m analysis` of the session's tests that only reads and draws files runs in
     a worker forked from one process that has imported the analysis once (analysis/core/
-    preload.py): about 2 of each call's 3-5 CPU-s were imports, a quarter of the suite's CPU.
+    preload.py): about 2.2 of each call's 3-5 CPU-s were imports, some 350 of the suite's 2,100.
     Each call still starts from the same fresh state, on the same code (a test's copy that
     differs runs in its own process). tests/test_preload.py checks the worker does what the
     caller's own process does. Started before the first test, so that its imports never run

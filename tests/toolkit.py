@@ -84,11 +84,10 @@ def make_copy() -> Path:
 
 
 @contextlib.contextmanager
-def preloaded_analysis(wait: bool = True):
+def preloaded_analysis():
     """`python -m analysis serve` on a socket of its own (analysis/core/preload.py), for callers
-    given TK_ANALYSIS_SERVER: yields (socket, server). With wait, once it answers; without, at
-    once (a call before then runs in its caller's process, as without a server). The server, its
-    calls and their workers are killed afterwards, also when a test fails."""
+    given TK_ANALYSIS_SERVER: yields (socket, server) once it answers. The server, its calls and
+    their workers are killed afterwards, also when a test fails."""
     folder = Path(tempfile.mkdtemp(prefix="tk-analysis-"))  # /tmp: a socket path is short
     sock = folder / "analysis.sock"
     env = {k: v for k, v in os.environ.items() if k != "TK_ANALYSIS_SERVER"}
@@ -99,7 +98,7 @@ def preloaded_analysis(wait: bool = True):
                                   start_new_session=True)
     try:
         deadline = time.monotonic() + 120
-        while wait and not sock.exists():
+        while not sock.exists():
             assert server.poll() is None, (folder / "server.log").read_text()
             assert time.monotonic() < deadline, "the preloaded analysis did not start in 120 s"
             time.sleep(0.1)
