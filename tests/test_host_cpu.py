@@ -23,7 +23,7 @@ import pytest
 
 from analysis.rules.cases import section_frame
 from analysis.run import cpu_load, host_ceiling
-from tests.toolkit import REPO, jobfile_sections, load_json, zram_size
+from tests.toolkit import REPO, jobfile_sections, load_json, proc_stat, zram_size
 from tools.render_jobs import render_ceiling
 
 BEFORE = """before 100.0
@@ -185,11 +185,9 @@ def cpu_seconds() -> dict[int, tuple[str, int, float]]:
     """Every process's (name, parent, CPU seconds so far), from /proc/<pid>/stat."""
     tick, found = os.sysconf("SC_CLK_TCK"), {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:  # it ended meanwhile
+        if (read := proc_stat(stat.parent.name)) is None:  # it ended meanwhile
             continue
-        name, rest = text[text.index("(") + 1:text.rindex(")")], text[text.rindex(")") + 2:].split()
+        name, rest = read
         found[int(stat.parent.name)] = (name, int(rest[1]), (int(rest[11]) + int(rest[12])) / tick)
     return found
 

@@ -110,14 +110,21 @@ def preloaded_analysis():
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def tree_cpu_seconds(pid: int) -> float:
-    """CPU seconds of a process and of every child it has waited for (/proc/PID/stat: utime,
-    stime, cutime, cstime); 0 once it is gone."""
+def proc_stat(pid: int | str) -> tuple[str, list[str]] | None:
+    """A process's name and the fields of /proc/PID/stat after it (the name may hold spaces and
+    parentheses, so it ends at the last ')'): [0] state, [1] parent, [11:15] utime, stime, cutime,
+    cstime in clock ticks. None once it is gone."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        text = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
-        return 0.0
-    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+        return None
+    return text[text.index("(") + 1:text.rindex(")")], text[text.rindex(")") + 2:].split()
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU seconds of a process and of every child it has waited for; 0 once it is gone."""
+    stat = proc_stat(pid)
+    return sum(int(f) for f in stat[1][11:15]) / os.sysconf("SC_CLK_TCK") if stat else 0.0
 
 
 @contextlib.contextmanager
