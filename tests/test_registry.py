@@ -8,6 +8,7 @@ scripts only with --help, --dry-run or a bad option (nothing is written).
 from __future__ import annotations
 
 import importlib
+import os
 import re
 import shlex
 import subprocess
@@ -32,8 +33,13 @@ def bash(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
 
 
 def make(*args: str) -> str:
+    """The Makefile as a user's own `make` reads it: the suite runs under `make test`, and the
+    variables given on that command line (`make test INSTALL=true`) reach a make started below it
+    through MAKEFLAGS, and would override the Makefile's."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")}
     return subprocess.run(["make", "--no-print-directory", *args], cwd=REPO, capture_output=True,
-                          text=True, check=True, timeout=60).stdout
+                          text=True, check=True, timeout=60, env=env).stdout
 
 
 # --- sections -----------------------------------------------------------------------------------
