@@ -414,8 +414,12 @@ def test_a_request_longer_than_idle_s_keeps_the_drive_busy(tmp_path):
     assert found.count("slow") == 1 and found[-1] == "slow", [e.describe() for e in events]
     burst = events[-1].burst
     assert 8 * MIB <= burst <= 8 * MIB + fast * 0.1 and total - burst >= 2 * MIB
-    # at the switch the request waiting goes at once (Throttle.limit, afresh); the rest at SLOW
-    assert write["runtime"] / 1000 >= (total - burst - MIB) / slow - 0.1
+    # Past the event's burst, two requests at most escape SLOW: the one the device had not yet
+    # completed when the watcher read its counters (it went at FAST), and the one then waiting in
+    # the throttle (it goes at once: Throttle.limit, afresh). The rest take their time at SLOW.
+    # The pair of a FAST slice completes about 1 ms apart; v188's watcher read between them
+    # (burst 8 MiB, not 9), and fio took the same 2.53 s as in every run with burst 9 MiB.
+    assert write["runtime"] / 1000 >= (total - burst - 2 * MIB) / slow - 0.1
 
 
 @pytest.mark.root

@@ -16,7 +16,10 @@ and t seconds rate x (t + 0.3 s): 84.5 MB/s was the median second of a loaded ru
 watcher sees the writes as they complete (it polls every ``poll_s``, sooner when free
 cache would run out at FAST before then), so ``burst`` exceeds the free cache by at most about
 FAST x 0.1 s (3.8 MB over a 1 GiB cache at 200 MB/s, measured); at a switch, the writes waiting
-in the throttle (at most the writer's queue depth) go at once. The true values are in the
+in the throttle (at most the writer's queue depth) go at once, and those the device had not yet
+completed when the watcher read its counters went at the old limit without counting in the
+event's ``burst`` (at most another queue depth: 1 MiB at QD 1 of 1 MiB, whose FAST slices
+complete in pairs 1 ms apart). The true values are in the
 events. The start and end of an idle gap are each known to within one poll interval (the gap is
 timed from the last poll that saw writes to the middle of the poll interval in which writing
 resumed). All writes to the device count, including those of processes outside the cgroup, but
