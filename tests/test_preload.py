@@ -7,6 +7,7 @@ is its own calls', not the session's (conftest.py's server serves the rest of th
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -108,15 +109,29 @@ def test_other_code_or_no_server_runs_in_the_callers_process(server, copy):
     assert tree_cpu_seconds(proc.pid) - before < 0.5 < cpu  # its own process did the work
 
 
+def _outputs(root: Path) -> dict[Path, int]:
+    """What the analysis has written so far: each table's and figure's path and mtime."""
+    found = {}
+    for p in [*(root / "tables").rglob("*"), *(root / "figs").rglob("*")]:
+        with contextlib.suppress(FileNotFoundError):   # replaced as we look
+            found[p] = p.stat().st_mtime_ns
+    return found
+
+
 def _interrupted(root: Path, sock: Path | None, server: subprocess.Popen | None,
                  signum: int) -> int:
-    """`all` (several seconds of figures), sent `signum` once it is under way."""
+    """`all` (several seconds of figures), sent `signum` once it is under way: once it has
+    written its first table or figure, past its imports on either path. (A fixed second after the start
+    found the caller's own process still importing on a loaded machine, and SIGINT there ended
+    it with SIGABRT, -6: Python's end, not the command's.)"""
+    before = _outputs(root)
     proc = analysis(root, "all", sock=sock, start_new_session=True)
-    deadline = time.monotonic() + 60
-    while server and not workers_of(server) and time.monotonic() < deadline:
+    deadline = time.monotonic() + 120
+    while _outputs(root) == before and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
-    time.sleep(1.0)
     assert proc.poll() is None, "finished before the signal: the test needs a longer command"
+    if server:
+        assert workers_of(server), "the command did not run in the server"
     os.kill(proc.pid, signum)
     proc.communicate(timeout=60)
     return proc.returncode
