@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from analysis.core.registry import read_options, read_sections
+from tests.toolkit import script_env
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
@@ -209,7 +210,7 @@ def test_make_calls_name_targets_of_the_makefile(path):
     for target, variables in calls:
         dummy = [f"{name}=x" for name in variables]
         r = subprocess.run(["make", "-n", "-C", str(REPO), target, *dummy],
-                           capture_output=True, text=True, check=False)
+                           capture_output=True, text=True, check=False, env=script_env())
         assert r.returncode == 0 and r.stdout.strip(), f"make -n {target}: {r.stderr}"
 
 

@@ -417,8 +417,8 @@ def test_a_request_longer_than_idle_s_keeps_the_drive_busy(tmp_path):
     # Past the event's burst, two requests at most escape SLOW: the one the device had not yet
     # completed when the watcher read its counters (it went at FAST), and the one then waiting in
     # the throttle (it goes at once: Throttle.limit, afresh). The rest take their time at SLOW.
-    # The pair of a FAST slice completes about 1 ms apart; v188's watcher read between them
-    # (burst 8 MiB, not 9), and fio took the same 2.53 s as in every run with burst 9 MiB.
+    # The pair of a FAST slice completes about 1 ms apart: a watcher that read between them had a
+    # burst of 8 MiB, not 9, and fio took the same 2.53 s as with 9.
     assert write["runtime"] / 1000 >= (total - burst - 2 * MIB) / slow - 0.1
 
 

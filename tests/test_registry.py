@@ -8,7 +8,6 @@ scripts only with --help, --dry-run or a bad option (nothing is written).
 from __future__ import annotations
 
 import importlib
-import os
 import re
 import shlex
 import subprocess
@@ -33,13 +32,9 @@ def bash(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
 
 
 def make(*args: str) -> str:
-    """The Makefile as a user's own `make` reads it: the suite runs under `make test`, and the
-    variables given on that command line (`make test INSTALL=true`) reach a make started below it
-    through MAKEFLAGS, and would override the Makefile's."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")}
+    """The Makefile as a user's own `make` reads it (script_env: not the suite's make's)."""
     return subprocess.run(["make", "--no-print-directory", *args], cwd=REPO, capture_output=True,
-                          text=True, check=True, timeout=60, env=env).stdout
+                          text=True, check=True, timeout=60, env=script_env()).stdout
 
 
 # --- sections -----------------------------------------------------------------------------------

@@ -6,7 +6,6 @@ refused and others are left out, which must still write everything else and say 
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 from pathlib import Path
@@ -16,7 +15,7 @@ import pandas as pd
 from analysis.render import markdown as md
 from analysis.run import record
 from tests.browser import check_in_browser, find_chromium
-from tests.toolkit import REPO, SETTINGS, table_rows, tree_fio_clock, unless_installable
+from tests.toolkit import REPO, script_env, table_rows, tree_fio_clock, unless_installable
 
 # Every section, each as small as it can honestly be: two repetitions of 1 s, short lists; no
 # host ceiling, one engine and no peak search (each tested where it is: test_host.py,
@@ -33,9 +32,7 @@ HEADINGS = ["## Conclusion", "## §1 Environment", "## Methodology", "## §2 QD=
 
 
 def run_report(root: Path, *command: str, env: dict) -> subprocess.CompletedProcess:
-    full_env = {k: v for k, v in os.environ.items() if k not in SETTINGS}
-    full_env.update(env)
-    return subprocess.run(list(command), cwd=root, env=full_env, capture_output=True, text=True,
+    return subprocess.run(list(command), cwd=root, env=script_env(env), capture_output=True, text=True,
                           timeout=900, check=False)
 
 

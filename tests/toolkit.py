@@ -63,6 +63,9 @@ def teardown_on_sigterm() -> None:
 # Settings the scripts read from the environment: a test sets the ones it means, never inherits.
 # Every option's variable (lib/options.tsv), and serve.bash's state folder, which is no option.
 SETTINGS = (*settings(), "TK_SERVE_DIR")
+# What a make above the suite passes to a make below it: the suite runs under `make test`, and
+# that command line's variables (`make test INSTALL=true`) would override a Makefile a test runs.
+MAKE_INHERITED = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")
 
 
 def make_copy() -> Path:
@@ -316,8 +319,10 @@ def in_ram(name: str, size: int):
 
 
 def script_env(env: dict | None = None) -> dict:
+    """The environment a user's shell gives a script or a make: none of the toolkit's settings
+    but `env`'s, and nothing of the make the suite runs under."""
     full_env = {k: v for k, v in os.environ.items()
-                if k not in SETTINGS}
+                if k not in SETTINGS and k not in MAKE_INHERITED}
     full_env.update(env or {})
     return full_env
 

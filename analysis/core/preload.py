@@ -31,6 +31,7 @@ import os
 import select
 import signal
 import socket
+import stat
 import sys
 import time
 import traceback
@@ -47,8 +48,9 @@ def fingerprint(root: Path) -> list[list]:
     they come back from JSON)."""
     files = [p for p in (root / "analysis").rglob("*") if "__pycache__" not in p.parts]
     files += (root / "lib").glob("*.tsv")
-    return sorted([p.relative_to(root).as_posix(), p.stat().st_size, p.stat().st_mtime_ns]
-                  for p in files if p.is_file())
+    stats = [(p, p.stat()) for p in files]
+    return sorted([p.relative_to(root).as_posix(), st.st_size, st.st_mtime_ns]
+                  for p, st in stats if stat.S_ISREG(st.st_mode))
 
 
 def _identity(root: Path) -> dict:
